@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lcloudctl probe PATH...: every layer of every path. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+void cmd_probe_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl probe [options] PATH...\n"
+	      "\n"
+	      "Show what each layer under PATH says about atomic (untorn) writes and I/O:\n"
+	      "the file system (statx), partitions, dm/md/loop devices and the disks\n"
+	      "(sysfs queue limits). PATH may be a file, a directory (probed through a\n"
+	      "temporary file that leaves nothing behind), a block device, a partition,\n"
+	      "an NVMe generic node /dev/ngXnY, or a symlink to any of these.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -b, --bytes           print sizes as plain numbers\n"
+	      "      --no-follow       refuse a PATH that is a symbolic link\n"
+	      "      --no-signatures   do not read on-disk signatures (libblkid)\n"
+	      "  -h, --help            show this help\n",
+	      out);
+}
+
+int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+{
+	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES };
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "no-signatures", no_argument, NULL, OPT_NO_SIGNATURES },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct global_opts opts = *g;
+	json_object *all = NULL, *probes = NULL;
+	uint32_t flags = 0;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!parse_output_format(optarg, &opts.format)) {
+				fprintf(stderr, "lcloudctl probe: unknown output format '%s' (use normal or json)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			opts.bytes = true;
+			break;
+		case OPT_NO_FOLLOW:
+			flags |= LCLOUD_PROBE_NOFOLLOW;
+			break;
+		case OPT_NO_SIGNATURES:
+			flags |= LCLOUD_PROBE_NO_SIGNATURES;
+			break;
+		case 'h':
+			cmd_probe_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_probe_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs("lcloudctl probe: no PATH given (try 'lcloudctl probe .')\n", stderr);
+		cmd_probe_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (opts.format == OUTPUT_JSON) {
+		all = json_object_new_object();
+		probes = json_object_new_array();
+		json_object_object_add(all, "probes", probes);
+	}
+	for (int i = optind; i < argc; i++) {
+		struct lcloud_probe *p = NULL;
+		int r = lcloud_probe_path(ctx, argv[i], flags, &p);
+
+		if (r < 0) {
+			int code = report_probe_error("lcloudctl probe", argv[i], r);
+
+			if (rc == EXIT_OK)
+				rc = code; /* the first failure decides, the other paths still print */
+			if (probes)
+				json_object_array_add(probes, probe_error_to_json(argv[i], r));
+			continue;
+		}
+		if (probes) {
+			json_object_array_add(probes, probe_to_json(p));
+		} else {
+			if (i > optind)
+				fputs("\n", stdout);
+			print_probe_normal(stdout, p, opts.bytes);
+		}
+		lcloud_probe_free(p);
+	}
+	if (all) {
+		print_json(stdout, all);
+		json_object_put(all);
+	}
+	return rc;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lcloudctl: a table of subcommands over liblcloud. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void main_usage(FILE *out);
+
+static const struct command commands[] = {
+	{ "probe", "show every layer's atomic write and I/O facts for paths", cmd_probe, cmd_probe_usage },
+	{ "list", "list block devices with atomic write and stream limits", cmd_list, cmd_list_usage },
+};
+
+bool parse_output_format(const char *arg, enum output_format *ret)
+{
+	if (strcmp(arg, "normal") == 0)
+		*ret = OUTPUT_NORMAL;
+	else if (strcmp(arg, "json") == 0)
+		*ret = OUTPUT_JSON;
+	else
+		return false;
+	return true;
+}
+
+static void main_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl [global options] COMMAND [options] [ARGS]\n"
+	      "\n"
+	      "Is an aligned N-byte write to this file or device untorn on power loss?\n"
+	      "lcloudctl shows what the file system, the device stack, the kernel and\n"
+	      "the device say, with where each fact came from.\n"
+	      "\n"
+	      "Commands:\n",
+	      out);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "Global options:\n"
+	      "      --sysroot DIR     read /sys, /proc and /dev under DIR (captured trees)\n"
+	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -b, --bytes           print sizes as plain numbers\n"
+	      "  -h, --help            show this help ('lcloudctl COMMAND --help' for a command)\n"
+	      "  -V, --version         show the version\n"
+	      "\n"
+	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
+	      "4 permission denied, 5 wrong kind of file or device. See lcloudctl(8).\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SYSROOT = 256 };
+	static const struct option options[] = {
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct global_opts g = { .sysroot = NULL, .format = OUTPUT_NORMAL, .bytes = false };
+	struct lcloud_ctx *ctx = NULL;
+	const struct command *cmd = NULL;
+	int c, r, rc;
+
+	/* '+': stop at the command name; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+o:bhV", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_SYSROOT:
+			g.sysroot = optarg;
+			break;
+		case 'o':
+			if (!parse_output_format(optarg, &g.format)) {
+				fprintf(stderr, "lcloudctl: unknown output format '%s' (use normal or json)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			g.bytes = true;
+			break;
+		case 'h':
+			main_usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("lcloudctl %s (liblcloud %s)\n", LCLOUD_VERSION, lcloud_version());
+			return EXIT_OK;
+		default:
+			main_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs("lcloudctl: no command given\n", stderr);
+		main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[optind], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	r = lcloud_ctx_new(&ctx);
+	if (r < 0) {
+		fprintf(stderr, "lcloudctl: %s\n", strerror(-r));
+		return EXIT_FAILURE_GENERIC;
+	}
+	if (g.sysroot) {
+		r = lcloud_ctx_set_sysroot(ctx, g.sysroot);
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", g.sysroot, strerror(-r));
+			lcloud_ctx_free(ctx);
+			return r == -ENOENT ? EXIT_NOT_FOUND : EXIT_USAGE;
+		}
+	}
+	rc = cmd->run(ctx, &g, argc - optind, argv + optind);
+	lcloud_ctx_free(ctx);
+	return rc;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Typed JSON through json-c. Facts keep their kernel names (sysfs attribute
+ * names, statx field names) as keys; a fact without a value is null, and the
+ * reason is under "unavailable"; where each value came from is under "sources".
+ */
+#include <string.h>
+
+#include "cli.h"
+
+json_object *fact_to_json(const struct lcloud_fact *f)
+{
+	if (lcloud_fact_get_state(f) != LCLOUD_FACT_PRESENT)
+		return NULL; /* json-c's null */
+	switch (lcloud_fact_get_type(f)) {
+	case LCLOUD_FACT_BOOL:
+		return json_object_new_boolean(lcloud_fact_get_u64(f) != 0);
+	case LCLOUD_FACT_STRING:
+		return json_object_new_string(lcloud_fact_get_string(f));
+	default:
+		return json_object_new_uint64(lcloud_fact_get_u64(f));
+	}
+}
+
+static json_object *layer_to_json(const struct lcloud_probe *p, unsigned int index)
+{
+	const struct lcloud_layer *l = lcloud_probe_get_layer(p, index);
+	json_object *obj = json_object_new_object();
+	json_object *facts = json_object_new_object();
+	json_object *sources = json_object_new_object();
+	json_object *unavailable = json_object_new_object();
+	int parent = lcloud_layer_get_parent(l);
+
+	json_object_object_add(obj, "layer", json_object_new_string(lcloud_layer_kind_to_string(lcloud_layer_get_kind(l))));
+	json_object_object_add(obj, "name", json_object_new_string(lcloud_layer_get_name(l)));
+	json_object_object_add(obj, "parent", parent >= 0 ? json_object_new_int(parent) : NULL);
+	for (unsigned int j = 0; j < lcloud_layer_get_fact_count(l); j++) {
+		const struct lcloud_fact *f = lcloud_layer_get_fact(l, j);
+		const char *name = lcloud_fact_get_name(f);
+
+		json_object_object_add(facts, name, fact_to_json(f));
+		json_object_object_add(sources, name, json_object_new_string(lcloud_fact_get_source(f)));
+		if (lcloud_fact_get_state(f) != LCLOUD_FACT_PRESENT) {
+			static const char *const states[] = { "present", "not-provided", "needs-root", "unreadable" };
+			json_object *why = json_object_new_object();
+
+			json_object_object_add(why, "state", json_object_new_string(states[lcloud_fact_get_state(f)]));
+			json_object_object_add(why, "reason", json_object_new_string(lcloud_fact_get_reason(f)));
+			json_object_object_add(unavailable, name, why);
+		}
+	}
+	json_object_object_add(obj, "facts", facts);
+	json_object_object_add(obj, "sources", sources);
+	json_object_object_add(obj, "unavailable", unavailable);
+	return obj;
+}
+
+json_object *probe_to_json(const struct lcloud_probe *p)
+{
+	json_object *obj = json_object_new_object();
+	json_object *layers = json_object_new_array();
+	json_object *notes = json_object_new_array();
+	const char *resolved = lcloud_probe_get_resolved_path(p);
+
+	json_object_object_add(obj, "path", json_object_new_string(lcloud_probe_get_path(p)));
+	json_object_object_add(obj, "resolved_path", resolved ? json_object_new_string(resolved) : NULL);
+	json_object_object_add(obj, "target", json_object_new_string(
+		lcloud_target_type_to_string(lcloud_probe_get_target_type(p))));
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		json_object_array_add(layers, layer_to_json(p, i));
+	json_object_object_add(obj, "layers", layers);
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
+		const struct lcloud_note *n = lcloud_probe_get_note(p, i);
+		json_object *jn = json_object_new_object();
+		int layer = lcloud_note_get_layer(n);
+
+		json_object_object_add(jn, "severity",
+				       json_object_new_string(lcloud_note_severity_to_string(lcloud_note_get_severity(n))));
+		json_object_object_add(jn, "code", json_object_new_string(lcloud_note_get_code(n)));
+		json_object_object_add(jn, "layer", layer >= 0 ? json_object_new_int(layer) : NULL);
+		json_object_object_add(jn, "message", json_object_new_string(lcloud_note_get_message(n)));
+		json_object_array_add(notes, jn);
+	}
+	json_object_object_add(obj, "notes", notes);
+	return obj;
+}
+
+void print_json(FILE *out, json_object *obj)
+{
+	fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						      JSON_C_TO_STRING_NOSLASHESCAPE),
+	      out);
+	fputc('\n', out);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The normal probe output: a heading for the target, then one block per layer, then notes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigned int i)
+{
+	const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
+	enum lcloud_layer_kind kind = lcloud_layer_get_kind(l);
+	int parent = lcloud_layer_get_parent(l);
+
+	if (kind == LCLOUD_LAYER_FILESYSTEM) {
+		const char *mp = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_point"));
+		const char *src = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_source"));
+
+		fprintf(out, "filesystem %s", lcloud_layer_get_name(l));
+		if (mp)
+			fprintf(out, " mounted at %s", mp);
+		if (src)
+			fprintf(out, " from %s", src);
+	} else {
+		fprintf(out, "%s %s", lcloud_layer_kind_to_string(kind), lcloud_layer_get_name(l));
+		if (parent >= 0)
+			fprintf(out, " (below %s)", lcloud_layer_get_name(lcloud_probe_get_layer(p, (unsigned int)parent)));
+	}
+	fputc('\n', out);
+}
+
+void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
+{
+	unsigned int n_layers = lcloud_probe_get_layer_count(p);
+	unsigned int n_notes = lcloud_probe_get_note_count(p);
+	const char *resolved = lcloud_probe_get_resolved_path(p);
+
+	fprintf(out, "%s: %s", lcloud_probe_get_path(p),
+		lcloud_target_type_to_string(lcloud_probe_get_target_type(p)));
+	if (resolved && strcmp(resolved, lcloud_probe_get_path(p)) != 0)
+		fprintf(out, " (%s)", resolved);
+	fputc('\n', out);
+
+	for (unsigned int i = 0; i < n_layers; i++) {
+		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
+		unsigned int n_facts = lcloud_layer_get_fact_count(l);
+		size_t width = 0;
+
+		for (unsigned int j = 0; j < n_facts; j++) {
+			size_t w = strlen(lcloud_fact_get_name(lcloud_layer_get_fact(l, j)));
+
+			if (w > width)
+				width = w;
+		}
+		fputc('\n', out);
+		print_layer_heading(out, p, i);
+		for (unsigned int j = 0; j < n_facts; j++) {
+			const struct lcloud_fact *f = lcloud_layer_get_fact(l, j);
+			char value[512];
+
+			fprintf(out, "  %-*s  %s\n", (int)width, lcloud_fact_get_name(f),
+				format_fact_value(f, bytes, value, sizeof(value)));
+		}
+	}
+	if (n_notes) {
+		fputs("\nnotes\n", out);
+		for (unsigned int i = 0; i < n_notes; i++) {
+			const struct lcloud_note *note = lcloud_probe_get_note(p, i);
+
+			fprintf(out, "  %s: %s\n", lcloud_note_severity_to_string(lcloud_note_get_severity(note)),
+				lcloud_note_get_message(note));
+		}
+	}
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * liblcloud: what Linux, the device stack and the file system say about
+ * untorn (atomic) writes and I/O hints for a path.
+ *
+ * Conventions (see lcloud(7)):
+ *  - functions that can fail return >= 0 on success and -errno on failure;
+ *    out-parameters are left untouched on failure;
+ *  - objects are opaque; *_free() accepts NULL;
+ *  - getters return borrowed pointers, valid until the owning object is freed.
+ */
+#ifndef LCLOUD_LCLOUD_H
+#define LCLOUD_LCLOUD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lcloud_ctx;
+struct lcloud_probe;
+struct lcloud_layer;
+struct lcloud_fact;
+struct lcloud_note;
+
+/* ---- library and context ------------------------------------------------ */
+
+const char *lcloud_version(void);
+
+int lcloud_ctx_new(struct lcloud_ctx **ret_ctx);
+void lcloud_ctx_free(struct lcloud_ctx *ctx);
+/* Prefix for every /sys, /proc and /dev lookup ("" or NULL: the live system). */
+int lcloud_ctx_set_sysroot(struct lcloud_ctx *ctx, const char *sysroot);
+const char *lcloud_ctx_get_sysroot(const struct lcloud_ctx *ctx);
+
+/* ---- probing ------------------------------------------------------------- */
+
+enum lcloud_target_type {
+	LCLOUD_TARGET_UNKNOWN = 0,
+	LCLOUD_TARGET_REGULAR = 1,   /* regular file */
+	LCLOUD_TARGET_DIRECTORY = 2, /* probed through an O_TMPFILE file */
+	LCLOUD_TARGET_DISK = 3,      /* whole block device */
+	LCLOUD_TARGET_PARTITION = 4, /* partition block device */
+	LCLOUD_TARGET_NVME_CHAR = 5, /* NVMe generic char device /dev/ngXnY */
+};
+
+/* Flags for lcloud_probe_path() and lcloud_probe_fd(). */
+enum lcloud_probe_flags {
+	/* Do not follow a final symlink; probe fails with -ELOOP on one. */
+	LCLOUD_PROBE_NOFOLLOW = 1u << 0,
+	/* Skip libblkid signature probing (it opens the block devices). */
+	LCLOUD_PROBE_NO_SIGNATURES = 1u << 1,
+};
+
+int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,
+		      struct lcloud_probe **ret_probe);
+int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags,
+		    struct lcloud_probe **ret_probe);
+/* Probe a block device by its kernel name ("sda1", "dm-0"); works under a sysroot. */
+int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name, uint32_t flags,
+			  struct lcloud_probe **ret_probe);
+void lcloud_probe_free(struct lcloud_probe *probe);
+
+const char *lcloud_probe_get_path(const struct lcloud_probe *probe);
+const char *lcloud_probe_get_resolved_path(const struct lcloud_probe *probe);
+enum lcloud_target_type lcloud_probe_get_target_type(const struct lcloud_probe *probe);
+const char *lcloud_target_type_to_string(enum lcloud_target_type type);
+
+enum lcloud_layer_kind {
+	LCLOUD_LAYER_FILESYSTEM = 1, /* mount, statfs and statx of the target */
+	LCLOUD_LAYER_PARTITION = 2,  /* a partition of the disk below it */
+	LCLOUD_LAYER_DM = 3,         /* device-mapper device */
+	LCLOUD_LAYER_MD = 4,         /* md (software RAID) device */
+	LCLOUD_LAYER_LOOP = 5,       /* loop device over a file */
+	LCLOUD_LAYER_DISK = 6,       /* a disk: the bottom of the stack */
+};
+
+/* Layers, top (filesystem) first, then the block devices below it. */
+unsigned int lcloud_probe_get_layer_count(const struct lcloud_probe *probe);
+const struct lcloud_layer *lcloud_probe_get_layer(const struct lcloud_probe *probe,
+						  unsigned int index);
+unsigned int lcloud_probe_get_note_count(const struct lcloud_probe *probe);
+const struct lcloud_note *lcloud_probe_get_note(const struct lcloud_probe *probe,
+						unsigned int index);
+
+/*
+ * Shortcut: the numeric fact NAME of the first layer of KIND.
+ * -ENOENT no such layer or fact, -ENODATA not provided by this kernel or
+ * device, -EACCES needs privileges, -EIO could not be read, -EINVAL not a number.
+ */
+int lcloud_probe_get_u64(const struct lcloud_probe *probe, enum lcloud_layer_kind kind,
+			 const char *name, uint64_t *ret_value);
+
+/* ---- layers -------------------------------------------------------------- */
+
+
+enum lcloud_layer_kind lcloud_layer_get_kind(const struct lcloud_layer *layer);
+const char *lcloud_layer_kind_to_string(enum lcloud_layer_kind kind);
+/* "xfs" for a file system, the kernel name ("nvme0n1p2", "dm-0") otherwise. */
+const char *lcloud_layer_get_name(const struct lcloud_layer *layer);
+/* Index of the layer this one sits under, -1 for the top layer. */
+int lcloud_layer_get_parent(const struct lcloud_layer *layer);
+unsigned int lcloud_layer_get_fact_count(const struct lcloud_layer *layer);
+const struct lcloud_fact *lcloud_layer_get_fact(const struct lcloud_layer *layer,
+						unsigned int index);
+const struct lcloud_fact *lcloud_layer_find_fact(const struct lcloud_layer *layer,
+						 const char *name);
+
+/* ---- facts --------------------------------------------------------------- */
+
+enum lcloud_fact_type {
+	LCLOUD_FACT_U64 = 1,
+	LCLOUD_FACT_BOOL = 2,
+	LCLOUD_FACT_STRING = 3,
+};
+
+enum lcloud_fact_unit {
+	LCLOUD_UNIT_NONE = 0,    /* a count, a flag or text */
+	LCLOUD_UNIT_BYTES = 1,
+	LCLOUD_UNIT_KIB = 2,     /* sysfs *_kb attributes */
+	LCLOUD_UNIT_SECTORS = 3, /* 512-byte sectors */
+};
+
+enum lcloud_fact_state {
+	LCLOUD_FACT_PRESENT = 0,
+	LCLOUD_FACT_NOT_PROVIDED = 1, /* this kernel, file system or device has no such value */
+	LCLOUD_FACT_NEEDS_ROOT = 2,   /* reading it needs privileges the caller lacks */
+	LCLOUD_FACT_UNREADABLE = 3,   /* present but reading or parsing it failed */
+};
+
+const char *lcloud_fact_get_name(const struct lcloud_fact *fact);
+enum lcloud_fact_type lcloud_fact_get_type(const struct lcloud_fact *fact);
+enum lcloud_fact_unit lcloud_fact_get_unit(const struct lcloud_fact *fact);
+enum lcloud_fact_state lcloud_fact_get_state(const struct lcloud_fact *fact);
+/* Value of a U64 or BOOL fact; 0 when the fact is not PRESENT. */
+uint64_t lcloud_fact_get_u64(const struct lcloud_fact *fact);
+/* Value of a STRING fact; NULL when not PRESENT or not a string. */
+const char *lcloud_fact_get_string(const struct lcloud_fact *fact);
+/* Where it came from: "sysfs:queue/physical_block_size", "statx", ... */
+const char *lcloud_fact_get_source(const struct lcloud_fact *fact);
+/* Why a fact is not PRESENT, for a person; NULL when it is. */
+const char *lcloud_fact_get_reason(const struct lcloud_fact *fact);
+
+/* ---- notes --------------------------------------------------------------- */
+
+enum lcloud_note_severity {
+	LCLOUD_NOTE_INFO = 0,
+	LCLOUD_NOTE_WARNING = 1,   /* something a user should fix or know (misalignment) */
+	LCLOUD_NOTE_NEEDS_ROOT = 2,/* part of the probe was skipped for lack of privileges */
+	LCLOUD_NOTE_ERROR = 3,     /* part of the probe failed; the rest is still valid */
+};
+
+enum lcloud_note_severity lcloud_note_get_severity(const struct lcloud_note *note);
+const char *lcloud_note_severity_to_string(enum lcloud_note_severity severity);
+/* Short stable identifier, e.g. "partition-misaligned", "needs-root". */
+const char *lcloud_note_get_code(const struct lcloud_note *note);
+/* Layer index the note is about, -1 for the probe as a whole. */
+int lcloud_note_get_layer(const struct lcloud_note *note);
+const char *lcloud_note_get_message(const struct lcloud_note *note);
+
+/* ---- enumeration ----------------------------------------------------------- */
+
+/*
+ * Calls CB for every block device the kernel lists (disks, then their
+ * partitions), in sysfs order. A non-zero return from CB stops the walk and is
+ * returned. Returns 0 or -errno.
+ */
+typedef int (*lcloud_blockdev_cb)(const char *name, void *userdata);
+int lcloud_blockdev_foreach(struct lcloud_ctx *ctx, lcloud_blockdev_cb cb, void *userdata);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LCLOUD_LCLOUD_H */

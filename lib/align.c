@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Stack checks that users get wrong. A partition or dm target that starts off
+ * the device's physical block makes every block written straddle two physical
+ * blocks, and the kernel refuses atomic writes on a partition whose start is
+ * not aligned to the atomic write unit (block/bdev.c, bdev_can_atomic_write).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "align.h"
+#include "util.h"
+
+/* The first layer directly below INDEX (a partition's disk). */
+static int child_of(const struct lcloud_probe *p, int index)
+{
+	for (unsigned int i = 0; i < p->n_layers; i++)
+		if (p->layers[i].parent == index)
+			return (int)i;
+	return -1;
+}
+
+static int child_with_dev(const struct lcloud_probe *p, int index, unsigned int major, unsigned int minor)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%u:%u", major, minor);
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		const struct lcloud_fact *dev;
+
+		if (p->layers[i].parent != index)
+			continue;
+		dev = layer_fact(&p->layers[i], "dev");
+		if (dev && dev->state == LCLOUD_FACT_PRESENT && streq(dev->string, want))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * WHAT starts at OFFSET bytes on the device at layer DEV; note every
+ * reference size the offset is not a multiple of.
+ */
+static int check_offset(struct lcloud_probe *p, int layer, const char *what, const char *code,
+			uint64_t offset, int dev)
+{
+	const struct lcloud_layer *d = &p->layers[dev];
+	uint64_t physical = layer_u64_or(d, "physical_block_size", 0);
+	uint64_t awu_max = layer_u64_or(d, "atomic_write_unit_max_bytes", 0);
+	uint64_t awu_min = layer_u64_or(d, "atomic_write_unit_min_bytes", 0);
+	uint64_t boundary = layer_u64_or(d, "atomic_write_boundary_bytes", 0);
+	uint64_t atomic = awu_max > awu_min ? awu_max : awu_min;
+	bool flagged = false;
+	int r;
+
+	if (physical && offset % physical) {
+		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of its physical block "
+				"size %" PRIu64 " (%" PRIu64 " bytes past a boundary): every block written "
+				"straddles two physical blocks, so no write to it is untorn; recreate it "
+				"starting at a multiple of 1 MiB",
+				what, offset, d->name, physical, offset % physical);
+		if (r < 0)
+			return r;
+		flagged = true;
+	}
+	if (atomic && offset % atomic) {
+		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write "
+				"unit %" PRIu64 ": the kernel turns off atomic writes on it; recreate it "
+				"starting at a multiple of %" PRIu64,
+				what, offset, d->name, atomic, atomic);
+		if (r < 0)
+			return r;
+		flagged = true;
+	}
+	if (boundary && offset % boundary) {
+		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write "
+				"boundary %" PRIu64 ": aligned writes in it cross the device's boundaries",
+				what, offset, d->name, boundary);
+		if (r < 0)
+			return r;
+		flagged = true;
+	}
+	if (!flagged && offset % ALIGN_PAGE_BYTES) {
+		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of 4096 (%" PRIu64
+				" bytes past): 4 KiB file system blocks and database pages on it straddle "
+				"the device's 4 KiB units; recreate it starting at a multiple of 1 MiB",
+				what, offset, d->name, offset % ALIGN_PAGE_BYTES);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int check_partition(struct lcloud_probe *p, int index)
+{
+	const struct lcloud_layer *l = &p->layers[index];
+	const struct lcloud_fact *start = layer_fact(l, "start_bytes");
+	uint64_t align_off = layer_u64_or(l, "alignment_offset", 0);
+	char what[96];
+	int disk = child_of(p, index);
+	int r;
+
+	if (!start || start->state != LCLOUD_FACT_PRESENT || disk < 0)
+		return 0;
+	snprintf(what, sizeof(what), "partition %s", l->name);
+	r = check_offset(p, index, what, "partition-misaligned", start->u64, disk);
+	if (r < 0 || !align_off)
+		return r;
+	return report_note(p, LCLOUD_NOTE_WARNING, "partition-misaligned", index,
+			   "the kernel reports alignment_offset %" PRIu64 " for partition %s: its start "
+			   "is off the device's natural alignment", align_off, l->name);
+}
+
+/* dm "linear" lines: "<start> <length> linear <major>:<minor> <offset>". */
+static int check_dm(struct lcloud_probe *p, int index)
+{
+	const struct lcloud_layer *l = &p->layers[index];
+
+	for (unsigned int i = 0; i < l->n_facts; i++) {
+		const struct lcloud_fact *f = &l->facts[i];
+		unsigned long long start, length, offset;
+		unsigned int major, minor;
+		char type[16], what[128];
+		int dev, r;
+
+		if (!startswith(f->name, "dm_target_") || f->state != LCLOUD_FACT_PRESENT)
+			continue;
+		if (sscanf(f->string, "%llu %llu %15s %u:%u %llu", &start, &length, type, &major, &minor,
+			   &offset) != 6 || !streq(type, "linear"))
+			continue;
+		dev = child_with_dev(p, index, major, minor);
+		if (dev < 0)
+			continue;
+		snprintf(what, sizeof(what), "dm target %s of %s (sector %llu)", f->name + 10, l->name, start);
+		r = check_offset(p, index, what, "dm-target-misaligned", (uint64_t)offset * 512, dev);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int check_loop(struct lcloud_probe *p, int index)
+{
+	const struct lcloud_layer *l = &p->layers[index];
+	uint64_t offset = layer_u64_or(l, "loop_offset", 0);
+
+	if (offset % ALIGN_PAGE_BYTES == 0)
+		return 0;
+	return report_note(p, LCLOUD_NOTE_WARNING, "loop-offset-misaligned", index,
+			   "loop device %s maps its backing file from byte %" PRIu64 ", not a multiple "
+			   "of 4096: its blocks straddle the backing file's pages", l->name, offset);
+}
+
+int align_check_stack(struct lcloud_probe *p)
+{
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		int r = 0;
+
+		switch (p->layers[i].kind) {
+		case LCLOUD_LAYER_PARTITION:
+			r = check_partition(p, (int)i);
+			break;
+		case LCLOUD_LAYER_DM:
+			r = check_dm(p, (int)i);
+			break;
+		case LCLOUD_LAYER_LOOP:
+			r = check_loop(p, (int)i);
+			break;
+		default:
+			break;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The udev device database: the stable names (serial, WWN, by-path) that
+ * people use to tell disks apart. Machines without udevd have an empty
+ * database; then nothing is added and sysfs identifiers stand alone.
+ */
+#include <errno.h>
+#include <libudev.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "devdb.h"
+#include "util.h"
+
+int devdb_add_identifiers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
+{
+	static const struct {
+		const char *property, *name;
+	} props[] = {
+		{ "ID_SERIAL", "udev_id_serial" },
+		{ "ID_WWN", "udev_id_wwn" },
+		{ "ID_PATH", "udev_id_path" },
+		{ "ID_MODEL", "udev_id_model" },
+	};
+	struct udev *udev;
+	int r = 0;
+
+	if (ctx_has_sysroot(ctx))
+		return 0;
+	udev = udev_new();
+	if (!udev)
+		return 0;
+	for (unsigned int i = 0; i < p->n_layers && r >= 0; i++) {
+		struct lcloud_layer *l = &p->layers[i];
+		struct udev_device *dev;
+
+		if (l->kind != LCLOUD_LAYER_DISK)
+			continue;
+		dev = udev_device_new_from_subsystem_sysname(udev, "block", l->name);
+		if (!dev)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(props) && r >= 0; k++) {
+			const char *v = udev_device_get_property_value(dev, props[k].property);
+
+			if (v && *v)
+				r = layer_add_string(l, props[k].name, v, "udev");
+		}
+		udev_device_unref(dev);
+	}
+	udev_unref(udev);
+	return r;
+}
+
+int devdb_foreach_block(int (*cb)(const char *name, void *userdata), void *userdata)
+{
+	struct udev_list_entry *entry;
+	struct udev_enumerate *en;
+	struct udev *udev;
+	int r;
+
+	udev = udev_new();
+	if (!udev)
+		return -ENOMEM;
+	en = udev_enumerate_new(udev);
+	if (!en) {
+		udev_unref(udev);
+		return -ENOMEM;
+	}
+	r = udev_enumerate_add_match_subsystem(en, "block");
+	if (r >= 0)
+		r = udev_enumerate_scan_devices(en);
+	if (r < 0)
+		goto out;
+	/* libudev sorts by syspath: disks come before their partitions. */
+	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(en)) {
+		const char *syspath = udev_list_entry_get_name(entry);
+
+		r = cb(path_basename(syspath), userdata);
+		if (r != 0)
+			break;
+	}
+out:
+	udev_enumerate_unref(en);
+	udev_unref(udev);
+	return r;
+}

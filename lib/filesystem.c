@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The file system layer: which file system and mount a file is on, its block
+ * size, and what statx says about atomic writes and direct I/O for this file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "filesystem.h"
+#include "statx.h"
+#include "util.h"
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U /* 5.8 */
+#endif
+
+/* Finds the mount by id, or (kernels without STATX_MNT_ID) the last mount of the device. */
+static int find_mount(const struct lcloud_ctx *ctx, uint64_t mnt_id, unsigned int major,
+		      unsigned int minor, struct mountinfo_entry *ret)
+{
+	char path[4096], line[8192];
+	struct mountinfo_entry e;
+	bool found = false;
+	FILE *f;
+	int r;
+
+	r = ctx_path(ctx, "/proc/self/mountinfo", path, sizeof(path));
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (mountinfo_parse_line(line, &e) < 0)
+			continue;
+		if (mnt_id ? e.mount_id == mnt_id : (e.major == major && e.minor == minor)) {
+			*ret = e;
+			found = true;
+			if (mnt_id)
+				break;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
+		     struct fs_device *ret_dev)
+{
+	struct mountinfo_entry mnt;
+	struct lcloud_statx stx;
+	struct lcloud_layer *l;
+	struct statfs sfs;
+	int index, r;
+	bool have_mount;
+
+	r = lcloud_sys_statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID | STATX_PROBE_MASK,
+			     &stx);
+	if (r < 0)
+		return r;
+	have_mount = find_mount(ctx, (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0,
+				stx.stx_dev_major, stx.stx_dev_minor, &mnt) == 0;
+
+	index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, have_mount ? mnt.fstype : "unknown", -1);
+	if (index < 0)
+		return index;
+	l = report_layer(p, index);
+
+	if (have_mount) {
+		r = layer_add_string(l, "fstype", mnt.fstype, "mountinfo");
+		if (r >= 0)
+			r = layer_add_string(l, "mount_point", mnt.mount_point, "mountinfo");
+		if (r >= 0)
+			r = layer_add_string(l, "mount_source", mnt.source, "mountinfo");
+		if (r >= 0)
+			r = layer_add_string(l, "mount_options", mnt.options, "mountinfo");
+		if (r < 0)
+			return r;
+	} else {
+		r = report_note(p, LCLOUD_NOTE_ERROR, "mount-not-found", index,
+				"the mount of this file was not found in /proc/self/mountinfo");
+		if (r < 0)
+			return r;
+	}
+	{
+		char dev[32];
+
+		snprintf(dev, sizeof(dev), "%u:%u", stx.stx_dev_major, stx.stx_dev_minor);
+		r = layer_add_string(l, "dev", dev, "statx");
+		if (r < 0)
+			return r;
+	}
+	if (fstatfs(fd, &sfs) == 0)
+		r = layer_add_u64(l, "block_size", LCLOUD_UNIT_BYTES, (uint64_t)sfs.f_bsize, "statfs:f_bsize");
+	else
+		r = layer_add_missing(l, "block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+				      LCLOUD_FACT_UNREADABLE, "statfs:f_bsize", strerror(errno));
+	if (r < 0)
+		return r;
+	r = layer_add_u64(l, "stx_blksize", LCLOUD_UNIT_BYTES, stx.stx_blksize, "statx");
+	if (r < 0)
+		return r;
+	r = statx_fill_layer(l, &stx);
+	if (r < 0)
+		return r;
+
+	ret_dev->major = stx.stx_dev_major;
+	ret_dev->minor = stx.stx_dev_minor;
+	/*
+	 * Btrfs and others give files an anonymous device (major 0); a mount
+	 * source naming a block device still tells which disk holds the data.
+	 */
+	if (ret_dev->major == 0 && have_mount && startswith(mnt.source, "/dev/")) {
+		struct stat st;
+
+		if (stat(mnt.source, &st) == 0 && S_ISBLK(st.st_mode)) {
+			ret_dev->major = major(st.st_rdev);
+			ret_dev->minor = minor(st.st_rdev);
+		}
+	}
+	return index;
+}

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Probing a path: classify what the user pointed at, then run one probe per
+ * layer, top down (file system, then the block device stack), then the checks
+ * that read the finished layers. Each probe fills its own layer; a failure in
+ * one becomes a note and the others still run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "align.h"
+#include "devdb.h"
+#include "filesystem.h"
+#include "report.h"
+#include "signature.h"
+#include "stack.h"
+#include "statx.h"
+#include "sysfs.h"
+#include "util.h"
+
+/* The stack below a file system's device; a device-less file system just ends there. */
+static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
+			  const struct fs_device *dev)
+{
+	char devdir[SYSFS_PATH_MAX];
+	int r;
+
+	if (dev->major == 0)
+		return report_note(p, LCLOUD_NOTE_INFO, "no-block-device", fs_index,
+				   "the file system is not on a single block device (network, memory or "
+				   "overlay file system): there is no device stack below it");
+	r = sysfs_dev_dir(ctx, "block", dev->major, dev->minor, devdir, sizeof(devdir));
+	if (r < 0)
+		return report_note(p, LCLOUD_NOTE_ERROR, "device-not-found", fs_index,
+				   "block device %u:%u of the file system not found in sysfs (%s)",
+				   dev->major, dev->minor, strerror(-r));
+	r = stack_resolve(ctx, p, devdir, fs_index);
+	return r < 0 ? r : 0;
+}
+
+/* Open FD (regular file or O_TMPFILE file): file system layer, then the stack. */
+static int probe_file_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd)
+{
+	struct fs_device dev = { 0, 0 };
+	int index;
+
+	index = filesystem_probe(ctx, p, fd, &dev);
+	if (index < 0)
+		return index;
+	return probe_fs_stack(ctx, p, index, &dev);
+}
+
+/*
+ * A directory stands for the files that will be created in it: probe a
+ * nameless O_TMPFILE file there, which vanishes when closed and never
+ * changes the directory. Where that is refused, fall back to the directory.
+ */
+static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int dirfd,
+			   const char *display)
+{
+	int fd, r;
+
+	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		r = probe_file_fd(ctx, p, fd);
+		close(fd);
+		return r;
+	}
+	r = -errno;
+	{
+		int fallback_r = probe_file_fd(ctx, p, dirfd);
+
+		if (fallback_r < 0)
+			return fallback_r;
+	}
+	return report_note(p, (r == -EACCES || r == -EPERM || r == -EROFS) ? LCLOUD_NOTE_NEEDS_ROOT
+									    : LCLOUD_NOTE_WARNING,
+			   r == -EACCES || r == -EPERM ? "needs-write-access" : "tmpfile-refused", 0,
+			   "could not create a temporary file in %s (%s): the file system facts are "
+			   "the directory's own, and file systems report atomic write limits only for "
+			   "regular files; %s",
+			   display, strerror(-r),
+			   (r == -EACCES || r == -EPERM) ? "run as a user who may write there, or probe a file in it"
+							 : "probe a regular file in it instead");
+}
+
+/* statx of a block device node (6.11+ fills atomic limits for the device itself). */
+static int add_bdev_statx(struct lcloud_probe *p, int index, const char *node)
+{
+	struct lcloud_statx stx;
+	int r;
+
+	r = lcloud_sys_statx(AT_FDCWD, node, 0, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx);
+	if (r < 0)
+		return report_note(p, LCLOUD_NOTE_ERROR, "statx-failed", index, "statx(%s) failed: %s",
+				   node, strerror(-r));
+	return statx_fill_layer(report_layer(p, index), &stx);
+}
+
+static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
+			   const char *node)
+{
+	int index;
+
+	p->target_type = sysfs_attr_exists(ctx, devdir, "partition") > 0 ? LCLOUD_TARGET_PARTITION
+									  : LCLOUD_TARGET_DISK;
+	index = stack_resolve(ctx, p, devdir, -1);
+	if (index < 0)
+		return index;
+	if (node && !ctx_has_sysroot(ctx))
+		return add_bdev_statx(p, index, node);
+	return 0;
+}
+
+/*
+ * /dev/ngXnY is the NVMe generic (passthrough) node of namespace nvmeXnY; the
+ * facts are the namespace's. Returns -ENODEV for any other char device.
+ */
+static int probe_nvme_char(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *chardir)
+{
+	char link[SYSFS_PATH_MAX], subsys[SYSFS_PATH_MAX], blockname[64], devdir[SYSFS_PATH_MAX];
+	const char *name = path_basename(chardir);
+	unsigned int ctrl, ns;
+	int r;
+
+	r = path_printf(link, sizeof(link), "%s/subsystem", chardir);
+	if (r < 0)
+		return r;
+	if (sysfs_canonical(ctx, link, subsys, sizeof(subsys)) < 0 ||
+	    !streq(path_basename(subsys), "nvme-generic"))
+		return -ENODEV;
+	if (sscanf(name, "ng%un%u", &ctrl, &ns) != 2)
+		return -ENODEV;
+	snprintf(blockname, sizeof(blockname), "nvme%un%u", ctrl, ns);
+	r = sysfs_block_dir(ctx, blockname, devdir, sizeof(devdir));
+	if (r < 0)
+		return -ENXIO; /* the namespace has no block device (e.g. unsupported format) */
+	p->target_type = LCLOUD_TARGET_NVME_CHAR;
+	r = stack_resolve(ctx, p, devdir, -1);
+	if (r < 0)
+		return r;
+	return report_note(p, LCLOUD_NOTE_INFO, "nvme-generic", 0,
+			   "%s is the NVMe generic (passthrough) node of namespace %s", name, blockname);
+}
+
+static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t flags)
+{
+	int r;
+
+	r = devdb_add_identifiers(ctx, p);
+	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_SIGNATURES))
+		r = signature_probe_layers(ctx, p);
+	if (r >= 0)
+		r = align_check_stack(p);
+	return r;
+}
+
+/* FD is any open descriptor (O_PATH is enough); DISPLAY names it in notes. */
+static int probe_open_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
+			 const char *display)
+{
+	char dir[SYSFS_PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		return probe_file_fd(ctx, p, fd);
+	case S_IFDIR:
+		p->target_type = LCLOUD_TARGET_DIRECTORY;
+		return probe_directory(ctx, p, fd, display);
+	case S_IFBLK:
+		r = sysfs_dev_dir(ctx, "block", major(st.st_rdev), minor(st.st_rdev), dir, sizeof(dir));
+		if (r < 0)
+			return -ENODEV;
+		return probe_block_dir(ctx, p, dir, p->resolved_path ? p->resolved_path : display);
+	case S_IFCHR:
+		r = sysfs_dev_dir(ctx, "char", major(st.st_rdev), minor(st.st_rdev), dir, sizeof(dir));
+		if (r < 0)
+			return -ENODEV;
+		return probe_nvme_char(ctx, p, dir);
+	default:
+		return -EBADFD; /* a FIFO or socket has no storage */
+	}
+}
+
+/* Under a sysroot only device names can be looked up: /dev/NAME. */
+static int probe_sysroot_path(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *path)
+{
+	char dir[SYSFS_PATH_MAX], link[SYSFS_PATH_MAX];
+	const char *name;
+
+	if (!startswith(path, "/dev/"))
+		return -EOPNOTSUPP;
+	name = path + strlen("/dev/");
+	if (sysfs_block_dir(ctx, name, dir, sizeof(dir)) == 0)
+		return probe_block_dir(ctx, p, dir, NULL);
+	if (path_printf(link, sizeof(link), "/sys/class/nvme-generic/%s", name) == 0 &&
+	    sysfs_canonical(ctx, link, dir, sizeof(dir)) == 0)
+		return probe_nvme_char(ctx, p, dir);
+	return -ENOENT;
+}
+
+LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,
+				    struct lcloud_probe **ret_probe)
+{
+	struct lcloud_probe *p;
+	struct stat st;
+	int fd = -1, r;
+
+	if (!ctx || !path || !*path || !ret_probe)
+		return -EINVAL;
+	p = report_new(path);
+	if (!p)
+		return -ENOMEM;
+
+	if (ctx_has_sysroot(ctx)) {
+		r = probe_sysroot_path(ctx, p, path);
+		goto done;
+	}
+	if (lstat(path, &st) < 0) {
+		r = -errno;
+		goto done;
+	}
+	if (S_ISLNK(st.st_mode) && (flags & LCLOUD_PROBE_NOFOLLOW)) {
+		r = -ELOOP;
+		goto done;
+	}
+	p->resolved_path = realpath(path, NULL);
+	if (!p->resolved_path) {
+		r = -errno;
+		goto done;
+	}
+	/* O_PATH needs no read permission: an unprivileged user can still probe. */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		goto done;
+	}
+	r = probe_open_fd(ctx, p, fd, p->resolved_path);
+done:
+	if (fd >= 0)
+		close(fd);
+	if (r >= 0)
+		r = finish(ctx, p, flags);
+	if (r < 0) {
+		lcloud_probe_free(p);
+		return r;
+	}
+	*ret_probe = p;
+	return 0;
+}
+
+LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags,
+				  struct lcloud_probe **ret_probe)
+{
+	char link[64], target[PATH_MAX];
+	struct lcloud_probe *p;
+	ssize_t n;
+	int r;
+
+	if (!ctx || fd < 0 || !ret_probe)
+		return -EINVAL;
+	if (ctx_has_sysroot(ctx))
+		return -EOPNOTSUPP; /* a descriptor is always of the live system */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	p = report_new(n > 0 ? target : link);
+	if (!p)
+		return -ENOMEM;
+	if (n > 0 && target[0] == '/') {
+		p->resolved_path = strdup(target);
+		if (!p->resolved_path) {
+			lcloud_probe_free(p);
+			return -ENOMEM;
+		}
+	}
+	r = probe_open_fd(ctx, p, fd, p->path);
+	if (r >= 0)
+		r = finish(ctx, p, flags);
+	if (r < 0) {
+		lcloud_probe_free(p);
+		return r;
+	}
+	*ret_probe = p;
+	return 0;
+}
+
+LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name, uint32_t flags,
+					struct lcloud_probe **ret_probe)
+{
+	char dir[SYSFS_PATH_MAX], node[300];
+	struct lcloud_probe *p;
+	int r;
+
+	if (!ctx || !name || !ret_probe)
+		return -EINVAL;
+	r = sysfs_block_dir(ctx, name, dir, sizeof(dir));
+	if (r < 0)
+		return r;
+	r = path_printf(node, sizeof(node), "/dev/%s", name);
+	if (r < 0)
+		return r;
+	p = report_new(node);
+	if (!p)
+		return -ENOMEM;
+	r = probe_block_dir(ctx, p, dir, access(node, F_OK) == 0 ? node : NULL);
+	if (r >= 0)
+		r = finish(ctx, p, flags);
+	if (r < 0) {
+		lcloud_probe_free(p);
+		return r;
+	}
+	*ret_probe = p;
+	return 0;
+}

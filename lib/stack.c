@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The device stack, walked down from the device a path lives on: a partition
+ * leads to its disk, dm and md devices to the devices in their slaves/ folder.
+ * A loop device ends the walk: its backing file is reported, not followed,
+ * because the file's own stack is a different question (probe the file).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dm_table.h"
+#include "queue_limits.h"
+#include "stack.h"
+#include "sysfs.h"
+#include "util.h"
+
+#define STACK_DEPTH_MAX 16
+
+static int add_sysfs_u64(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *dir,
+			 const char *attr, const char *name, enum lcloud_fact_unit unit)
+{
+	char source[128];
+	uint64_t v;
+	int r;
+
+	snprintf(source, sizeof(source), "sysfs:%s", attr);
+	r = sysfs_read_attr_u64(ctx, dir, attr, &v);
+	if (r == -ENOENT)
+		return layer_add_missing(l, name, LCLOUD_FACT_U64, unit, LCLOUD_FACT_NOT_PROVIDED, source,
+					 "not provided by this kernel");
+	if (r < 0)
+		return layer_add_missing(l, name, LCLOUD_FACT_U64, unit,
+					 r == -EACCES ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
+					 source, strerror(-r));
+	return layer_add_u64(l, name, unit, v, source);
+}
+
+/* String attributes are optional context (model, serial): absent ones are left out. */
+static int add_sysfs_string(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *dir,
+			    const char *attr, const char *name)
+{
+	char source[128], buf[512];
+	int r;
+
+	r = sysfs_read_attr(ctx, dir, attr, buf, sizeof(buf));
+	if (r <= 0)
+		return 0;
+	snprintf(source, sizeof(source), "sysfs:%s", attr);
+	return layer_add_string(l, name, buf, source);
+}
+
+static int add_common(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	char buf[32];
+	uint64_t sectors;
+	int r;
+
+	r = sysfs_read_attr(ctx, devdir, "dev", buf, sizeof(buf));
+	if (r > 0) {
+		r = layer_add_string(l, "dev", buf, "sysfs:dev");
+		if (r < 0)
+			return r;
+	}
+	if (sysfs_read_attr_u64(ctx, devdir, "size", &sectors) == 0) {
+		/* sysfs size is always in 512-byte sectors, whatever the logical block size. */
+		r = layer_add_u64(l, "size", LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:size");
+		if (r < 0)
+			return r;
+	}
+	if (sysfs_read_attr(ctx, devdir, "ro", buf, sizeof(buf)) > 0) {
+		r = layer_add_bool(l, "ro", streq(buf, "1"), "sysfs:ro");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int fill_partition(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	uint64_t start;
+	int r;
+
+	r = add_sysfs_u64(ctx, l, devdir, "partition", "partition", LCLOUD_UNIT_NONE);
+	if (r < 0)
+		return r;
+	r = add_sysfs_u64(ctx, l, devdir, "start", "start", LCLOUD_UNIT_SECTORS);
+	if (r < 0)
+		return r;
+	if (sysfs_read_attr_u64(ctx, devdir, "start", &start) == 0) {
+		r = layer_add_u64(l, "start_bytes", LCLOUD_UNIT_BYTES, start * 512, "sysfs:start");
+		if (r < 0)
+			return r;
+	}
+	/* The kernel's own view: bytes from the partition start to the device's natural alignment. */
+	return add_sysfs_u64(ctx, l, devdir, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES);
+}
+
+static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, const char *devdir)
+{
+	struct lcloud_layer *l = report_layer(p, index);
+	struct dm_target_line targets[16];
+	unsigned int major, minor;
+	char dev[32];
+	int r, n;
+
+	r = add_sysfs_string(ctx, l, devdir, "dm/name", "dm_name");
+	if (r < 0)
+		return r;
+	r = add_sysfs_string(ctx, l, devdir, "dm/uuid", "dm_uuid");
+	if (r < 0)
+		return r;
+	if (sysfs_read_attr(ctx, devdir, "dev", dev, sizeof(dev)) <= 0 ||
+	    sscanf(dev, "%u:%u", &major, &minor) != 2)
+		return 0;
+	n = dm_table_read(ctx, major, minor, targets, (int)ARRAY_SIZE(targets));
+	if (n == -EACCES || n == -EPERM)
+		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+				   "%s: reading the device-mapper table (target offsets) needs root; "
+				   "run as root to check dm target alignment",
+				   l->name);
+	if (n < 0)
+		return report_note(p, LCLOUD_NOTE_INFO, "dm-table-unavailable", index,
+				   "%s: device-mapper table not available (%s)", l->name, strerror(-n));
+	for (int i = 0; i < n; i++) {
+		char name[32], value[320];
+
+		snprintf(name, sizeof(name), "dm_target_%d", i);
+		snprintf(value, sizeof(value), "%llu %llu %s %s", (unsigned long long)targets[i].start,
+			 (unsigned long long)targets[i].length, targets[i].type, targets[i].params);
+		r = layer_add_string(l, name, value, "dm:table");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int fill_md(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	int r;
+
+	r = add_sysfs_string(ctx, l, devdir, "md/level", "md_level");
+	if (r < 0)
+		return r;
+	r = add_sysfs_u64(ctx, l, devdir, "md/chunk_size", "md_chunk_size", LCLOUD_UNIT_BYTES);
+	if (r < 0)
+		return r;
+	return add_sysfs_u64(ctx, l, devdir, "md/raid_disks", "md_raid_disks", LCLOUD_UNIT_NONE);
+}
+
+static int fill_loop(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	char buf[8];
+	int r;
+
+	r = add_sysfs_string(ctx, l, devdir, "loop/backing_file", "loop_backing_file");
+	if (r < 0)
+		return r;
+	r = add_sysfs_u64(ctx, l, devdir, "loop/offset", "loop_offset", LCLOUD_UNIT_BYTES);
+	if (r < 0)
+		return r;
+	r = add_sysfs_u64(ctx, l, devdir, "loop/sizelimit", "loop_sizelimit", LCLOUD_UNIT_BYTES);
+	if (r < 0)
+		return r;
+	/* Buffered loop I/O goes through the backing file's page cache: nothing is untorn there. */
+	if (sysfs_read_attr(ctx, devdir, "loop/dio", buf, sizeof(buf)) > 0)
+		return layer_add_bool(l, "loop_dio", streq(buf, "1"), "sysfs:loop/dio");
+	return 0;
+}
+
+static int fill_disk(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	static const struct {
+		const char *attr, *name;
+	} ids[] = {
+		{ "device/vendor", "vendor" },   { "device/model", "model" },
+		{ "device/serial", "serial" },   { "serial", "serial" },
+		{ "device/firmware_rev", "firmware" }, { "device/rev", "revision" },
+		{ "wwid", "wwid" },              { "device/wwid", "wwid" },
+		{ "nsid", "nsid" },
+	};
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		if (layer_fact(l, ids[i].name))
+			continue; /* first source wins: serial lives in one place or the other */
+		r = add_sysfs_string(ctx, l, devdir, ids[i].attr, ids[i].name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
+			  int index, int depth);
+
+static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int parent,
+		   int depth)
+{
+	const char *name = path_basename(devdir);
+	enum lcloud_layer_kind kind;
+	int index, r;
+
+	if (depth > STACK_DEPTH_MAX)
+		return report_note(p, LCLOUD_NOTE_ERROR, "stack-too-deep", parent,
+				   "device stack deeper than %d levels at %s; not followed further",
+				   STACK_DEPTH_MAX, name);
+
+	if (sysfs_attr_exists(ctx, devdir, "partition") > 0)
+		kind = LCLOUD_LAYER_PARTITION;
+	else if (sysfs_attr_exists(ctx, devdir, "dm") > 0)
+		kind = LCLOUD_LAYER_DM;
+	else if (sysfs_attr_exists(ctx, devdir, "md") > 0)
+		kind = LCLOUD_LAYER_MD;
+	else if (sysfs_attr_exists(ctx, devdir, "loop") > 0 || startswith(name, "loop"))
+		kind = LCLOUD_LAYER_LOOP;
+	else
+		kind = LCLOUD_LAYER_DISK;
+
+	index = report_add_layer(p, kind, name, parent);
+	if (index < 0)
+		return index;
+	r = add_common(ctx, report_layer(p, index), devdir);
+	if (r < 0)
+		return r;
+
+	if (kind == LCLOUD_LAYER_PARTITION) {
+		char diskdir[SYSFS_PATH_MAX];
+		char *slash;
+
+		r = fill_partition(ctx, report_layer(p, index), devdir);
+		if (r < 0)
+			return r;
+		/* A partition's sysfs folder sits inside its disk's. */
+		r = path_printf(diskdir, sizeof(diskdir), "%s", devdir);
+		if (r < 0)
+			return r;
+		slash = strrchr(diskdir, '/');
+		if (!slash || slash == diskdir)
+			return -EINVAL;
+		*slash = '\0';
+		r = resolve(ctx, p, diskdir, index, depth + 1);
+		return r < 0 ? r : index;
+	}
+
+	/* Every whole device (dm, md, loop, disk) has its own queue limits. */
+	r = queue_limits_fill_layer(ctx, devdir, report_layer(p, index));
+	if (r < 0)
+		return r;
+	switch (kind) {
+	case LCLOUD_LAYER_DM:
+		r = fill_dm(ctx, p, index, devdir);
+		break;
+	case LCLOUD_LAYER_MD:
+		r = fill_md(ctx, report_layer(p, index), devdir);
+		break;
+	case LCLOUD_LAYER_LOOP:
+		r = fill_loop(ctx, report_layer(p, index), devdir);
+		break;
+	default:
+		r = fill_disk(ctx, report_layer(p, index), devdir);
+		break;
+	}
+	if (r < 0)
+		return r;
+	r = resolve_slaves(ctx, p, devdir, index, depth);
+	return r < 0 ? r : index;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
+			  int index, int depth)
+{
+	char rel[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX];
+	char *names[64];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dir;
+	int r = 0;
+
+	r = path_printf(rel, sizeof(rel), "%s/slaves", devdir);
+	if (r < 0)
+		return r;
+	r = ctx_path(ctx, rel, full, sizeof(full));
+	if (r < 0)
+		return r;
+	dir = opendir(full);
+	if (!dir)
+		return 0; /* no slaves folder: a leaf */
+	while ((de = readdir(dir)) && n < ARRAY_SIZE(names)) {
+		if (de->d_name[0] == '.')
+			continue;
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(dir);
+	/* Stable order, so that output and tests do not depend on readdir. */
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		char link[SYSFS_PATH_MAX], slavedir[SYSFS_PATH_MAX];
+
+		r = path_printf(link, sizeof(link), "%s/slaves/%s", devdir, names[i]);
+		if (r >= 0)
+			r = sysfs_canonical(ctx, link, slavedir, sizeof(slavedir));
+		if (r < 0) {
+			r = report_note(p, LCLOUD_NOTE_ERROR, "slave-unresolved", index,
+					"%s: cannot follow slave %s (%s)", path_basename(devdir), names[i],
+					strerror(-r));
+			continue;
+		}
+		r = resolve(ctx, p, slavedir, index, depth + 1);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	return r < 0 ? r : 0;
+}
+
+int stack_resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int parent)
+{
+	return resolve(ctx, p, devdir, parent, 0);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The file system layer as statx(2) reports it: atomic write units and direct I/O alignment. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "statx.h"
+
+int lcloud_sys_statx(int dirfd, const char *path, int flags, unsigned int mask,
+		     struct lcloud_statx *ret)
+{
+	/* Direct syscall: glibc's struct statx predates the atomic fields. */
+	memset(ret, 0, sizeof(*ret));
+	if (syscall(SYS_statx, dirfd, path, flags, mask, ret) < 0)
+		return -errno;
+	return 0;
+}
+
+static int add_u32(struct lcloud_layer *l, const struct lcloud_statx *stx, unsigned int mask_bit,
+		   const char *name, uint32_t value, enum lcloud_fact_unit unit, const char *why_missing)
+{
+	if (stx->stx_mask & mask_bit)
+		return layer_add_u64(l, name, unit, value, "statx");
+	return layer_add_missing(l, name, LCLOUD_FACT_U64, unit, LCLOUD_FACT_NOT_PROVIDED,
+				 "statx", why_missing);
+}
+
+int statx_fill_layer(struct lcloud_layer *l, const struct lcloud_statx *stx)
+{
+	static const char no_atomic[] =
+		"not reported by this kernel or file system (statx STATX_WRITE_ATOMIC not filled)";
+	static const char no_dio[] =
+		"not reported by this kernel or file system (statx STATX_DIOALIGN not filled)";
+	static const char no_dio_read[] =
+		"not reported by this kernel or file system (statx STATX_DIO_READ_ALIGN not filled)";
+	int r = 0;
+
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_min",
+		     stx->stx_atomic_write_unit_min, LCLOUD_UNIT_BYTES, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_max",
+		     stx->stx_atomic_write_unit_max, LCLOUD_UNIT_BYTES, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_segments_max",
+		     stx->stx_atomic_write_segments_max, LCLOUD_UNIT_NONE, no_atomic);
+	/*
+	 * unit_max_opt arrived in 6.16 without a mask bit of its own; before it
+	 * the field is zero, which means "no better size than unit_max" anyway.
+	 */
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_max_opt",
+		     stx->stx_atomic_write_unit_max_opt, LCLOUD_UNIT_BYTES, no_atomic);
+	if (stx->stx_attributes_mask & STATX_ATTR_WRITE_ATOMIC)
+		r |= layer_add_bool(l, "stx_attr_write_atomic",
+				    !!(stx->stx_attributes & STATX_ATTR_WRITE_ATOMIC), "statx");
+	else
+		r |= layer_add_missing(l, "stx_attr_write_atomic", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE,
+				       LCLOUD_FACT_NOT_PROVIDED, "statx",
+				       "this kernel or file system does not report STATX_ATTR_WRITE_ATOMIC");
+	r |= add_u32(l, stx, STATX_DIOALIGN, "stx_dio_mem_align", stx->stx_dio_mem_align,
+		     LCLOUD_UNIT_BYTES, no_dio);
+	r |= add_u32(l, stx, STATX_DIOALIGN, "stx_dio_offset_align", stx->stx_dio_offset_align,
+		     LCLOUD_UNIT_BYTES, no_dio);
+	r |= add_u32(l, stx, STATX_DIO_READ_ALIGN, "stx_dio_read_offset_align",
+		     stx->stx_dio_read_offset_align, LCLOUD_UNIT_BYTES, no_dio_read);
+	return r ? -ENOMEM : 0;
+}

@@ -9,38 +9,36 @@
 const char *format_size(uint64_t bytes, char *buf, size_t size)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	unsigned int u = 0;
-	uint64_t v = bytes;
+	int top = 0;
 
-	/* Exact multiples read best ("16 KiB"); others get one decimal ("1.5 MiB"). */
-	while (v >= 1024 && v % 1024 == 0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	if (v < 1024 || u + 1 == sizeof(units) / sizeof(units[0])) {
-		snprintf(buf, size, "%" PRIu64 " %s", v, units[u]);
-		return buf;
-	}
-	{
-		double d = (double)bytes;
+	while (top + 1 < (int)(sizeof(units) / sizeof(units[0])) && bytes >> (10 * (top + 1)))
+		top++;
+	/*
+	 * Never round to a value that looks exact: take the largest unit that
+	 * shows the size exactly with at most two decimals ("1.25 MiB",
+	 * "1024.5 KiB"); only if none is short enough, say it is approximate.
+	 */
+	for (int u = top; u >= 0; u--) {
+		uint64_t unit = 1ull << (10 * u);
+		uint64_t whole = bytes / unit, rest = bytes % unit;
 
-		u = 0;
-		while (d >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-			d /= 1024.0;
-			u++;
+		if (whole >= 100000 && u < top)
+			break;
+		if (rest == 0) {
+			snprintf(buf, size, "%" PRIu64 " %s", whole, units[u]);
+			return buf;
 		}
-		/* Two decimals at most, trailing zeros dropped: "1.25 MiB", "1.5 GiB". */
-		snprintf(buf, size, "%.2f", d);
-		{
-			size_t n = strlen(buf);
+		if ((rest * 100) % unit == 0) {
+			uint64_t hundredths = rest * 100 / unit;
 
-			while (n > 0 && buf[n - 1] == '0')
-				buf[--n] = '\0';
-			if (n > 0 && buf[n - 1] == '.')
-				buf[--n] = '\0';
-			snprintf(buf + n, size - n, " %s", units[u]);
+			if (hundredths % 10 == 0)
+				snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " %s", whole, hundredths / 10, units[u]);
+			else
+				snprintf(buf, size, "%" PRIu64 ".%02" PRIu64 " %s", whole, hundredths, units[u]);
+			return buf;
 		}
 	}
+	snprintf(buf, size, "~%.2f %s", (double)bytes / (double)(1ull << (10 * top)), units[top]);
 	return buf;
 }
 

@@ -58,9 +58,10 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 	if (physical && offset % physical) {
 		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of its physical block "
-				"size %" PRIu64 " (%" PRIu64 " bytes past a boundary): every block written "
-				"straddles two physical blocks, so no write to it is untorn; recreate it "
-				"starting at a multiple of 1 MiB",
+				"size %" PRIu64 " (%" PRIu64 " bytes past a boundary): writes of a physical "
+				"block or more straddle two physical blocks, which the device updates by "
+				"read-modify-write and a power cut can tear; recreate it starting at a "
+				"multiple of 1 MiB",
 				what, offset, d->name, physical, offset % physical);
 		if (r < 0)
 			return r;
@@ -126,7 +127,8 @@ static int check_dm(struct lcloud_probe *p, int index)
 		const struct lcloud_fact *f = &l->facts[i];
 		unsigned long long start, length, offset;
 		unsigned int major, minor;
-		char type[16], what[128];
+		char type[16], what[160];
+		uint64_t byte;
 		int dev, r;
 
 		if (!startswith(f->name, "dm_target_") || f->state != LCLOUD_FACT_PRESENT)
@@ -137,8 +139,17 @@ static int check_dm(struct lcloud_probe *p, int index)
 		dev = child_with_dev(p, index, major, minor);
 		if (dev < 0)
 			continue;
-		snprintf(what, sizeof(what), "dm target %s of %s (sector %llu)", f->name + 10, l->name, start);
-		r = check_offset(p, index, what, "dm-target-misaligned", (uint64_t)offset * 512, dev);
+		/* A target on a partition lands at the partition's start plus its offset on the disk. */
+		byte = (uint64_t)offset * 512;
+		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION) {
+			byte += layer_u64_or(&p->layers[dev], "start_bytes", 0);
+			dev = child_of(p, dev);
+		}
+		if (dev < 0)
+			continue;
+		snprintf(what, sizeof(what), "dm target %s of %s (its sector %llu, via %u:%u + %llu sectors)",
+			 f->name + 10, l->name, start, major, minor, offset);
+		r = check_offset(p, index, what, "dm-target-misaligned", byte, dev);
 		if (r < 0)
 			return r;
 	}

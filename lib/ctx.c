@@ -46,10 +46,9 @@ LCLOUD_EXPORT int lcloud_ctx_set_sysroot(struct lcloud_ctx *ctx, const char *sys
 
 	if (!ctx)
 		return -EINVAL;
-	if (sysroot && sysroot[0] && sysroot[0] != '/')
-		return -EINVAL; /* relative roots would change meaning with the cwd */
 	if (sysroot && sysroot[0]) {
-		/* Canonical, so that resolved sysfs links can be mapped back under it. */
+		/* Canonical (and absolute now, not relative to a later cwd), so that
+		 * resolved sysfs links can be mapped back under it. */
 		copy = realpath(sysroot, NULL);
 		if (!copy)
 			return -errno;

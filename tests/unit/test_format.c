@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lcloudctl's size rendering: exact where it looks exact, marked where approximate. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+
+static void check(uint64_t bytes, const char *want)
+{
+	char buf[64];
+
+	assert_string_equal(format_size(bytes, buf, sizeof(buf)), want);
+}
+
+static void test_sizes(void **state)
+{
+	(void)state;
+	check(0, "0 B");
+	check(512, "512 B");
+	check(4096, "4 KiB");
+	check(16384, "16 KiB");
+	check(1310720, "1.25 MiB");       /* 1280 KiB */
+	check(1049088, "1024.5 KiB");     /* 2049 sectors: must not print as "1 MiB" */
+	check(1536 * 1024 * 1024ull, "1.5 GiB");
+	check(274877906944ull, "256 GiB");
+	check(20480000, "20000 KiB");     /* exact in KiB; 19.53 MiB would round */
+	check(1000000007ull, "~953.67 MiB");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Parsers and pure checks: mountinfo lines (proc(5) format), statx records
+ * (what each kernel fills, by stx_mask), malformed sysfs values, and the
+ * alignment rules applied to reports built by hand.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "align.h"
+#include "compat.h"
+#include "filesystem.h"
+#include "report.h"
+#include "statx.h"
+
+static char fixtures[4096];
+
+static void test_mountinfo_line(void **state)
+{
+	struct mountinfo_entry e;
+	(void)state;
+
+	/* optional fields before the separator, an escaped space in the mount point */
+	assert_int_equal(mountinfo_parse_line("36 35 98:0 /mnt1 /mnt/my\\040data rw,noatime master:1 shared:7 - "
+					      "xfs /dev/loop0 rw,attr2\n", &e), 0);
+	assert_int_equal(e.mount_id, 36);
+	assert_int_equal(e.major, 98);
+	assert_int_equal(e.minor, 0);
+	assert_string_equal(e.root, "/mnt1");
+	assert_string_equal(e.mount_point, "/mnt/my data");
+	assert_string_equal(e.options, "rw,noatime");
+	assert_string_equal(e.fstype, "xfs");
+	assert_string_equal(e.source, "/dev/loop0");
+	/* no optional fields */
+	assert_int_equal(mountinfo_parse_line("22 27 0:21 / /proc rw,relatime - proc proc rw", &e), 0);
+	assert_string_equal(e.fstype, "proc");
+	/* garbage and truncation */
+	assert_int_equal(mountinfo_parse_line("", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("x 35 98:0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("36 35 98-0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw - xfs", &e), -EINVAL);
+}
+
+static const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)
+{
+	const struct lcloud_fact *f = lcloud_layer_find_fact(l, name);
+
+	assert_non_null(f);
+	return f;
+}
+
+static void test_statx_by_mask(void **state)
+{
+	struct lcloud_probe *p = report_new("x");
+	struct lcloud_statx stx;
+	struct lcloud_layer *l;
+	(void)state;
+
+	/* a 6.11+ kernel on XFS: atomic fields filled, attribute known and set */
+	memset(&stx, 0, sizeof(stx));
+	stx.stx_mask = STATX_WRITE_ATOMIC | STATX_DIOALIGN;
+	stx.stx_attributes_mask = STATX_ATTR_WRITE_ATOMIC;
+	stx.stx_attributes = STATX_ATTR_WRITE_ATOMIC;
+	stx.stx_atomic_write_unit_min = 4096;
+	stx.stx_atomic_write_unit_max = 2097152;
+	stx.stx_atomic_write_segments_max = 1;
+	stx.stx_dio_mem_align = 512;
+	stx.stx_dio_offset_align = 512;
+	stx.stx_dio_read_offset_align = 7; /* not in stx_mask: must not be believed */
+	l = report_layer(p, report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "xfs", -1));
+	assert_int_equal(statx_fill_layer(l, &stx), 0);
+	assert_int_equal(lcloud_fact_get_u64(fact(l, "stx_atomic_write_unit_max")), 2097152);
+	assert_int_equal(lcloud_fact_get_u64(fact(l, "stx_atomic_write_segments_max")), 1);
+	assert_int_equal(lcloud_fact_get_type(fact(l, "stx_attr_write_atomic")), LCLOUD_FACT_BOOL);
+	assert_int_equal(lcloud_fact_get_u64(fact(l, "stx_attr_write_atomic")), 1);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "stx_dio_read_offset_align")), LCLOUD_FACT_NOT_PROVIDED);
+
+	/* a 6.1 kernel: neither STATX_WRITE_ATOMIC nor the attribute exist */
+	memset(&stx, 0, sizeof(stx));
+	stx.stx_mask = STATX_DIOALIGN;
+	stx.stx_dio_mem_align = 4;
+	l = report_layer(p, report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1));
+	assert_int_equal(statx_fill_layer(l, &stx), 0);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "stx_atomic_write_unit_min")), LCLOUD_FACT_NOT_PROVIDED);
+	assert_non_null(strstr(lcloud_fact_get_reason(fact(l, "stx_atomic_write_unit_min")), "STATX_WRITE_ATOMIC"));
+	assert_int_equal(lcloud_fact_get_state(fact(l, "stx_attr_write_atomic")), LCLOUD_FACT_NOT_PROVIDED);
+	assert_int_equal(lcloud_fact_get_u64(fact(l, "stx_dio_mem_align")), 4);
+	lcloud_probe_free(p);
+}
+
+static void test_malformed_sysfs_values(void **state)
+{
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_layer *l;
+	char root[4200];
+	(void)state;
+
+	snprintf(root, sizeof(root), "%s/malformed", fixtures);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/vda", 0, &p), 0);
+	l = lcloud_probe_get_layer(p, 0);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "physical_block_size")), LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "logical_block_size")), LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "minimum_io_size")), LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(lcloud_fact_get_state(fact(l, "optimal_io_size")), LCLOUD_FACT_UNREADABLE);
+	assert_non_null(lcloud_fact_get_reason(fact(l, "physical_block_size")));
+	/* the good attributes around them are still read */
+	assert_int_equal(lcloud_fact_get_state(fact(l, "max_sectors_kb")), LCLOUD_FACT_PRESENT);
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+/* A disk with the given limits under partition PART starting at START bytes. */
+static struct lcloud_probe *partition_on_disk(uint64_t start, uint64_t physical, uint64_t awu_max,
+					      uint64_t boundary)
+{
+	struct lcloud_probe *p = report_new("/dev/sda1");
+	struct lcloud_layer *part, *disk;
+
+	part = report_layer(p, report_add_layer(p, LCLOUD_LAYER_PARTITION, "sda1", -1));
+	assert_int_equal(layer_add_u64(part, "start_bytes", LCLOUD_UNIT_BYTES, start, "sysfs:start"), 0);
+	disk = report_layer(p, report_add_layer(p, LCLOUD_LAYER_DISK, "sda", 0));
+	assert_int_equal(layer_add_u64(disk, "physical_block_size", LCLOUD_UNIT_BYTES, physical, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, "atomic_write_unit_min_bytes", LCLOUD_UNIT_BYTES,
+				       awu_max ? physical : 0, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, "atomic_write_unit_max_bytes", LCLOUD_UNIT_BYTES, awu_max, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, "atomic_write_boundary_bytes", LCLOUD_UNIT_BYTES, boundary, "t"), 0);
+	assert_int_equal(align_check_stack(p), 0);
+	return p;
+}
+
+static unsigned int notes_with(const struct lcloud_probe *p, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
+		if (strstr(lcloud_note_get_message(lcloud_probe_get_note(p, i)), needle))
+			n++;
+	return n;
+}
+
+static void test_alignment_rules(void **state)
+{
+	struct lcloud_probe *p;
+	(void)state;
+
+	/* 1 MiB start: aligned to everything up to 1 MiB */
+	p = partition_on_disk(1048576, 4096, 65536, 65536);
+	assert_int_equal(lcloud_probe_get_note_count(p), 0);
+	lcloud_probe_free(p);
+	/* 63 sectors (the old DOS start) on a 4K disk: 32256 % 4096 = 3584 */
+	p = partition_on_disk(63 * 512, 4096, 0, 0);
+	assert_int_equal(notes_with(p, "physical block size 4096 (3584 bytes past"), 1);
+	assert_int_equal(lcloud_probe_get_note_count(p), 1);
+	lcloud_probe_free(p);
+	/* 8 KiB start, 16 KiB atomic unit: physically fine, atomic writes off */
+	p = partition_on_disk(8192, 4096, 16384, 0);
+	assert_int_equal(notes_with(p, "physical block size"), 0);
+	assert_int_equal(notes_with(p, "atomic write unit 16384"), 1);
+	lcloud_probe_free(p);
+	/* 32 KiB start, 16 KiB unit but 64 KiB boundary: boundaries fall inside aligned writes */
+	p = partition_on_disk(32768, 4096, 16384, 65536);
+	assert_int_equal(notes_with(p, "atomic write unit"), 0);
+	assert_int_equal(notes_with(p, "boundary 65536"), 1);
+	lcloud_probe_free(p);
+	/* 512-byte disk, start 1 MiB + 512: only the 4 KiB page rule applies */
+	p = partition_on_disk(1048576 + 512, 512, 0, 0);
+	assert_int_equal(notes_with(p, "not a multiple of 4096 (512 bytes past)"), 1);
+	assert_int_equal(lcloud_probe_get_note_count(p), 1);
+	lcloud_probe_free(p);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mountinfo_line),
+		cmocka_unit_test(test_statx_by_mask),
+		cmocka_unit_test(test_malformed_sysfs_values),
+		cmocka_unit_test(test_alignment_rules),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
+		return 2;
+	}
+	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel and stack layers over sysfs trees (tests/unit/fixtures): one
+ * captured from a Linux 6.18 machine (vda, a loop device with a partition
+ * table), crafted ones for what that machine cannot show (dm over
+ * partitions, md over NVMe partitions, an older kernel). Expected values are
+ * read from the fixture files by the test itself, or derived from the layout
+ * documented in make-crafted.py.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lcloud/lcloud.h"
+#include "dm_table.h"
+
+static char fixtures[4096];
+
+static struct lcloud_ctx *ctx_for(const char *tree)
+{
+	struct lcloud_ctx *ctx = NULL;
+	char root[4200];
+
+	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	return ctx;
+}
+
+/* Reads a number straight from a fixture file: the independent reading. */
+static uint64_t fixture_u64(const char *tree, const char *path)
+{
+	char full[4600], buf[64];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s/%s%s", fixtures, tree, path);
+	f = fopen(full, "re");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	return strtoull(buf, NULL, 10);
+}
+
+static const struct lcloud_layer *layer_named(const struct lcloud_probe *p, const char *name)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (strcmp(lcloud_layer_get_name(lcloud_probe_get_layer(p, i)), name) == 0)
+			return lcloud_probe_get_layer(p, i);
+	fail_msg("no layer %s", name);
+	return NULL;
+}
+
+static int layer_index(const struct lcloud_probe *p, const char *name)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (strcmp(lcloud_layer_get_name(lcloud_probe_get_layer(p, i)), name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static unsigned int count_notes(const struct lcloud_probe *p, const char *code, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
+		const struct lcloud_note *note = lcloud_probe_get_note(p, i);
+
+		if (strcmp(lcloud_note_get_code(note), code) == 0 &&
+		    (!needle || strstr(lcloud_note_get_message(note), needle)))
+			n++;
+	}
+	return n;
+}
+
+static void test_vda_matches_captured_files(void **state)
+{
+	static const char *const attrs[] = {
+		"logical_block_size", "physical_block_size", "minimum_io_size", "optimal_io_size",
+		"max_sectors_kb", "max_hw_sectors_kb", "dma_alignment", "atomic_write_unit_min_bytes",
+		"atomic_write_unit_max_bytes", "atomic_write_max_bytes", "atomic_write_boundary_bytes",
+		"max_write_streams", "write_stream_granularity",
+	};
+	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_layer *vda;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/vda", 0, &p), 0);
+	assert_int_equal(lcloud_probe_get_target_type(p), LCLOUD_TARGET_DISK);
+	assert_int_equal(lcloud_probe_get_layer_count(p), 1);
+	vda = lcloud_probe_get_layer(p, 0);
+	assert_int_equal(lcloud_layer_get_kind(vda), LCLOUD_LAYER_DISK);
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		char path[256];
+		const struct lcloud_fact *f = lcloud_layer_find_fact(vda, attrs[i]);
+
+		snprintf(path, sizeof(path), "/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/queue/%s", attrs[i]);
+		assert_non_null(f);
+		assert_int_equal(lcloud_fact_get_state(f), LCLOUD_FACT_PRESENT);
+		assert_int_equal(lcloud_fact_get_u64(f), fixture_u64("host-6.18", path));
+		assert_string_equal(lcloud_fact_get_source(f) + strlen("sysfs:queue/"), attrs[i]);
+	}
+	/* sysfs "size" is in 512-byte sectors whatever the logical block size */
+	assert_int_equal(lcloud_fact_get_u64(lcloud_layer_find_fact(vda, "size")),
+			 fixture_u64("host-6.18", "/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/size") * 512);
+	assert_string_equal(lcloud_fact_get_string(lcloud_layer_find_fact(vda, "write_cache")), "write back");
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+static void test_old_kernel_reports_not_provided(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("old-kernel");
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_fact *f;
+	uint64_t v = 12345;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/vda", 0, &p), 0);
+	f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "atomic_write_unit_max_bytes");
+	assert_non_null(f);
+	assert_int_equal(lcloud_fact_get_state(f), LCLOUD_FACT_NOT_PROVIDED);
+	assert_non_null(strstr(lcloud_fact_get_reason(f), "not provided by this kernel"));
+	assert_int_equal(lcloud_fact_get_u64(f), 0);
+	/* -ENODATA, not 0: "no atomic writes" and "kernel too old to say" differ */
+	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "atomic_write_unit_max_bytes", &v), -ENODATA);
+	assert_int_equal(v, 12345); /* untouched on failure */
+	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "max_write_streams", &v), -ENODATA);
+	/* what the old kernel has is still read */
+	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "physical_block_size", &v), 0);
+	assert_int_equal(v, fixture_u64("old-kernel", "/sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda/queue/physical_block_size"));
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+static void test_captured_loop_partition_misaligned(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_probe *p = NULL;
+	uint64_t start_sectors;
+	char msg[64];
+	(void)state;
+
+	/* loop0p1 was made with start=2049 (sfdisk): 2049 * 512 = 1049088, 512 past 4 KiB */
+	start_sectors = fixture_u64("host-6.18", "/sys/devices/virtual/block/loop0/loop0p1/start");
+	assert_int_equal(start_sectors, 2049);
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/loop0p1", 0, &p), 0);
+	assert_int_equal(lcloud_probe_get_target_type(p), LCLOUD_TARGET_PARTITION);
+	assert_int_equal(lcloud_layer_get_kind(lcloud_probe_get_layer(p, 0)), LCLOUD_LAYER_PARTITION);
+	assert_int_equal(lcloud_layer_get_kind(lcloud_probe_get_layer(p, 1)), LCLOUD_LAYER_LOOP);
+	assert_int_equal(lcloud_layer_get_parent(lcloud_probe_get_layer(p, 1)), 0);
+	snprintf(msg, sizeof(msg), "byte %" PRIu64 " ", start_sectors * 512);
+	assert_int_equal(count_notes(p, "partition-misaligned", msg), 1);
+	lcloud_probe_free(p);
+
+	/* loop0p2 starts at 65536 sectors = 32 MiB: nothing to flag */
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/loop0p2", 0, &p), 0);
+	assert_int_equal(count_notes(p, "partition-misaligned", NULL), 0);
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+/* The table make-crafted.py describes: sdb1 from sector 0, sdc1 from sector 3. */
+static int crafted_dm_table(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
+			    struct dm_target_line *t, int max)
+{
+	(void)ctx;
+	if (major != 252 || minor != 0 || max < 2)
+		return -ENXIO;
+	memset(t, 0, 2 * sizeof(*t));
+	t[0].start = 0;
+	t[0].length = 1048576;
+	strcpy(t[0].type, "linear");
+	strcpy(t[0].params, "8:17 0");
+	t[1].start = 1048576;
+	t[1].length = 1048576;
+	strcpy(t[1].type, "linear");
+	strcpy(t[1].params, "8:33 3");
+	return 2;
+}
+
+static void test_dm_over_partitions(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("dm-stack");
+	struct lcloud_probe *p = NULL;
+	int dm, sdb1, sdb, sdc1, sdc;
+	(void)state;
+
+	dm_table_set_reader(crafted_dm_table);
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/dm-0", 0, &p), 0);
+	dm_table_set_reader(NULL);
+	dm = layer_index(p, "dm-0");
+	sdb1 = layer_index(p, "sdb1");
+	sdb = layer_index(p, "sdb");
+	sdc1 = layer_index(p, "sdc1");
+	sdc = layer_index(p, "sdc");
+	assert_int_equal(dm, 0);
+	assert_true(sdb1 > 0 && sdb > 0 && sdc1 > 0 && sdc > 0);
+	/* the tree: dm-0 -> sdb1 -> sdb, dm-0 -> sdc1 -> sdc */
+	assert_int_equal(lcloud_layer_get_parent(layer_named(p, "sdb1")), dm);
+	assert_int_equal(lcloud_layer_get_parent(layer_named(p, "sdb")), sdb1);
+	assert_int_equal(lcloud_layer_get_parent(layer_named(p, "sdc1")), dm);
+	assert_int_equal(lcloud_layer_get_parent(layer_named(p, "sdc")), sdc1);
+	assert_int_equal(lcloud_layer_get_kind(layer_named(p, "dm-0")), LCLOUD_LAYER_DM);
+	assert_string_equal(lcloud_fact_get_string(lcloud_layer_find_fact(layer_named(p, "dm-0"), "dm_name")), "vg-data");
+	assert_string_equal(lcloud_fact_get_string(lcloud_layer_find_fact(layer_named(p, "sdb"), "model")), "PersistentDisk");
+
+	/* sdb1 at 2049 * 512 = 1049088: off sdb's 4096 physical block and its 16384 atomic unit */
+	assert_int_equal(count_notes(p, "partition-misaligned", "physical block size 4096"), 1);
+	assert_int_equal(count_notes(p, "partition-misaligned", "atomic write unit 16384"), 1);
+	/* dm target 0 maps sdb1 from 0: lands at 1049088 on sdb, flagged the same two ways */
+	assert_int_equal(count_notes(p, "dm-target-misaligned", "byte 1049088 of sdb"), 2);
+	/* target 1: sdc1 (2048 sectors) + 3 sectors = 2051 * 512 = 1050112; sdc has 512 B blocks,
+	 * so only the 4 KiB rule applies (1050112 % 4096 = 1536) */
+	assert_int_equal(count_notes(p, "dm-target-misaligned", "byte 1050112 of sdc, not a multiple of 4096 (1536"), 1);
+	/* sdc1 itself is at 1 MiB: fine */
+	assert_int_equal(count_notes(p, "partition-misaligned", "sdc1"), 0);
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+static void test_dm_table_needs_root(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("dm-stack");
+	struct lcloud_probe *p = NULL;
+	(void)state;
+
+	dm_table_set_reader(NULL);
+	/* under a sysroot the ioctl reader refuses; the rest of the probe stands */
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/dm-0", 0, &p), 0);
+	assert_int_equal(count_notes(p, "dm-table-unavailable", NULL), 1);
+	assert_int_equal(count_notes(p, "dm-target-misaligned", NULL), 0);
+	assert_int_equal(count_notes(p, "partition-misaligned", "sdb1"), 2);
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+static void test_md_over_nvme_and_generic_node(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("md-nvme");
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_layer *md;
+	uint64_t v;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/md0", 0, &p), 0);
+	md = lcloud_probe_get_layer(p, 0);
+	assert_int_equal(lcloud_layer_get_kind(md), LCLOUD_LAYER_MD);
+	assert_string_equal(lcloud_fact_get_string(lcloud_layer_find_fact(md, "md_level")), "raid1");
+	assert_int_equal(lcloud_fact_get_u64(lcloud_layer_find_fact(md, "md_chunk_size")), 65536);
+	assert_int_equal(lcloud_probe_get_layer_count(p), 5); /* md0, 2 x (partition, disk) */
+	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "atomic_write_boundary_bytes", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "max_write_streams", &v), 0);
+	assert_int_equal(v, 8);
+	/* partitions at 1 MiB: aligned to 4 KiB, 16 KiB and the 64 KiB boundary */
+	assert_int_equal(count_notes(p, "partition-misaligned", NULL), 0);
+	lcloud_probe_free(p);
+
+	/* /dev/ng0n1 is the generic node of nvme0n1: same namespace facts */
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/ng0n1", 0, &p), 0);
+	assert_int_equal(lcloud_probe_get_target_type(p), LCLOUD_TARGET_NVME_CHAR);
+	assert_string_equal(lcloud_layer_get_name(lcloud_probe_get_layer(p, 0)), "nvme0n1");
+	assert_int_equal(count_notes(p, "nvme-generic", "nvme0n1"), 1);
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+static void test_bad_names_and_paths(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_probe *p = (struct lcloud_probe *)0x1;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/sdz", 0, &p), -ENOENT);
+	assert_ptr_equal(p, (struct lcloud_probe *)0x1); /* untouched on failure */
+	assert_int_equal(lcloud_probe_blockdev(ctx, "../vda", 0, &p), -EINVAL);
+	assert_int_equal(lcloud_probe_blockdev(ctx, "", 0, &p), -EINVAL);
+	assert_int_equal(lcloud_probe_path(ctx, "/var/lib/mysql", 0, &p), -EOPNOTSUPP);
+	assert_int_equal(lcloud_probe_path(ctx, "", 0, &p), -EINVAL);
+	assert_int_equal(lcloud_probe_path(NULL, "/dev/vda", 0, &p), -EINVAL);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, "/nonexistent/sysroot"), -ENOENT);
+	lcloud_probe_free(NULL);
+	lcloud_ctx_free(NULL);
+	lcloud_ctx_free(ctx);
+}
+
+struct names {
+	char list[32][32];
+	int n;
+};
+
+static int collect(const char *name, void *userdata)
+{
+	struct names *names = userdata;
+
+	if (names->n < 32)
+		snprintf(names->list[names->n++], 32, "%s", name);
+	return 0;
+}
+
+static int stop_at_second(const char *name, void *userdata)
+{
+	(void)name;
+	return ++*(int *)userdata == 2 ? 42 : 0;
+}
+
+static void test_enumeration_order(void **state)
+{
+	struct lcloud_ctx *ctx = ctx_for("md-nvme");
+	struct names names = { .n = 0 };
+	int calls = 0;
+	(void)state;
+
+	assert_int_equal(lcloud_blockdev_foreach(ctx, collect, &names), 0);
+	/* five block devices in the tree; each partition right after its disk */
+	assert_int_equal(names.n, 5);
+	for (int i = 0; i < names.n; i++)
+		if (strcmp(names.list[i], "nvme0n1p1") == 0)
+			assert_string_equal(names.list[i - 1], "nvme0n1");
+	assert_int_equal(lcloud_blockdev_foreach(ctx, stop_at_second, &calls), 42);
+	assert_int_equal(calls, 2);
+	lcloud_ctx_free(ctx);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vda_matches_captured_files),
+		cmocka_unit_test(test_old_kernel_reports_not_provided),
+		cmocka_unit_test(test_captured_loop_partition_misaligned),
+		cmocka_unit_test(test_dm_over_partitions),
+		cmocka_unit_test(test_dm_table_needs_root),
+		cmocka_unit_test(test_md_over_nvme_and_generic_node),
+		cmocka_unit_test(test_bad_names_and_paths),
+		cmocka_unit_test(test_enumeration_order),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
+		return 2;
+	}
+	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""File system layer on the real kernel: XFS and ext4 on loop devices.
+Expected values come from the tests' own statx reader and from sysfs."""
+import os
+
+from hostlib import (STATX_ATTR_WRITE_ATOMIC, layer, main, mounted_fs, own_statx, probe_json,
+                     read_sysfs, sysfs_block_dir)
+
+STX_FIELDS = ("stx_atomic_write_unit_min", "stx_atomic_write_unit_max", "stx_atomic_write_segments_max",
+              "stx_atomic_write_unit_max_opt", "stx_dio_mem_align", "stx_dio_offset_align",
+              "stx_dio_read_offset_align")
+
+
+def compare_statx(probe, path):
+    fs = layer(probe, "filesystem")
+    mine = own_statx(path)
+    for field in STX_FIELDS:
+        if field in mine:
+            assert fs["facts"][field] == mine[field], (field, fs["facts"][field], mine[field])
+            assert fs["sources"][field] == "statx"
+        else:
+            assert fs["facts"][field] is None, field
+            assert "not reported" in fs["unavailable"][field]["reason"]
+    if mine["attributes_mask"] & STATX_ATTR_WRITE_ATOMIC:
+        assert fs["facts"]["stx_attr_write_atomic"] == bool(mine["attributes"] & STATX_ATTR_WRITE_ATOMIC)
+    return fs, mine
+
+
+def compare_loop_queue(probe, dev):
+    loop = layer(probe, "loop", os.path.basename(dev))
+    qdir = sysfs_block_dir(os.path.basename(dev)) + "/queue/"
+    for name in ("logical_block_size", "physical_block_size", "minimum_io_size", "optimal_io_size",
+                 "max_sectors_kb", "max_hw_sectors_kb", "dma_alignment", "atomic_write_unit_min_bytes",
+                 "atomic_write_unit_max_bytes", "atomic_write_max_bytes", "atomic_write_boundary_bytes",
+                 "max_write_streams", "write_stream_granularity"):
+        if os.path.exists(qdir + name):
+            assert loop["facts"][name] == int(read_sysfs(qdir + name)), name
+        else:
+            assert loop["facts"][name] is None and "not provided by this kernel" in loop["unavailable"][name]["reason"]
+    return loop
+
+
+def test_xfs_file_reports_atomic_limits():
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        path = os.path.join(mnt, "ibdata1")
+        with open(path, "wb") as f:
+            f.write(b"\0" * 65536)
+        probe = probe_json(path)
+        assert probe["target"] == "regular"
+        fs, mine = compare_statx(probe, path)
+        assert fs["name"] == "xfs" and fs["facts"]["fstype"] == "xfs"
+        assert fs["facts"]["mount_point"] == mnt
+        assert fs["facts"]["mount_source"] == dev
+        assert fs["facts"]["block_size"] == os.statvfs(path).f_bsize
+        # XFS on 6.16+ does software atomic writes: the kernel says so, so must we
+        assert mine.get("stx_atomic_write_unit_max", 0) > 0, "this kernel gives XFS no atomic writes: %s" % mine
+        assert fs["facts"]["stx_attr_write_atomic"] is True
+        loop = compare_loop_queue(probe, dev)
+        assert loop["parent"] == 0
+        assert loop["facts"]["loop_dio"] is True
+
+
+def test_xfs_directory_reports_file_limits():
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        d = os.path.join(mnt, "mysql")
+        os.mkdir(d)
+        ref = os.path.join(mnt, "reference-file")
+        open(ref, "w").close()
+        probe = probe_json(d)
+        assert probe["target"] == "directory"
+        # a directory stands for the files created in it: compare with a file's statx
+        compare_statx(probe, ref)
+        assert layer(probe, "filesystem")["facts"]["stx_atomic_write_unit_max"] > 0
+
+
+def test_ext4_reports_no_atomic_writes():
+    with mounted_fs("ext4") as (dev, mnt):
+        path = os.path.join(mnt, "data")
+        open(path, "w").close()
+        probe = probe_json(path)
+        fs, mine = compare_statx(probe, path)
+        assert fs["facts"]["fstype"] == "ext4"
+        assert mine.get("stx_atomic_write_unit_max", 0) == 0
+        assert fs["facts"]["stx_atomic_write_unit_max"] in (0, None)
+        assert fs["facts"]["stx_attr_write_atomic"] in (False, None)
+        compare_loop_queue(probe, dev)
+
+
+def test_block_device_statx_and_signature():
+    with mounted_fs("xfs") as (dev, mnt):
+        probe = probe_json(dev)
+        assert probe["target"] == "disk"
+        top = layer(probe, "loop", os.path.basename(dev))
+        mine = own_statx(dev)
+        for field in ("stx_dio_mem_align", "stx_dio_offset_align", "stx_atomic_write_unit_max"):
+            if field in mine:
+                assert top["facts"][field] == mine[field], field
+        # blkid reads the XFS superblock on the device
+        assert top["facts"]["signature_type"] == "xfs"
+
+
+if __name__ == "__main__":
+    main([test_xfs_file_reports_atomic_limits, test_xfs_directory_reports_file_limits,
+          test_ext4_reports_no_atomic_writes, test_block_device_statx_and_signature])

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Install liblcloud into a scratch prefix with `meson install`, build
+atomic_limits.c outside the tree with only `pkg-config --cflags --libs lcloud`,
+and check what it prints against the tests' own statx of a file on XFS."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+from hostlib import main, mounted_fs, own_statx, run, scratch_dir  # noqa: E402
+
+SOURCE_ROOT = os.environ["SOURCE_ROOT"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_outside_program_prints_atomic_limits():
+    with scratch_dir() as d:
+        prefix = os.path.join(d, "prefix")
+        build = os.path.join(d, "build")
+        run(["meson", "setup", "--prefix", prefix, "-Dtests=false", build, SOURCE_ROOT], check=True)
+        run(["meson", "install", "-C", build, "--quiet"], check=True)
+        pcdirs = [os.path.join(root) for root, _, files in os.walk(prefix) if "lcloud.pc" in files]
+        assert len(pcdirs) == 1, pcdirs
+        env = dict(os.environ, PKG_CONFIG_PATH=pcdirs[0])
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "lcloud"], env=env, check=True,
+                               capture_output=True, text=True).stdout.split()
+        assert any(f.startswith("-I" + prefix) for f in flags), flags
+        exe = os.path.join(d, "atomic_limits")
+        subprocess.run(["cc", "-Wall", "-Werror", "-o", exe, os.path.join(HERE, "atomic_limits.c")] + flags,
+                       check=True)
+        libdir = [f[2:] for f in flags if f.startswith("-L")][0]
+        # installed pieces the issue names: library with SONAME link, header, tool, man pages
+        assert os.path.exists(os.path.join(libdir, "liblcloud.so.0"))
+        assert os.path.exists(os.path.join(prefix, "include", "lcloud", "lcloud.h"))
+        assert os.path.exists(os.path.join(prefix, "sbin", "lcloudctl"))
+        assert os.path.exists(os.path.join(prefix, "share", "man", "man8", "lcloudctl.8"))
+        assert os.path.exists(os.path.join(prefix, "share", "man", "man3", "lcloud_probe_path.3"))
+
+        with mounted_fs("xfs") as (dev, mnt):
+            path = os.path.join(mnt, "page-file")
+            open(path, "w").close()
+            out = subprocess.run([exe, path], env=dict(os.environ, LD_LIBRARY_PATH=libdir), check=True,
+                                 capture_output=True, text=True).stdout
+            got = dict(line.split() for line in out.splitlines())
+            mine = own_statx(path)
+            for name in ("stx_atomic_write_unit_min", "stx_atomic_write_unit_max", "stx_atomic_write_segments_max"):
+                assert got[name] == (str(mine[name]) if name in mine else "-"), (name, got, mine)
+
+
+if __name__ == "__main__":
+    main([test_outside_program_prints_atomic_limits])

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""ctypes declarations for liblcloud's C ABI (include/lcloud/lcloud.h).
+
+The library is loaded on first use, from (in this order):
+  1. the path in the environment variable LCLOUD_LIBRARY,
+  2. whatever ctypes.util.find_library('lcloud') finds,
+  3. 'liblcloud.so.0' through the dynamic loader's search path.
+
+Every function used is declared with argtypes and restype: the opaque objects
+are c_void_p (never dereferenced here), enums are c_int, uint32_t flags and
+uint64_t values have their exact widths.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+# enum lcloud_probe_flags
+PROBE_NOFOLLOW = 1 << 0
+PROBE_NO_SIGNATURES = 1 << 1
+
+# enum lcloud_layer_kind
+LAYER_KINDS = {
+    "filesystem": 1,
+    "partition": 2,
+    "dm": 3,
+    "md": 4,
+    "loop": 5,
+    "disk": 6,
+}
+
+# enum lcloud_fact_type
+FACT_U64 = 1
+FACT_BOOL = 2
+FACT_STRING = 3
+
+# enum lcloud_fact_unit -> name used by the binding (None: a count, flag or text)
+FACT_UNITS = {0: None, 1: "bytes", 2: "kib", 3: "sectors"}
+
+# enum lcloud_fact_state -> the strings lcloudctl's JSON uses
+FACT_PRESENT = 0
+FACT_STATES = {0: "present", 1: "not-provided", 2: "needs-root", 3: "unreadable"}
+
+# int (*lcloud_blockdev_cb)(const char *name, void *userdata)
+BLOCKDEV_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+_vp = ctypes.c_void_p
+_cp = ctypes.c_char_p
+_int = ctypes.c_int
+_uint = ctypes.c_uint
+_u32 = ctypes.c_uint32
+_u64 = ctypes.c_uint64
+
+# name: (restype, argtypes)
+_PROTOTYPES = {
+    "lcloud_version": (_cp, []),
+    "lcloud_ctx_new": (_int, [ctypes.POINTER(_vp)]),
+    "lcloud_ctx_free": (None, [_vp]),
+    "lcloud_ctx_set_sysroot": (_int, [_vp, _cp]),
+    "lcloud_ctx_get_sysroot": (_cp, [_vp]),
+    "lcloud_probe_path": (_int, [_vp, _cp, _u32, ctypes.POINTER(_vp)]),
+    "lcloud_probe_fd": (_int, [_vp, _int, _u32, ctypes.POINTER(_vp)]),
+    "lcloud_probe_blockdev": (_int, [_vp, _cp, _u32, ctypes.POINTER(_vp)]),
+    "lcloud_probe_free": (None, [_vp]),
+    "lcloud_probe_get_path": (_cp, [_vp]),
+    "lcloud_probe_get_resolved_path": (_cp, [_vp]),
+    "lcloud_probe_get_target_type": (_int, [_vp]),
+    "lcloud_target_type_to_string": (_cp, [_int]),
+    "lcloud_probe_get_layer_count": (_uint, [_vp]),
+    "lcloud_probe_get_layer": (_vp, [_vp, _uint]),
+    "lcloud_probe_get_note_count": (_uint, [_vp]),
+    "lcloud_probe_get_note": (_vp, [_vp, _uint]),
+    "lcloud_probe_get_u64": (_int, [_vp, _int, _cp, ctypes.POINTER(_u64)]),
+    "lcloud_layer_get_kind": (_int, [_vp]),
+    "lcloud_layer_kind_to_string": (_cp, [_int]),
+    "lcloud_layer_get_name": (_cp, [_vp]),
+    "lcloud_layer_get_parent": (_int, [_vp]),
+    "lcloud_layer_get_fact_count": (_uint, [_vp]),
+    "lcloud_layer_get_fact": (_vp, [_vp, _uint]),
+    "lcloud_fact_get_name": (_cp, [_vp]),
+    "lcloud_fact_get_type": (_int, [_vp]),
+    "lcloud_fact_get_unit": (_int, [_vp]),
+    "lcloud_fact_get_state": (_int, [_vp]),
+    "lcloud_fact_get_u64": (_u64, [_vp]),
+    "lcloud_fact_get_string": (_cp, [_vp]),
+    "lcloud_fact_get_source": (_cp, [_vp]),
+    "lcloud_fact_get_reason": (_cp, [_vp]),
+    "lcloud_note_get_severity": (_int, [_vp]),
+    "lcloud_note_severity_to_string": (_cp, [_int]),
+    "lcloud_note_get_code": (_cp, [_vp]),
+    "lcloud_note_get_layer": (_int, [_vp]),
+    "lcloud_note_get_message": (_cp, [_vp]),
+    "lcloud_blockdev_foreach": (_int, [_vp, BLOCKDEV_CB, _vp]),
+}
+
+_lock = threading.Lock()
+_lib = None
+
+
+def library_name():
+    """The name or path the library is (or would be) loaded from."""
+    env = os.environ.get("LCLOUD_LIBRARY")
+    if env:
+        return env
+    return ctypes.util.find_library("lcloud") or "liblcloud.so.0"
+
+
+def lib():
+    """The loaded library with every prototype declared (loaded once)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is None:
+            name = library_name()
+            try:
+                handle = ctypes.CDLL(name)
+            except OSError as e:
+                raise OSError(
+                    "cannot load liblcloud from %r (%s); set LCLOUD_LIBRARY to the "
+                    "path of liblcloud.so.0" % (name, e)) from e
+            for fname, (restype, argtypes) in _PROTOTYPES.items():
+                func = getattr(handle, fname)
+                func.restype = restype
+                func.argtypes = argtypes
+            _lib = handle
+    return _lib
+
+
+def text(value):
+    """A C string (bytes from ctypes, or None) as a Python str (or None).
+
+    File names and kernel strings are bytes to the kernel; decode them the way
+    os.fsdecode does so that no byte is lost (surrogateescape).
+    """
+    if value is None:
+        return None
+    return os.fsdecode(value)

@@ -113,6 +113,10 @@ LCLOUD_EXPORT const char *lcloud_layer_kind_to_string(enum lcloud_layer_kind kin
 		return "loop";
 	case LCLOUD_LAYER_DISK:
 		return "disk";
+	case LCLOUD_LAYER_NVME:
+		return "nvme";
+	case LCLOUD_LAYER_CLOUD:
+		return "cloud";
 	}
 	return "unknown";
 }

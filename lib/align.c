@@ -131,7 +131,7 @@ static int check_dm(struct lcloud_probe *p, int index)
 		uint64_t byte;
 		int dev, r;
 
-		if (!startswith(f->name, "dm_target_") || f->state != LCLOUD_FACT_PRESENT)
+		if (!has_prefix(f->name, "dm_target_") || f->state != LCLOUD_FACT_PRESENT)
 			continue;
 		if (sscanf(f->string, "%llu %llu %15s %u:%u %llu", &start, &length, type, &major, &minor,
 			   &offset) != 6 || !streq(type, "linear"))

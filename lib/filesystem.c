@@ -116,7 +116,7 @@ int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int f
 	 * Btrfs and others give files an anonymous device (major 0); a mount
 	 * source naming a block device still tells which disk holds the data.
 	 */
-	if (ret_dev->major == 0 && have_mount && startswith(mnt.source, "/dev/")) {
+	if (ret_dev->major == 0 && have_mount && has_prefix(mnt.source, "/dev/")) {
 		struct stat st;
 
 		if (stat(mnt.source, &st) == 0 && S_ISBLK(st.st_mode)) {

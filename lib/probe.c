@@ -18,6 +18,7 @@
 #include "align.h"
 #include "devdb.h"
 #include "filesystem.h"
+#include "nvme_layer.h"
 #include "report.h"
 #include "signature.h"
 #include "stack.h"
@@ -155,6 +156,8 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 	int r;
 
 	r = devdb_add_identifiers(ctx, p);
+	if (r >= 0)
+		r = nvme_probe_layers(ctx, p);
 	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_SIGNATURES))
 		r = signature_probe_layers(ctx, p);
 	if (r >= 0)
@@ -200,7 +203,7 @@ static int probe_sysroot_path(const struct lcloud_ctx *ctx, struct lcloud_probe 
 	char dir[SYSFS_PATH_MAX], link[SYSFS_PATH_MAX];
 	const char *name;
 
-	if (!startswith(path, "/dev/"))
+	if (!has_prefix(path, "/dev/"))
 		return -EOPNOTSUPP;
 	name = path + strlen("/dev/");
 	if (sysfs_block_dir(ctx, name, dir, sizeof(dir)) == 0)

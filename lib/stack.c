@@ -214,7 +214,7 @@ static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const c
 		kind = LCLOUD_LAYER_DM;
 	else if (sysfs_attr_exists(ctx, devdir, "md") > 0)
 		kind = LCLOUD_LAYER_MD;
-	else if (sysfs_attr_exists(ctx, devdir, "loop") > 0 || startswith(name, "loop"))
+	else if (sysfs_attr_exists(ctx, devdir, "loop") > 0 || has_prefix(name, "loop"))
 		kind = LCLOUD_LAYER_LOOP;
 	else
 		kind = LCLOUD_LAYER_DISK;

@@ -16,7 +16,7 @@ static inline bool streq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-static inline bool startswith(const char *s, const char *prefix)
+static inline bool has_prefix(const char *s, const char *prefix)
 {
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }

@@ -74,6 +74,8 @@ enum lcloud_layer_kind {
 	LCLOUD_LAYER_MD = 4,         /* md (software RAID) device */
 	LCLOUD_LAYER_LOOP = 5,       /* loop device over a file */
 	LCLOUD_LAYER_DISK = 6,       /* a disk: the bottom of the stack */
+	LCLOUD_LAYER_NVME = 7,       /* what an NVMe namespace's device says (Identify, hints) */
+	LCLOUD_LAYER_CLOUD = 8,      /* a cloud provider's documented promise for the device */
 };
 
 /* Layers, top (filesystem) first, then the block devices below it. */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef LCLOUD_CLOUD_H
+#define LCLOUD_CLOUD_H
+
+#include "nvme_identify.h"
+#include "report.h"
+
+/*
+ * Recognises a cloud provider's NVMe device from its identity and, where the
+ * provider documents a write-atomicity promise in vendor fields, adds a CLOUD
+ * layer under layer INDEX with the promise, its conditions and its source.
+ */
+int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identity *id);
+
+#endif

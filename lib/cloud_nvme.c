@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Cloud NVMe devices and what their providers promise about torn writes.
+ * Each rule names its public source; lcloud(7) lists them.
+ *
+ * AWS (EBS volumes and EC2 instance store): "Torn write prevention", Amazon
+ * EC2 User Guide (storage-twp, twp-namespace). The Identify Namespace vendor
+ * specific area (from byte 384) holds: 0-31 attachment device name, 32-63
+ * volume ID, 256-257 NTWPU (torn write prevention unit), 258-259 NTWPG
+ * (granularity), 260-263 NTWPB (boundary; 0 = none), all in logical blocks,
+ * 0's based. Writes of NTWPG * n <= NTWPU bytes, starting at an LBA aligned
+ * to the write size, are written all or nothing; no layer of the stack may
+ * split, merge or move them. AWS tested ext4 bigalloc 16 KiB clusters with
+ * O_DIRECT.
+ *
+ * Azure (vendor 0x1414) and Google (0x1ae0) NVMe disks state their atomic
+ * sizes in the standard NAWUN/NAWUPF/NABSPF fields: recognised here, their
+ * sizes are the NVMe layer's own.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cloud.h"
+#include "util.h"
+
+#define NS_VS 384 /* start of the Identify Namespace vendor specific area (NVMe 1.4, fig. 247) */
+#define AWS_VID 0x1d0f
+
+static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity *id, const char *product)
+{
+	const char *src = "cloud:aws-ebs-twp";
+	uint16_t ntwpu = nvme_le16(id->ns, id->ns_len, NS_VS + 256);
+	uint16_t ntwpg = nvme_le16(id->ns, id->ns_len, NS_VS + 258);
+	uint32_t ntwpb = nvme_le32(id->ns, id->ns_len, NS_VS + 260);
+	uint64_t lba = id->lba_size;
+	struct lcloud_layer *l;
+	char name[33], vol[33];
+	int cloud, r;
+
+	cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, "aws", index);
+	if (cloud < 0)
+		return cloud;
+	l = report_layer(p, cloud);
+	r = layer_add_string(l, "provider", "aws", "nvme:id-ctrl:vid");
+	if (r >= 0)
+		r = layer_add_string(l, "product", product, "nvme:id-ctrl:mn");
+	if (r < 0)
+		return r;
+	if (id->ns && id->ns_len >= NS_VS + 64) {
+		snprintf(name, sizeof(name), "%.32s", (const char *)id->ns + NS_VS);
+		snprintf(vol, sizeof(vol), "%.32s", (const char *)id->ns + NS_VS + 32);
+		name[strcspn(name, " ")] = '\0';
+		vol[strcspn(vol, " ")] = '\0';
+		if (name[0])
+			r = layer_add_string(l, "attachment_name", name, "nvme:id-ns:vs[0:31]");
+		if (r >= 0 && vol[0])
+			r = layer_add_string(l, "volume_id", vol, "nvme:id-ns:vs[32:63]");
+		if (r < 0)
+			return r;
+	}
+	if (!id->ns || id->ns_len < NS_VS + 264 || !lba)
+		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-twp-unreadable", cloud,
+				   "AWS %s: the namespace vendor area with the torn write prevention fields "
+				   "could not be read", product);
+	if (ntwpu == 0 && ntwpg == 0 && ntwpb == 0)
+		/* All zero: a single block, i.e. no promise beyond the sector. */
+		return report_note(p, LCLOUD_NOTE_INFO, "cloud-twp-absent", cloud,
+				   "AWS %s reports no torn write prevention fields (NTWPU/NTWPG/NTWPB are 0): "
+				   "this instance or volume makes no promise beyond one logical block", product);
+	r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, (ntwpu + 1ull) * lba, src);
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, (ntwpg + 1ull) * lba, src);
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, ntwpb ? (ntwpb + 1ull) * lba : 0, src);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_conditions",
+				     "size a multiple of the granularity up to the unit, start LBA aligned to the write "
+				     "size, not crossing the boundary; O_DIRECT; no stack layer may split, merge or "
+				     "move the write (LVM/partition starts on 16 KiB multiples); tested by AWS with "
+				     "ext4 bigalloc 16 KiB clusters",
+				     src);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_source", "Amazon EC2 User Guide: Torn write prevention", src);
+	return r;
+}
+
+int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identity *id)
+{
+	if (!id->ctrl)
+		return 0;
+	if (id->vid == AWS_VID && has_prefix(id->mn, "Amazon Elastic Block Store"))
+		return add_aws(p, index, id, "ebs");
+	if (id->vid == AWS_VID && has_prefix(id->mn, "Amazon EC2 NVMe Instance Storage"))
+		return add_aws(p, index, id, "instance-store");
+	if (id->vid == 0x1414 || id->vid == 0x1ae0) {
+		const char *provider = id->vid == 0x1414 ? "azure" : "gcp";
+		int cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, provider, index);
+		int r;
+
+		if (cloud < 0)
+			return cloud;
+		r = layer_add_string(report_layer(p, cloud), "provider", provider, "nvme:id-ctrl:vid");
+		if (r >= 0)
+			r = layer_add_string(report_layer(p, cloud), "product", id->mn, "nvme:id-ctrl:mn");
+		return r;
+	}
+	return 0;
+}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Identify Controller and Identify Namespace, decoded (NVMe Base 2.0 and NVM
+ * Command Set 1.0 offsets; DESIGN.md lists them). Raw fields keep
+ * nvme-cli's JSON names so the two tools can be compared directly; derived
+ * sizes are in bytes. A truncated buffer yields what it holds and a note.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nvme_identify.h"
+#include "util.h"
+
+uint16_t nvme_le16(const uint8_t *b, size_t len, size_t off)
+{
+	return b && off + 2 <= len ? (uint16_t)(b[off] | b[off + 1] << 8) : 0;
+}
+
+uint32_t nvme_le32(const uint8_t *b, size_t len, size_t off)
+{
+	return b && off + 4 <= len ? (uint32_t)nvme_le16(b, len, off) | (uint32_t)nvme_le16(b, len, off + 2) << 16 : 0;
+}
+
+uint64_t nvme_le64(const uint8_t *b, size_t len, size_t off)
+{
+	return b && off + 8 <= len ? (uint64_t)nvme_le32(b, len, off) | (uint64_t)nvme_le32(b, len, off + 4) << 32 : 0;
+}
+
+/* ASCII fields are space padded; NULs and non-printables from broken devices become '?'. */
+static void copy_ascii(char *dst, size_t size, const uint8_t *b, size_t len, size_t off, size_t n)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < n && off + i < len && out + 1 < size; i++) {
+		uint8_t c = b[off + i];
+
+		dst[out++] = (c >= 0x20 && c < 0x7f) ? (char)c : (c == 0 ? ' ' : '?');
+	}
+	dst[out] = '\0';
+	while (out > 0 && dst[out - 1] == ' ')
+		dst[--out] = '\0';
+}
+
+enum src { CTRL, NS };
+
+struct raw_field {
+	const char *name; /* nvme-cli's JSON key */
+	enum src src;
+	size_t off;
+	uint8_t size;     /* 1, 2, 4 or 8 bytes */
+};
+
+static const struct raw_field raw_fields[] = {
+	{ "vid", CTRL, 0, 2 },      { "cntlid", CTRL, 78, 2 },  { "ver", CTRL, 80, 4 },
+	{ "mdts", CTRL, 77, 1 },    { "ctratt", CTRL, 96, 4 },  { "oacs", CTRL, 256, 2 },
+	{ "nn", CTRL, 516, 4 },     { "oncs", CTRL, 520, 2 },   { "vwc", CTRL, 525, 1 },
+	{ "awun", CTRL, 526, 2 },   { "awupf", CTRL, 528, 2 },  { "acwu", CTRL, 532, 2 },
+	{ "nsze", NS, 0, 8 },       { "nsfeat", NS, 24, 1 },    { "nlbaf", NS, 25, 1 },
+	{ "flbas", NS, 26, 1 },     { "nawun", NS, 34, 2 },     { "nawupf", NS, 36, 2 },
+	{ "nacwu", NS, 38, 2 },     { "nabsn", NS, 40, 2 },     { "nabo", NS, 42, 2 },
+	{ "nabspf", NS, 44, 2 },    { "noiob", NS, 46, 2 },     { "npwg", NS, 64, 2 },
+	{ "npwa", NS, 66, 2 },      { "npdg", NS, 68, 2 },      { "npda", NS, 70, 2 },
+	{ "nows", NS, 72, 2 },      { "endgid", NS, 102, 2 },
+};
+
+void nvme_identity_decode(struct nvme_identity *id, const uint8_t *c, size_t cl, const uint8_t *n, size_t nl)
+{
+	unsigned int fmt;
+
+	memset(id, 0, sizeof(*id));
+	id->ctrl = c;
+	id->ctrl_len = c ? cl : 0;
+	id->ns = n;
+	id->ns_len = n ? nl : 0;
+	cl = id->ctrl_len;
+	nl = id->ns_len;
+
+	id->vid = nvme_le16(c, cl, 0);
+	copy_ascii(id->sn, sizeof(id->sn), c, cl, 4, 20);
+	copy_ascii(id->mn, sizeof(id->mn), c, cl, 24, 40);
+	copy_ascii(id->fr, sizeof(id->fr), c, cl, 64, 8);
+	id->ctratt = nvme_le32(c, cl, 96);
+	id->oacs = nvme_le16(c, cl, 256);
+	id->oncs = nvme_le16(c, cl, 520);
+	id->awun = nvme_le16(c, cl, 526);
+	id->awupf = nvme_le16(c, cl, 528);
+	id->acwu = nvme_le16(c, cl, 532);
+	id->have_ctrl_atomics = cl >= 534;
+
+	id->nsfeat = n && nl > 24 ? n[24] : 0;
+	id->nlbaf = n && nl > 25 ? n[25] : 0;
+	id->flbas = n && nl > 26 ? n[26] : 0;
+	id->nawun = nvme_le16(n, nl, 34);
+	id->nawupf = nvme_le16(n, nl, 36);
+	id->nacwu = nvme_le16(n, nl, 38);
+	id->nabsn = nvme_le16(n, nl, 40);
+	id->nabo = nvme_le16(n, nl, 42);
+	id->nabspf = nvme_le16(n, nl, 44);
+	id->noiob = nvme_le16(n, nl, 46);
+	id->npwg = nvme_le16(n, nl, 64);
+	id->npwa = nvme_le16(n, nl, 66);
+	id->npdg = nvme_le16(n, nl, 68);
+	id->npda = nvme_le16(n, nl, 70);
+	id->nows = nvme_le16(n, nl, 72);
+	id->endgid = nvme_le16(n, nl, 102);
+	id->have_ns_fields = nl >= 104;
+
+	/* FLBAS bits 3:0 select the format; bits 6:5 extend it when NLBAF > 16. */
+	fmt = id->flbas & 0xf;
+	if (id->nlbaf > 16)
+		fmt |= (unsigned int)((id->flbas >> 5) & 0x3) << 4;
+	if (n && 128 + 4 * fmt + 4 <= nl && fmt <= id->nlbaf) {
+		uint8_t lbads = n[128 + 4 * fmt + 2];
+
+		/* 2^9 .. 2^16 are the sizes the spec and Linux accept */
+		if (lbads >= 9 && lbads <= 16)
+			id->lba_size = 1ull << lbads;
+	}
+}
+
+static int add_raw_fields(struct lcloud_layer *l, const struct nvme_identity *id)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(raw_fields); i++) {
+		const struct raw_field *f = &raw_fields[i];
+		const uint8_t *b = f->src == CTRL ? id->ctrl : id->ns;
+		size_t len = f->src == CTRL ? id->ctrl_len : id->ns_len;
+		char source[64];
+		uint64_t v;
+		int r;
+
+		snprintf(source, sizeof(source), "nvme:%s:%s", f->src == CTRL ? "id-ctrl" : "id-ns", f->name);
+		if (!b) {
+			continue; /* the command was not run or failed: the note says why */
+		} else if (f->off + f->size > len) {
+			r = layer_add_missing(l, f->name, LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+					      source, "identify data truncated before this field");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		switch (f->size) {
+		case 1:
+			v = b[f->off];
+			break;
+		case 2:
+			v = nvme_le16(b, len, f->off);
+			break;
+		case 4:
+			v = nvme_le32(b, len, f->off);
+			break;
+		default:
+			v = nvme_le64(b, len, f->off);
+			break;
+		}
+		r = layer_add_u64(l, f->name, LCLOUD_UNIT_NONE, v, source);
+		if (r < 0)
+			return r;
+	}
+	if (id->ctrl) {
+		int r = 0;
+
+		if (id->ctrl_len >= 24)
+			r = layer_add_string(l, "sn", id->sn, "nvme:id-ctrl:sn");
+		if (r >= 0 && id->ctrl_len >= 64)
+			r = layer_add_string(l, "mn", id->mn, "nvme:id-ctrl:mn");
+		if (r >= 0 && id->ctrl_len >= 72)
+			r = layer_add_string(l, "fr", id->fr, "nvme:id-ctrl:fr");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_bytes(struct lcloud_layer *l, const char *name, uint64_t v, const char *source)
+{
+	return layer_add_u64(l, name, LCLOUD_UNIT_BYTES, v, source);
+}
+
+/*
+ * Sizes in bytes. A write is power-fail atomic iff its size is at most
+ * (NAWUPF+1) LBAs (AWUPF when NSFEAT bit 1, NSABP, is clear) and it does not
+ * cross a boundary at LBA NABO + k * (NABSPF+1); NABSPF 0 means no boundary.
+ */
+static int add_derived(struct lcloud_probe *p, int index, const struct nvme_identity *id)
+{
+	struct lcloud_layer *l = report_layer(p, index);
+	bool nsabp = id->nsfeat & 0x2;
+	bool optperf = id->nsfeat & 0x30; /* OPTPERF: bit 4 in 1.4, bits 5:4 in 2.0 */
+	uint64_t lba = id->lba_size;
+	int r;
+
+	if (!lba)
+		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-lba-format", index,
+				   "%s: the current LBA format could not be read from Identify Namespace "
+				   "(FLBAS %u, NLBAF %u): sizes in bytes are not shown", l->name, id->flbas, id->nlbaf);
+	r = add_bytes(l, "lba_size", lba, "nvme:id-ns:lbaf");
+	if (r < 0)
+		return r;
+	r = layer_add_bool(l, "nsabp", nsabp, "nvme:id-ns:nsfeat");
+	if (r < 0)
+		return r;
+	if (nsabp) {
+		r = add_bytes(l, "atomic_write_normal_bytes", (id->nawun + 1ull) * lba, "nvme:id-ns:nawun");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_write_power_fail_bytes", (id->nawupf + 1ull) * lba, "nvme:id-ns:nawupf");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_compare_write_bytes", (id->nacwu + 1ull) * lba, "nvme:id-ns:nacwu");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_boundary_power_fail_bytes", id->nabspf ? (id->nabspf + 1ull) * lba : 0,
+				      "nvme:id-ns:nabspf");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_boundary_normal_bytes", id->nabsn ? (id->nabsn + 1ull) * lba : 0,
+				      "nvme:id-ns:nabsn");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_boundary_offset_bytes", (uint64_t)id->nabo * lba, "nvme:id-ns:nabo");
+	} else if (id->ctrl && id->have_ctrl_atomics) {
+		r = add_bytes(l, "atomic_write_normal_bytes", (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_write_power_fail_bytes", (id->awupf + 1ull) * lba, "nvme:id-ctrl:awupf");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_compare_write_bytes", (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
+		if (r >= 0)
+			r = add_bytes(l, "atomic_boundary_power_fail_bytes", 0, "nvme:id-ns:nsfeat");
+	}
+	if (r < 0)
+		return r;
+	if (optperf) {
+		r = add_bytes(l, "preferred_write_granularity_bytes", (id->npwg + 1ull) * lba, "nvme:id-ns:npwg");
+		if (r >= 0)
+			r = add_bytes(l, "preferred_write_alignment_bytes", (id->npwa + 1ull) * lba, "nvme:id-ns:npwa");
+		if (r >= 0)
+			r = add_bytes(l, "preferred_deallocate_granularity_bytes", (id->npdg + 1ull) * lba, "nvme:id-ns:npdg");
+		if (r >= 0)
+			r = add_bytes(l, "preferred_deallocate_alignment_bytes", (id->npda + 1ull) * lba, "nvme:id-ns:npda");
+		if (r >= 0)
+			r = add_bytes(l, "optimal_write_size_bytes", (id->nows + 1ull) * lba, "nvme:id-ns:nows");
+		if (r < 0)
+			return r;
+	}
+	if (id->noiob) {
+		r = add_bytes(l, "optimal_io_boundary_bytes", (uint64_t)id->noiob * lba, "nvme:id-ns:noiob");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_capabilities(struct lcloud_layer *l, const struct nvme_identity *id)
+{
+	static const struct {
+		const char *name;
+		bool ctrl;
+		int field; /* 0 oncs, 1 oacs, 2 ctratt, 3 vwc */
+		unsigned int bit;
+	} caps[] = {
+		{ "dsm_supported", true, 0, 2 },
+		{ "write_zeroes_supported", true, 0, 3 },
+		{ "copy_supported", true, 0, 8 },
+		{ "directives_supported", true, 1, 5 },
+		{ "fdp_supported", true, 2, 19 },
+		{ "volatile_write_cache", true, 3, 0 },
+	};
+	static const char *const sources[] = { "nvme:id-ctrl:oncs", "nvme:id-ctrl:oacs", "nvme:id-ctrl:ctratt",
+					       "nvme:id-ctrl:vwc" };
+
+	if (!id->ctrl || id->ctrl_len < 534)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(caps); i++) {
+		uint32_t v = caps[i].field == 0 ? id->oncs
+			   : caps[i].field == 1 ? id->oacs
+			   : caps[i].field == 2 ? id->ctratt
+						: id->ctrl[525];
+		int r = layer_add_bool(l, caps[i].name, (v >> caps[i].bit) & 1, sources[caps[i].field]);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int nvme_identity_fill_layer(struct lcloud_probe *p, int index, const struct nvme_identity *id)
+{
+	int r;
+
+	r = add_raw_fields(report_layer(p, index), id);
+	if (r < 0)
+		return r;
+	if (id->ctrl && id->ctrl_len < NVME_ID_SIZE_FULL) {
+		r = report_note(p, LCLOUD_NOTE_ERROR, "nvme-truncated", index,
+				"%s: Identify Controller returned %zu of 4096 bytes: fields past that are not shown",
+				report_layer(p, index)->name, id->ctrl_len);
+		if (r < 0)
+			return r;
+	}
+	if (id->ns && id->ns_len < NVME_ID_SIZE_FULL) {
+		r = report_note(p, LCLOUD_NOTE_ERROR, "nvme-truncated", index,
+				"%s: Identify Namespace returned %zu of 4096 bytes: fields past that are not shown",
+				report_layer(p, index)->name, id->ns_len);
+		if (r < 0)
+			return r;
+	}
+	r = add_capabilities(report_layer(p, index), id);
+	if (r < 0)
+		return r;
+	if (id->ns)
+		r = add_derived(p, index, id);
+	return r;
+}

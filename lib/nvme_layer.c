@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The NVMe device layer: for each namespace in the stack, Identify Controller
+ * and Namespace, the hint features, the cloud promise, and how the running
+ * kernel's sysfs view compares with what the device says.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cloud.h"
+#include "nvme_hints.h"
+#include "nvme_identify.h"
+#include "nvme_layer.h"
+#include "nvme_transport.h"
+#include "util.h"
+
+static bool is_namespace_name(const char *name)
+{
+	unsigned int c, n;
+	char tail;
+
+	/* nvme0n1, not nvme0c0n1 (a hidden path) or nvme0n1p1 (a partition) */
+	return sscanf(name, "nvme%un%u%c", &c, &n, &tail) == 2;
+}
+
+static uint64_t rounddown_pow2(uint64_t v)
+{
+	while (v & (v - 1))
+		v &= v - 1;
+	return v;
+}
+
+/*
+ * Linux (drivers/nvme/host/core.c, 6.11+) takes the namespace's NAWUPF when
+ * NSABP is set and NAWUPF is non-zero; older 6.x kernels fell back to the
+ * controller's AWUPF, newer ones ignore AWUPF ("nvme: stop using AWUPF").
+ * The queue limit is the power of two at or below that size.
+ */
+static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const struct nvme_identity *id)
+{
+	const struct lcloud_layer *d = report_layer(p, disk);
+	const struct lcloud_layer *n = report_layer(p, nvme);
+	const struct lcloud_fact *kf = layer_fact(d, "atomic_write_unit_max_bytes");
+	uint64_t dev = layer_u64_or(n, "atomic_write_power_fail_bytes", 0);
+	uint64_t kern, want;
+
+	if (!dev || !kf)
+		return 0;
+	if (kf->state == LCLOUD_FACT_NOT_PROVIDED)
+		return report_note(p, LCLOUD_NOTE_INFO, "nvme-kernel-view", nvme,
+				   "%s: the device promises power-fail atomic writes up to %" PRIu64 " bytes; this "
+				   "kernel has no atomic write limits (Linux 6.11+), so RWF_ATOMIC is not available "
+				   "and only liblcloud's passthrough path can use the promise",
+				   n->name, dev);
+	if (kf->state != LCLOUD_FACT_PRESENT)
+		return 0;
+	kern = kf->u64;
+	want = rounddown_pow2(dev);
+	if (kern == want)
+		return report_note(p, LCLOUD_NOTE_INFO, "nvme-kernel-view", nvme,
+				   "%s: the kernel honours the device's power-fail atomic size: "
+				   "atomic_write_unit_max_bytes %" PRIu64 " from %s %" PRIu64 " bytes",
+				   n->name, kern, (id->nsfeat & 0x2) ? "NAWUPF" : "AWUPF", dev);
+	if (!(id->nsfeat & 0x2) && kern < want)
+		return report_note(p, LCLOUD_NOTE_WARNING, "nvme-kernel-view", nvme,
+				   "%s: the controller promises %" PRIu64 " bytes (AWUPF) but this kernel reports "
+				   "atomic_write_unit_max_bytes %" PRIu64 ": newer kernels ignore AWUPF without a "
+				   "namespace NAWUPF, so RWF_ATOMIC is limited to the kernel's value",
+				   n->name, dev, kern);
+	return report_note(p, LCLOUD_NOTE_WARNING, "nvme-kernel-view", nvme,
+			   "%s: the device says %" PRIu64 " bytes, the kernel %" PRIu64 ": the two views "
+			   "disagree; the smaller one is the safe one", n->name, dev, kern);
+}
+
+static int identify_failed(struct lcloud_probe *p, int index, const char *what, int err)
+{
+	const char *name = report_layer(p, index)->name;
+
+	if (err == -EACCES || err == -EPERM)
+		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+				   "%s: %s needs root (CAP_SYS_ADMIN); run as root to see the device's fields",
+				   name, what);
+	if (err == -ENODEV || err == -ENXIO)
+		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index,
+				   "%s: %s failed: %s (the namespace or its controller has gone away; "
+				   "check 'nvme list')", name, what, strerror(-err));
+	if (err < 0)
+		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index, "%s: %s failed: %s",
+				   name, what, strerror(-err));
+	return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index,
+			   "%s: %s failed with NVMe status 0x%x (%s)", name, what, err, nvme_status_name(err));
+}
+
+static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int disk)
+{
+	uint8_t *ctrl = NULL, *ns = NULL;
+	size_t ctrl_len = 0, ns_len = 0;
+	struct nvme_identity id;
+	struct nvme_conn conn;
+	char name[64];
+	int index, r;
+
+	snprintf(name, sizeof(name), "%s", report_layer(p, disk)->name);
+	r = nvme_connect(ctx, name, &conn);
+	if (r == -ENOENT && ctx_has_sysroot(ctx))
+		return 0; /* a captured tree without NVMe data */
+	index = report_add_layer(p, LCLOUD_LAYER_NVME, name, disk);
+	if (index < 0) {
+		if (r == 0)
+			nvme_disconnect(&conn);
+		return index;
+	}
+	if (r < 0) {
+		if (r == -EACCES || r == -EPERM)
+			return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+					   "%s: NVMe Identify needs root (opening /dev/%s and CAP_SYS_ADMIN); run as "
+					   "root to see the device's atomic write and hint fields", name, name);
+		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-open-failed", index,
+				   "%s: cannot open the namespace for NVMe commands: %s (it may have vanished)",
+				   name, strerror(-r));
+	}
+	r = layer_add_string(report_layer(p, index), "transport", conn.source, "nvme");
+	if (r < 0)
+		goto out;
+	r = layer_add_u64(report_layer(p, index), "nsid", LCLOUD_UNIT_NONE, conn.nsid, "nvme:nsid");
+	if (r < 0)
+		goto out;
+
+	ctrl = calloc(1, NVME_ID_SIZE);
+	ns = calloc(1, NVME_ID_SIZE);
+	if (!ctrl || !ns) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = conn.ops->identify(conn.handle, 0x01, 0, ctrl, NVME_ID_SIZE, &ctrl_len);
+	if (r != 0) {
+		r = identify_failed(p, index, "Identify Controller", r);
+		free(ctrl);
+		ctrl = NULL;
+		if (r < 0)
+			goto out;
+	}
+	r = conn.ops->identify(conn.handle, 0x00, conn.nsid, ns, NVME_ID_SIZE, &ns_len);
+	if (r != 0) {
+		r = identify_failed(p, index, "Identify Namespace", r);
+		free(ns);
+		ns = NULL;
+		if (r < 0)
+			goto out;
+	}
+	nvme_identity_decode(&id, ctrl, ctrl_len, ns, ns_len);
+	r = nvme_identity_fill_layer(p, index, &id);
+	if (r >= 0 && ns)
+		r = compare_kernel_view(p, index, disk, &id);
+	if (r >= 0 && ctrl && ns)
+		r = nvme_hints_probe(p, index, &conn, &id);
+	if (r >= 0)
+		r = cloud_nvme_probe(p, index, &id);
+out:
+	free(ctrl);
+	free(ns);
+	nvme_disconnect(&conn);
+	return r;
+}
+
+int nvme_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
+{
+	unsigned int n = p->n_layers; /* the loop adds layers; visit only the stack's own */
+
+	for (unsigned int i = 0; i < n; i++) {
+		int r;
+
+		if (p->layers[i].kind != LCLOUD_LAYER_DISK || !is_namespace_name(p->layers[i].name))
+			continue;
+		r = probe_namespace(ctx, p, (int)i);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The NVMe layer through the replay transport. nvme-qemu holds QEMU 7.2's
+ * Identify data captured in a guest by tests/vm (with nvme-cli's JSON of
+ * the same device, the independent reading); nvme-crafted holds devices
+ * QEMU cannot emulate, written from the specification by make-crafted.py.
+ * Expected sizes are computed here from the documented rules.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lcloud/lcloud.h"
+#include "nvme_hints.h"
+#include "nvme_identify.h"
+#include "report.h"
+
+static char fixtures[4096];
+
+static struct lcloud_probe *probe_in(const char *tree, const char *dev)
+{
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	char root[4200];
+
+	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
+	lcloud_ctx_free(ctx);
+	return p;
+}
+
+static const struct lcloud_layer *first_layer(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == kind)
+			return lcloud_probe_get_layer(p, i);
+	return NULL;
+}
+
+static uint64_t u64(const struct lcloud_layer *l, const char *name)
+{
+	const struct lcloud_fact *f = lcloud_layer_find_fact(l, name);
+
+	if (!f)
+		fail_msg("no fact %s", name);
+	assert_int_equal(lcloud_fact_get_state(f), LCLOUD_FACT_PRESENT);
+	return lcloud_fact_get_u64(f);
+}
+
+static const char *str(const struct lcloud_layer *l, const char *name)
+{
+	const char *s = lcloud_fact_get_string(lcloud_layer_find_fact(l, name));
+
+	if (!s)
+		fail_msg("no string fact %s", name);
+	return s;
+}
+
+static unsigned int notes_matching(const struct lcloud_probe *p, const char *code, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
+		const struct lcloud_note *note = lcloud_probe_get_note(p, i);
+
+		if (strcmp(lcloud_note_get_code(note), code) == 0 &&
+		    (!needle || strstr(lcloud_note_get_message(note), needle)))
+			n++;
+	}
+	return n;
+}
+
+/* Every raw field equals nvme-cli's JSON of the same captured device. */
+static void compare_with_nvme_cli(const struct lcloud_layer *l, const char *json_path)
+{
+	json_object *doc = json_object_from_file(json_path);
+	int compared = 0;
+
+	assert_non_null(doc);
+	json_object_object_foreach(doc, key, val) {
+		const struct lcloud_fact *f = lcloud_layer_find_fact(l, key);
+
+		if (!f)
+			continue;
+		if (json_object_is_type(val, json_type_string)) {
+			char want[64];
+			size_t n;
+
+			snprintf(want, sizeof(want), "%s", json_object_get_string(val));
+			n = strlen(want);
+			while (n > 0 && want[n - 1] == ' ')
+				want[--n] = '\0'; /* nvme-cli keeps the padding */
+			assert_string_equal(lcloud_fact_get_string(f), want);
+		} else {
+			assert_int_equal(lcloud_fact_get_u64(f), (uint64_t)json_object_get_int64(val));
+		}
+		compared++;
+	}
+	json_object_put(doc);
+	assert_true(compared >= 10);
+}
+
+static void test_qemu_capture_matches_nvme_cli(void **state)
+{
+	static const struct {
+		const char *dev;
+		unsigned int lbs;
+	} cases[] = { { "/dev/nvme0n1", 4096 }, { "/dev/nvme1n1", 512 } };
+	(void)state;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct lcloud_probe *p = probe_in("nvme-qemu", cases[i].dev);
+		const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+		char path[4300];
+
+		assert_non_null(l);
+		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ctrl.json", fixtures, cases[i].lbs);
+		compare_with_nvme_cli(l, path);
+		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ns.json", fixtures, cases[i].lbs);
+		compare_with_nvme_cli(l, path);
+		/* QEMU 7.2: NSABP clear, AWUPF 0 -> one LBA is the power-fail atomic unit */
+		assert_int_equal(u64(l, "lba_size"), cases[i].lbs);
+		assert_int_equal(u64(l, "nsabp"), 0);
+		assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), cases[i].lbs);
+		assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
+				    "nvme:id-ctrl:awupf");
+		assert_null(first_layer(p, LCLOUD_LAYER_CLOUD)); /* not a cloud device */
+		lcloud_probe_free(p);
+	}
+}
+
+static void test_azure_shaped_namespace_atomics(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme0n1");
+	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	const uint64_t lba = 4096;
+	(void)state;
+
+	/* NSABP set: namespace values, 0's based: NAWUPF 3 -> 4 LBAs; NABSPF 15 -> 16 LBAs; NABO 4 LBAs */
+	assert_int_equal(u64(l, "nsabp"), 1);
+	assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * lba);
+	assert_int_equal(u64(l, "atomic_boundary_power_fail_bytes"), (15 + 1) * lba);
+	assert_int_equal(u64(l, "atomic_boundary_offset_bytes"), 4 * lba);
+	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
+			    "nvme:id-ns:nawupf");
+	assert_string_equal(str(first_layer(p, LCLOUD_LAYER_CLOUD), "provider"), "azure");
+	/* the crafted sysfs reports 16384 too: the kernel view agrees */
+	assert_int_equal(notes_matching(p, "nvme-kernel-view", "honours"), 1);
+	lcloud_probe_free(p);
+}
+
+static void test_ebs_shaped_torn_write_prevention(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme1n1");
+	const struct lcloud_layer *cloud = first_layer(p, LCLOUD_LAYER_CLOUD);
+	const uint64_t lba = 512;
+	(void)state;
+
+	assert_non_null(cloud);
+	assert_string_equal(str(cloud, "provider"), "aws");
+	assert_string_equal(str(cloud, "product"), "ebs");
+	assert_string_equal(str(cloud, "volume_id"), "vol0123456789abcdef0");
+	assert_string_equal(str(cloud, "attachment_name"), "/dev/xvdf");
+	/* NTWPU 31, NTWPG 7 (0's based LBAs of 512 bytes); NTWPB 0 = no boundary */
+	assert_int_equal(u64(cloud, "promise_untorn_max_bytes"), (31 + 1) * lba);
+	assert_int_equal(u64(cloud, "promise_untorn_granularity_bytes"), (7 + 1) * lba);
+	assert_int_equal(u64(cloud, "promise_boundary_bytes"), 0);
+	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(cloud, "promise_untorn_max_bytes")),
+			    "cloud:aws-ebs-twp");
+	assert_non_null(strstr(str(cloud, "promise_conditions"), "O_DIRECT"));
+	/* the standard fields promise only one LBA: the device layer says so separately */
+	assert_int_equal(u64(first_layer(p, LCLOUD_LAYER_NVME), "atomic_write_power_fail_bytes"), lba);
+	lcloud_probe_free(p);
+}
+
+static void test_fdp_controller(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme2n1");
+	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	(void)state;
+
+	assert_int_equal(u64(l, "fdp_supported"), 1);
+	assert_int_equal(u64(l, "directives_supported"), 1);
+	assert_int_equal(u64(l, "data_placement_supported"), 1);
+	assert_int_equal(u64(l, "streams_supported"), 0);
+	assert_int_equal(u64(l, "fdp_enabled"), 1);
+	assert_int_equal(u64(l, "fdp_reclaim_unit_handles"), 2);
+	assert_int_equal(u64(l, "fdp_max_placement_ids"), 2);    /* MAXPIDS 1, 0's based */
+	assert_int_equal(u64(l, "fdp_reclaim_unit_bytes"), 64ull << 20);
+	assert_int_equal(u64(l, "fdp_placement_id_count"), 2);
+	assert_string_equal(str(l, "fdp_placement_ids"), "0,1");
+	lcloud_probe_free(p);
+}
+
+static void test_truncated_failing_and_vanished(void **state)
+{
+	struct lcloud_probe *p;
+	const struct lcloud_layer *l;
+	(void)state;
+
+	/* 100 bytes of Identify Controller: fields past byte 100 unreadable, not zero */
+	p = probe_in("nvme-crafted", "/dev/nvme3n1");
+	l = first_layer(p, LCLOUD_LAYER_NVME);
+	assert_int_equal(lcloud_fact_get_state(lcloud_layer_find_fact(l, "awupf")), LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(u64(l, "vid"), 0x1b36);
+	assert_int_equal(notes_matching(p, "nvme-truncated", "100 of 4096"), 1);
+	/* FLBAS names format 15 of 2: no sizes in bytes, and a note saying why */
+	assert_int_equal(notes_matching(p, "nvme-lba-format", "FLBAS 15"), 1);
+	assert_null(lcloud_layer_find_fact(l, "lba_size"));
+	/* the kernel layer of the same namespace is still there */
+	assert_non_null(lcloud_layer_find_fact(first_layer(p, LCLOUD_LAYER_DISK), "physical_block_size"));
+	lcloud_probe_free(p);
+
+	p = probe_in("nvme-crafted", "/dev/nvme4n1");
+	assert_int_equal(notes_matching(p, "nvme-identify-failed", "Invalid Field in Command"), 1);
+	assert_string_equal(str(first_layer(p, LCLOUD_LAYER_NVME), "mn"), "Failing");
+	lcloud_probe_free(p);
+
+	p = probe_in("nvme-crafted", "/dev/nvme5n1");
+	assert_int_equal(notes_matching(p, "nvme-identify-failed", "gone away"), 2);
+	lcloud_probe_free(p);
+}
+
+/* Deterministic garbage: the decoders must neither crash nor read past the buffer. */
+static void test_garbage_buffers(void **state)
+{
+	uint8_t buf[4096];
+	uint32_t seed = 12345;
+	(void)state;
+
+	for (int round = 0; round < 200; round++) {
+		struct lcloud_probe *p = report_new("garbage");
+		struct nvme_identity id;
+		struct fdp_config cfg;
+		uint16_t pids[8];
+		size_t len;
+
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[i] = (uint8_t)(seed >> 16);
+		}
+		len = (seed >> 8) % sizeof(buf);
+		nvme_identity_decode(&id, buf, len, buf, sizeof(buf) - len);
+		assert_int_equal(report_add_layer(p, LCLOUD_LAYER_NVME, "nvme9n1", -1), 0);
+		assert_int_equal(nvme_identity_fill_layer(p, 0, &id), 0);
+		(void)nvme_fdp_config_decode(buf, len, buf[0] % 4, &cfg);
+		assert_true(nvme_ruh_status_decode(buf, len, pids, 8) <= 8);
+		lcloud_probe_free(p);
+	}
+	/* a log whose descriptor claims more than the buffer holds */
+	memset(buf, 0, sizeof(buf));
+	buf[16] = 0xff;
+	buf[17] = 0xff;
+	{
+		struct fdp_config cfg;
+
+		assert_int_equal(nvme_fdp_config_decode(buf, 100, 0, &cfg), -EBADMSG);
+		assert_int_equal(nvme_fdp_config_decode(buf, 8, 0, &cfg), -EBADMSG);
+	}
+	/* a status buffer claiming 1000 descriptors in 64 bytes */
+	buf[14] = 0xe8;
+	buf[15] = 0x03;
+	{
+		uint16_t pids[8];
+
+		assert_int_equal(nvme_ruh_status_decode(buf, 64, pids, 8), -EBADMSG);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_qemu_capture_matches_nvme_cli),
+		cmocka_unit_test(test_azure_shaped_namespace_atomics),
+		cmocka_unit_test(test_ebs_shaped_torn_write_prevention),
+		cmocka_unit_test(test_fdp_controller),
+		cmocka_unit_test(test_truncated_failing_and_vanished),
+		cmocka_unit_test(test_garbage_buffers),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
+		return 2;
+	}
+	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The NVMe layer against real NVMe controllers driven by Linux 6.1's nvme
+driver (QEMU 7.2 guest): one controller with two 4 KiB-LBA namespaces and a
+second with a 512-byte-LBA namespace. Every raw field lcloudctl reports must
+equal what nvme-cli reports in the same guest; /dev/ngXnY probes the same
+namespace; lcloudctl list shows every namespace. The guest kernel (6.1)
+predates the atomic-write queue limits: they must read as not provided."""
+from vmlib import layer, run_guest
+from hostlib import main
+
+GUEST = r'''
+set -u
+i=0
+for ns in /sys/block/nvme*n*; do
+    n=${ns##*/}
+    ctrl=/dev/${n%n*}
+    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$n.json || echo "probe $n failed" >&2
+    g=$(echo $n | sed 's/^nvme/ng/')
+    "$LCLOUDCTL" probe -o json /dev/$g > /out/probe-$g.json || echo "probe $g failed" >&2
+    nvme id-ctrl $ctrl -o json > /out/id-ctrl-$n.json
+    nvme id-ns /dev/$n -o json > /out/id-ns-$n.json
+    cat /sys/block/$n/queue/logical_block_size > /out/lbs-$n
+    echo $n >> /out/namespaces
+done
+"$LCLOUDCTL" list -o json > /out/list.json
+"$LCLOUDCTL" list > /out/list.txt
+'''
+
+DEVICES = ["--nvme", "lbs=4096,ns=2,size=32M,serial=lcA", "--nvme", "lbs=512,ns=1,size=32M,serial=lcB"]
+
+
+_run = None
+
+
+def guest():
+    """One boot serves every test of this file."""
+    global _run
+    if _run is None:
+        _run = run_guest(GUEST, DEVICES)
+    return _run
+
+
+def compare_raw(nvme, cli):
+    """Raw fields under nvme-cli's names must hold nvme-cli's values."""
+    compared = []
+    for key, want in cli.items():
+        if key not in nvme["facts"] or isinstance(want, (dict, list)):
+            continue
+        got = nvme["facts"][key]
+        if isinstance(want, str):
+            want = want.rstrip(" ")
+        assert got == want, (key, got, want)
+        compared.append(key)
+    return compared
+
+
+def test_nvme_fields_equal_nvme_cli():
+    run = guest()
+    namespaces = run.text("namespaces").split()
+    assert len(namespaces) == 3, namespaces
+    lbs_seen = set()
+    for n in namespaces:
+        probe = run.json("probe-%s.json" % n)["probes"][0]
+        nvme = layer(probe, "nvme", n)
+        keys = compare_raw(nvme, run.json("id-ctrl-%s.json" % n)) + compare_raw(nvme, run.json("id-ns-%s.json" % n))
+        for required in ("vid", "mn", "sn", "fr", "mdts", "oacs", "oncs", "vwc", "awun", "awupf", "acwu",
+                         "ctratt", "nsfeat", "nawun", "nawupf", "nacwu", "nabsn", "nabo", "nabspf", "noiob",
+                         "npwg", "npwa", "npdg", "npda", "nows"):
+            assert required in keys, (n, required, keys)
+        lbs = int(run.text("lbs-%s" % n))
+        lbs_seen.add(lbs)
+        assert nvme["facts"]["lba_size"] == lbs
+        # QEMU: NSABP clear, AWUPF 0: one LBA is power-fail atomic, from the controller field
+        assert nvme["facts"]["atomic_write_power_fail_bytes"] == (run.json("id-ctrl-%s.json" % n)["awupf"] + 1) * lbs
+        assert nvme["sources"]["atomic_write_power_fail_bytes"] == "nvme:id-ctrl:awupf"
+        disk = layer(probe, "disk", n)
+        assert disk["facts"]["logical_block_size"] == lbs
+        # Linux 6.1 has no atomic write limits: not provided, never 0
+        assert disk["facts"]["atomic_write_unit_max_bytes"] is None
+        assert disk["unavailable"]["atomic_write_unit_max_bytes"]["state"] == "not-provided"
+        assert any(note["code"] == "nvme-kernel-view" for note in probe["notes"])
+
+        # the generic node is the same namespace
+        ng = "ng" + n[len("nvme"):]
+        gprobe = run.json("probe-%s.json" % ng)["probes"][0]
+        assert gprobe["target"] == "nvme-generic"
+        assert layer(gprobe, "nvme", n)["facts"] == nvme["facts"]
+    assert lbs_seen == {512, 4096}
+
+
+def test_list_shows_every_namespace():
+    run = guest()
+    names = {d["name"] for d in run.json("list.json")["blockdevices"]}
+    for n in run.text("namespaces").split():
+        assert n in names, (n, names)
+    text = run.text("list.txt")
+    assert "AWU-MAX" in text and "nvme0n2" in text
+
+
+if __name__ == "__main__":
+    main([test_nvme_fields_equal_nvme_cli, test_list_shows_every_namespace])

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Running a guest script under lcvm from a Python test, with the project's
+lcloudctl copied in. Results come back as files; comparisons happen here on
+the host, against readings the guest took with nvme-cli and sg3_utils."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LCVM = os.path.join(HERE, "lcvm")
+LCLOUDCTL = os.environ.get("LCLOUDCTL")
+sys.path.insert(0, os.path.join(HERE, "..", "host"))
+
+
+class GuestRun:
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.files = os.path.join(outdir, "files")
+
+    def text(self, name):
+        with open(os.path.join(self.files, name)) as f:
+            return f.read()
+
+    def json(self, name):
+        return json.loads(self.text(name))
+
+    def exists(self, name):
+        return os.path.exists(os.path.join(self.files, name))
+
+
+def run_guest(script, devices, timeout=240):
+    """Boot a guest with DEVICES (lcvm options), run SCRIPT (sh) with $LCLOUDCTL set."""
+    if not LCLOUDCTL:
+        raise AssertionError("LCLOUDCTL is not set (meson sets it)")
+    tmp = tempfile.mkdtemp(prefix="lcloud-vm-")
+    guest = os.path.join(tmp, "guest.sh")
+    with open(guest, "w") as f:
+        f.write(script)
+    out = os.path.join(tmp, "res")
+    ctl = os.path.realpath(LCLOUDCTL)
+    args = [LCVM, "run", "--quiet", "--timeout", str(timeout), "--copy", ctl, "--env", "LCLOUDCTL=" + ctl]
+    args += list(devices) + ["--script", guest, "--out", out]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        tail = ""
+        for name in ("stdout", "stderr"):
+            path = os.path.join(out, name)
+            if os.path.exists(path):
+                with open(path) as f:
+                    tail += "--- guest %s\n%s" % (name, f.read()[-4000:])
+        raise AssertionError("lcvm exited %d\n%s\n%s" % (p.returncode, p.stderr[-3000:], tail))
+    return GuestRun(out)
+
+
+def layer(probe, kind, name=None):
+    for l in probe["layers"]:
+        if l["layer"] == kind and (name is None or l["name"] == name):
+            return l
+    raise AssertionError("no %s layer %s in %s" % (kind, name or "", [(l["layer"], l["name"]) for l in probe["layers"]]))

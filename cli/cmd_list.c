@@ -53,6 +53,7 @@ struct list_state {
 	const struct global_opts *g;
 	struct libscols_table *table;
 	json_object *devices;
+	json_object *errors;
 	int failures;
 };
 
@@ -105,6 +106,8 @@ static int list_one(const char *name, void *userdata)
 	if (r < 0) {
 		/* A device can vanish between listing and probing; say so and go on. */
 		report_probe_error("lcloudctl list", name, r);
+		if (st->errors)
+			json_object_array_add(st->errors, probe_error_to_json(name, r));
 		if (r != -ENOENT)
 			st->failures++;
 		return 0;
@@ -207,7 +210,9 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	if (opts.format == OUTPUT_JSON) {
 		root = json_object_new_object();
 		st.devices = json_object_new_array();
+		st.errors = json_object_new_array();
 		json_object_object_add(root, "blockdevices", st.devices);
+		json_object_object_add(root, "errors", st.errors);
 	} else {
 		st.table = scols_new_table();
 		if (!st.table)

@@ -76,10 +76,13 @@ const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf
 			snprintf(buf, size, "%s (%" PRIu64 ")", format_size(v, human, sizeof(human)), v);
 		break;
 	case LCLOUD_UNIT_KIB:
+		format_size(v * 1024, human, sizeof(human));
 		if (bytes)
 			snprintf(buf, size, "%" PRIu64, v);
+		else if (strcmp(human + strlen(human) - 3, "KiB") == 0)
+			snprintf(buf, size, "%" PRIu64 " KiB", v); /* no better unit: say it once */
 		else
-			snprintf(buf, size, "%s (%" PRIu64 " KiB)", format_size(v * 1024, human, sizeof(human)), v);
+			snprintf(buf, size, "%s (%" PRIu64 " KiB)", human, v);
 		break;
 	case LCLOUD_UNIT_SECTORS:
 		if (bytes)

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 		if (r < 0) {
 			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", g.sysroot, strerror(-r));
 			lcloud_ctx_free(ctx);
-			return r == -ENOENT ? EXIT_NOT_FOUND : EXIT_USAGE;
+			return exit_code_for_error(r);
 		}
 	}
 	rc = cmd->run(ctx, &g, argc - optind, argv + optind);

@@ -3,7 +3,8 @@
  * Stack checks that users get wrong. A partition or dm target that starts off
  * the device's physical block makes every block written straddle two physical
  * blocks, and the kernel refuses atomic writes on a partition whose start is
- * not aligned to the atomic write unit (block/bdev.c, bdev_can_atomic_write).
+ * not a multiple of the atomic write unit minimum and boundary
+ * (bdev_can_atomic_write, include/linux/blkdev.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,7 +52,8 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 	uint64_t awu_max = layer_u64_or(d, "atomic_write_unit_max_bytes", 0);
 	uint64_t awu_min = layer_u64_or(d, "atomic_write_unit_min_bytes", 0);
 	uint64_t boundary = layer_u64_or(d, "atomic_write_boundary_bytes", 0);
-	uint64_t atomic = awu_max > awu_min ? awu_max : awu_min;
+	/* the kernel's own rule for partitions (bdev_can_atomic_write, include/linux/blkdev.h) */
+	uint64_t kernel_align = awu_min > boundary ? awu_min : boundary;
 	bool flagged = false;
 	int r;
 
@@ -67,21 +69,22 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 			return r;
 		flagged = true;
 	}
-	if (atomic && offset % atomic) {
+	if (awu_min && kernel_align && offset % kernel_align) {
 		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
-				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write "
-				"unit %" PRIu64 ": the kernel turns off atomic writes on it; recreate it "
-				"starting at a multiple of %" PRIu64,
-				what, offset, d->name, atomic, atomic);
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of %" PRIu64 " (the larger of "
+				"its atomic write unit minimum and boundary): the kernel turns off atomic writes "
+				"(RWF_ATOMIC) on it; recreate it starting at a multiple of %" PRIu64,
+				what, offset, d->name, kernel_align, kernel_align);
 		if (r < 0)
 			return r;
 		flagged = true;
-	}
-	if (boundary && offset % boundary) {
+	} else if (awu_max > awu_min && offset % awu_max) {
 		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
-				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write "
-				"boundary %" PRIu64 ": aligned writes in it cross the device's boundaries",
-				what, offset, d->name, boundary);
+				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write unit "
+				"maximum %" PRIu64 ": a %" PRIu64 "-byte write aligned in it is not aligned on the "
+				"device, which devices that need natural alignment (cloud torn-write "
+				"prevention, SCSI atomic alignment) do not treat as atomic",
+				what, offset, d->name, awu_max, awu_max);
 		if (r < 0)
 			return r;
 		flagged = true;

@@ -26,6 +26,8 @@
 #include "sysfs.h"
 #include "util.h"
 
+#define LCLOUD_PROBE_KNOWN_FLAGS (LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES)
+
 /* The stack below a file system's device; a device-less file system just ends there. */
 static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
 			  const struct fs_device *dev)
@@ -81,8 +83,7 @@ static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		if (fallback_r < 0)
 			return fallback_r;
 	}
-	return report_note(p, (r == -EACCES || r == -EPERM || r == -EROFS) ? LCLOUD_NOTE_NEEDS_ROOT
-									    : LCLOUD_NOTE_WARNING,
+	return report_note(p, (r == -EACCES || r == -EPERM) ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
 			   r == -EACCES || r == -EPERM ? "needs-write-access" : "tmpfile-refused", 0,
 			   "could not create a temporary file in %s (%s): the file system facts are "
 			   "the directory's own, and file systems report atomic write limits only for "
@@ -221,7 +222,7 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 	struct stat st;
 	int fd = -1, r;
 
-	if (!ctx || !path || !*path || !ret_probe)
+	if (!ctx || !path || !*path || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
 		return -EINVAL;
 	p = report_new(path);
 	if (!p)
@@ -272,7 +273,7 @@ LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags
 	ssize_t n;
 	int r;
 
-	if (!ctx || fd < 0 || !ret_probe)
+	if (!ctx || fd < 0 || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
 		return -EINVAL;
 	if (ctx_has_sysroot(ctx))
 		return -EOPNOTSUPP; /* a descriptor is always of the live system */
@@ -307,7 +308,7 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	struct lcloud_probe *p;
 	int r;
 
-	if (!ctx || !name || !ret_probe)
+	if (!ctx || !name || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
 		return -EINVAL;
 	r = sysfs_block_dir(ctx, name, dir, sizeof(dir));
 	if (r < 0)
@@ -318,7 +319,7 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	p = report_new(node);
 	if (!p)
 		return -ENOMEM;
-	r = probe_block_dir(ctx, p, dir, access(node, F_OK) == 0 ? node : NULL);
+	r = probe_block_dir(ctx, p, dir, !ctx_has_sysroot(ctx) && access(node, F_OK) == 0 ? node : NULL);
 	if (r >= 0)
 		r = finish(ctx, p, flags);
 	if (r < 0) {

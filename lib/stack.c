@@ -155,6 +155,12 @@ static int fill_loop(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const
 	char buf[8];
 	int r;
 
+	/* An unbound loop device has no loop/ folder: nothing behind it. */
+	if (sysfs_attr_exists(ctx, devdir, "loop") <= 0)
+		return layer_add_bool(l, "loop_bound", false, "sysfs:loop");
+	r = layer_add_bool(l, "loop_bound", true, "sysfs:loop");
+	if (r < 0)
+		return r;
 	r = add_sysfs_string(ctx, l, devdir, "loop/backing_file", "loop_backing_file");
 	if (r < 0)
 		return r;

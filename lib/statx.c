@@ -31,7 +31,8 @@ static int add_u32(struct lcloud_layer *l, const struct lcloud_statx *stx, unsig
 int statx_fill_layer(struct lcloud_layer *l, const struct lcloud_statx *stx)
 {
 	static const char no_atomic[] =
-		"not reported by this kernel or file system (statx STATX_WRITE_ATOMIC not filled)";
+		"not reported: statx left STATX_WRITE_ATOMIC unset (no atomic write support for this file "
+		"or device, or a kernel before 6.11)";
 	static const char no_dio[] =
 		"not reported by this kernel or file system (statx STATX_DIOALIGN not filled)";
 	static const char no_dio_read[] =

@@ -163,15 +163,21 @@ static void test_alignment_rules(void **state)
 	assert_int_equal(notes_with(p, "physical block size 4096 (3584 bytes past"), 1);
 	assert_int_equal(lcloud_probe_get_note_count(p), 1);
 	lcloud_probe_free(p);
-	/* 8 KiB start, 16 KiB atomic unit: physically fine, atomic writes off */
+	/* 8 KiB start, units 4-16 KiB, no boundary: the kernel keeps atomic writes (start is a
+	 * multiple of unit_min and there is no boundary), but 16 KiB writes are off the device grid */
 	p = partition_on_disk(8192, 4096, 16384, 0);
 	assert_int_equal(notes_with(p, "physical block size"), 0);
-	assert_int_equal(notes_with(p, "atomic write unit 16384"), 1);
+	assert_int_equal(notes_with(p, "turns off atomic writes"), 0);
+	assert_int_equal(notes_with(p, "atomic write unit maximum 16384"), 1);
 	lcloud_probe_free(p);
-	/* 32 KiB start, 16 KiB unit but 64 KiB boundary: boundaries fall inside aligned writes */
+	/* 32 KiB start with a 64 KiB boundary: the kernel requires max(unit_min, boundary) = 64 KiB */
 	p = partition_on_disk(32768, 4096, 16384, 65536);
-	assert_int_equal(notes_with(p, "atomic write unit"), 0);
-	assert_int_equal(notes_with(p, "boundary 65536"), 1);
+	assert_int_equal(notes_with(p, "not a multiple of 65536"), 1);
+	assert_int_equal(notes_with(p, "turns off atomic writes"), 1);
+	lcloud_probe_free(p);
+	/* 64 KiB start with the same device: nothing to say */
+	p = partition_on_disk(65536, 4096, 16384, 65536);
+	assert_int_equal(lcloud_probe_get_note_count(p), 0);
 	lcloud_probe_free(p);
 	/* 512-byte disk, start 1 MiB + 512: only the 4 KiB page rule applies */
 	p = partition_on_disk(1048576 + 512, 512, 0, 0);

@@ -24,7 +24,8 @@ static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigne
 		fprintf(out, "%s %s", lcloud_layer_kind_to_string(kind), lcloud_layer_get_name(l));
 		/* device and provider layers describe the disk above them; the others sit below it */
 		if (parent >= 0)
-			fprintf(out, " (%s %s)", kind == LCLOUD_LAYER_NVME || kind == LCLOUD_LAYER_CLOUD ? "about" : "below",
+			fprintf(out, " (%s %s)", kind == LCLOUD_LAYER_NVME || kind == LCLOUD_LAYER_SCSI ||
+										kind == LCLOUD_LAYER_CLOUD ? "about" : "below",
 				lcloud_layer_get_name(lcloud_probe_get_layer(p, (unsigned int)parent)));
 	}
 	fputc('\n', out);

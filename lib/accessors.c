@@ -117,6 +117,8 @@ LCLOUD_EXPORT const char *lcloud_layer_kind_to_string(enum lcloud_layer_kind kin
 		return "nvme";
 	case LCLOUD_LAYER_CLOUD:
 		return "cloud";
+	case LCLOUD_LAYER_SCSI:
+		return "scsi";
 	}
 	return "unknown";
 }

@@ -12,4 +12,7 @@
  */
 int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identity *id);
 
+/* The same for a SCSI disk: SCSI layer SCSI, describing disk layer DISK. */
+int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk);
+
 #endif

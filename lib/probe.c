@@ -19,6 +19,7 @@
 #include "devdb.h"
 #include "filesystem.h"
 #include "nvme_layer.h"
+#include "scsi_layer.h"
 #include "report.h"
 #include "signature.h"
 #include "stack.h"
@@ -159,6 +160,8 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 	r = devdb_add_identifiers(ctx, p);
 	if (r >= 0)
 		r = nvme_probe_layers(ctx, p);
+	if (r >= 0)
+		r = scsi_probe_layers(ctx, p);
 	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_SIGNATURES))
 		r = signature_probe_layers(ctx, p);
 	if (r >= 0)

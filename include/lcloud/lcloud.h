@@ -76,6 +76,7 @@ enum lcloud_layer_kind {
 	LCLOUD_LAYER_DISK = 6,       /* a disk: the bottom of the stack */
 	LCLOUD_LAYER_NVME = 7,       /* what an NVMe namespace's device says (Identify, hints) */
 	LCLOUD_LAYER_CLOUD = 8,      /* a cloud provider's documented promise for the device */
+	LCLOUD_LAYER_SCSI = 9,       /* what a SCSI disk says (INQUIRY, VPD, READ CAPACITY) */
 };
 
 /* Layers, top (filesystem) first, then the block devices below it. */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Cloud SCSI disks and what their providers promise about torn writes.
+ *
+ * Google Persistent Disk (INQUIRY "Google" / "PersistentDisk"): "Best
+ * practices for 16 KB persistent disk and MySQL", Google Cloud Compute
+ * Engine documentation: a persistent disk created with a 16 KB physical
+ * block size "provides 16 KB write atomicity at the physical block level".
+ * Conditions there: 16 KiB-aligned writes of 16 KiB, O_DIRECT
+ * (innodb_flush_method=O_DIRECT), ext4 with bigalloc and 16 KiB clusters
+ * so that files are allocated in aligned 16 KiB units.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cloud.h"
+#include "util.h"
+
+int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
+{
+	const struct lcloud_fact *vendor = layer_fact(report_layer(p, scsi), "vendor");
+	const struct lcloud_fact *product = layer_fact(report_layer(p, scsi), "product");
+	const char *src = "cloud:gcp-pd-16k";
+	struct lcloud_layer *l;
+	uint64_t physical;
+	int cloud, r;
+
+	if (!vendor || !product || !streq(vendor->string, "Google") || !streq(product->string, "PersistentDisk"))
+		return 0;
+	/* READ CAPACITY's physical block (needs root), else the kernel's view of it */
+	physical = layer_u64_or(report_layer(p, scsi), "physical_block_bytes",
+				layer_u64_or(report_layer(p, disk), "physical_block_size", 0));
+	cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, "gcp", scsi);
+	if (cloud < 0)
+		return cloud;
+	l = report_layer(p, cloud);
+	r = layer_add_string(l, "provider", "gcp", "scsi:inquiry:vendor");
+	if (r >= 0)
+		r = layer_add_string(l, "product", "persistent-disk", "scsi:inquiry:product");
+	if (r < 0)
+		return r;
+	if (physical != 16384)
+		return report_note(p, LCLOUD_NOTE_INFO, "cloud-gcp-pd-4k", cloud,
+				   "Google Persistent Disk with a %" PRIu64 "-byte physical block: Google promises "
+				   "16 KiB write atomicity only for disks created with a 16 KB physical block size",
+				   physical);
+	r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, 16384, src);
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, 16384, src);
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, 16384, src);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_conditions",
+				     "16 KiB writes aligned to 16 KiB on the disk (the physical block); O_DIRECT; "
+				     "Google's recipe: ext4 with bigalloc and 16 KiB clusters, data files only",
+				     src);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_source",
+				     "Google Cloud: Best practices for 16 KB persistent disk and MySQL", src);
+	return r;
+}

@@ -17,6 +17,7 @@ enum {
 	EXIT_NOT_FOUND = 3,
 	EXIT_PERMISSION = 4,
 	EXIT_WRONG_KIND = 5,
+	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 };
 
 enum output_format {
@@ -41,6 +42,13 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 void cmd_probe_usage(FILE *out);
 int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_list_usage(FILE *out);
+int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_check_usage(FILE *out);
+int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_advise_usage(FILE *out);
+
+/* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
+int parse_size(const char *s, uint64_t *ret);
 
 /* -o/--output argument; returns false for an unknown format. */
 bool parse_output_format(const char *arg, enum output_format *ret);

@@ -182,7 +182,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	json_object *root = NULL;
 	int c, r;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
 	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':

@@ -41,7 +41,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	uint32_t flags = 0;
 	int c, rc = EXIT_OK;
 
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
 	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':

@@ -13,6 +13,8 @@ static void main_usage(FILE *out);
 static const struct command commands[] = {
 	{ "probe", "show every layer's atomic write and I/O facts for paths", cmd_probe, cmd_probe_usage },
 	{ "list", "list block devices with atomic write and stream limits", cmd_list, cmd_list_usage },
+	{ "check", "is an aligned N-byte write untorn? (exit 0 yes, 6 no)", cmd_check, cmd_check_usage },
+	{ "advise", "database settings for this storage (MySQL, MariaDB, PostgreSQL)", cmd_advise, cmd_advise_usage },
 };
 
 bool parse_output_format(const char *arg, enum output_format *ret)
@@ -47,7 +49,8 @@ static void main_usage(FILE *out)
 	      "  -V, --version         show the version\n"
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
-	      "4 permission denied, 5 wrong kind of file or device. See lcloudctl(8).\n",
+	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn.\n"
+	      "See lcloudctl(8).\n",
 	      out);
 }
 

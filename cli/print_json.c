@@ -55,6 +55,34 @@ static json_object *layer_to_json(const struct lcloud_probe *p, unsigned int ind
 	return obj;
 }
 
+static json_object *verdict_to_json(const struct lcloud_probe *p)
+{
+	json_object *obj = json_object_new_object();
+
+	for (int path = LCLOUD_PATH_RWF_ATOMIC; path <= LCLOUD_PATH_BUFFERED; path++) {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, (enum lcloud_io_path)path);
+		json_object *jv = json_object_new_object(), *reasons = json_object_new_array();
+		uint64_t align = lcloud_verdict_get_alignment(v);
+
+		json_object_object_add(jv, "max_untorn_bytes", json_object_new_uint64(lcloud_verdict_get_max_untorn_bytes(v)));
+		json_object_object_add(jv, "min_untorn_bytes", json_object_new_uint64(lcloud_verdict_get_min_untorn_bytes(v)));
+		/* "natural": a write must start at a multiple of its own size */
+		json_object_object_add(jv, "alignment", align ? json_object_new_uint64(align) : json_object_new_string("natural"));
+		json_object_object_add(jv, "boundary_bytes", json_object_new_uint64(lcloud_verdict_get_boundary(v)));
+		json_object_object_add(jv, "boundary_offset_bytes", json_object_new_uint64(lcloud_verdict_get_boundary_offset(v)));
+		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {
+			json_object *r = json_object_new_object();
+
+			json_object_object_add(r, "reason", json_object_new_string(lcloud_verdict_get_reason(v, i)));
+			json_object_object_add(r, "evidence", json_object_new_string(lcloud_verdict_get_reason_evidence(v, i)));
+			json_object_array_add(reasons, r);
+		}
+		json_object_object_add(jv, "reasons", reasons);
+		json_object_object_add(obj, lcloud_io_path_to_string((enum lcloud_io_path)path), jv);
+	}
+	return obj;
+}
+
 json_object *probe_to_json(const struct lcloud_probe *p)
 {
 	json_object *obj = json_object_new_object();
@@ -82,6 +110,7 @@ json_object *probe_to_json(const struct lcloud_probe *p)
 		json_object_array_add(notes, jn);
 	}
 	json_object_object_add(obj, "notes", notes);
+	json_object_object_add(obj, "verdict", verdict_to_json(p));
 	return obj;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The normal probe output: a heading for the target, then one block per layer, then notes. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +64,22 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 			fprintf(out, "  %-*s  %s\n", (int)width, lcloud_fact_get_name(f),
 				format_fact_value(f, bytes, value, sizeof(value)));
 		}
+	}
+	fputs("\nverdict: largest untorn write per I/O path\n", out);
+	for (int path = LCLOUD_PATH_RWF_ATOMIC; path <= LCLOUD_PATH_BUFFERED; path++) {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, (enum lcloud_io_path)path);
+		uint64_t max = lcloud_verdict_get_max_untorn_bytes(v);
+		char size[32];
+
+		if (max)
+			format_size(max, size, sizeof(size));
+		fprintf(out, "  %-13s %s", lcloud_io_path_to_string((enum lcloud_io_path)path), max ? size : "none");
+		if (max && lcloud_verdict_get_boundary(v))
+			fprintf(out, ", not crossing %" PRIu64 "-byte boundaries", lcloud_verdict_get_boundary(v));
+		fputc('\n', out);
+		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
+			fprintf(out, "      - %s [%s]\n", lcloud_verdict_get_reason(v, i),
+				lcloud_verdict_get_reason_evidence(v, i));
 	}
 	if (n_notes) {
 		fputs("\nnotes\n", out);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "filesystem.h"
 #include "statx.h"
@@ -48,6 +49,44 @@ static int find_mount(const struct lcloud_ctx *ctx, uint64_t mnt_id, unsigned in
 	}
 	fclose(f);
 	return found ? 0 : -ENOENT;
+}
+
+/*
+ * ext4 with bigalloc allocates in clusters larger than its blocks: the unit
+ * that keeps a database page in one extent. The cluster size is only in the
+ * superblock (1024 bytes in): s_log_block_size at 0x18, s_log_cluster_size at
+ * 0x1c, s_magic 0xef53 at 0x38, s_feature_ro_compat at 0x64 (bigalloc 0x200).
+ */
+static int add_ext4_cluster(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *source_dev)
+{
+	static const char src[] = "ext4:superblock:s_log_cluster_size";
+	uint8_t sb[1024];
+	uint32_t log_block, log_cluster, ro_compat;
+	ssize_t n;
+	int fd;
+
+	if (ctx_has_sysroot(ctx) || !has_prefix(source_dev, "/dev/"))
+		return 0;
+	fd = open(source_dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+					 errno == EACCES || errno == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
+					 src, errno == EACCES || errno == EPERM ? "reading the ext4 superblock needs root"
+										: strerror(errno));
+	n = pread(fd, sb, sizeof(sb), 1024);
+	close(fd);
+	if (n != (ssize_t)sizeof(sb) || sb[0x38] != 0x53 || sb[0x39] != 0xef)
+		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+					 src, "no ext4 superblock where expected");
+	log_block = (uint32_t)sb[0x18] | (uint32_t)sb[0x19] << 8;
+	log_cluster = (uint32_t)sb[0x1c] | (uint32_t)sb[0x1d] << 8;
+	ro_compat = (uint32_t)sb[0x64] | (uint32_t)sb[0x65] << 8 | (uint32_t)sb[0x66] << 16 | (uint32_t)sb[0x67] << 24;
+	if (log_block > 6 || log_cluster > 20)
+		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+					 src, "implausible block or cluster size in the superblock");
+	/* without bigalloc the cluster is the block */
+	return layer_add_u64(l, "cluster_size", LCLOUD_UNIT_BYTES,
+			     1024ull << ((ro_compat & 0x200) ? log_cluster : log_block), src);
 }
 
 int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
@@ -109,6 +148,11 @@ int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int f
 	r = statx_fill_layer(l, &stx);
 	if (r < 0)
 		return r;
+	if (have_mount && streq(mnt.fstype, "ext4")) {
+		r = add_ext4_cluster(ctx, l, mnt.source);
+		if (r < 0)
+			return r;
+	}
 
 	ret_dev->major = stx.stx_dev_major;
 	ret_dev->minor = stx.stx_dev_minor;

@@ -26,6 +26,7 @@
 #include "statx.h"
 #include "sysfs.h"
 #include "util.h"
+#include "verdict.h"
 
 #define LCLOUD_PROBE_KNOWN_FLAGS (LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES)
 
@@ -166,6 +167,8 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 		r = signature_probe_layers(ctx, p);
 	if (r >= 0)
 		r = align_check_stack(p);
+	if (r >= 0)
+		r = verdict_compute(p);
 	return r;
 }
 

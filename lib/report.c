@@ -7,6 +7,7 @@
 
 #include "report.h"
 #include "util.h"
+#include "verdict.h"
 
 struct lcloud_probe *report_new(const char *path)
 {
@@ -185,6 +186,7 @@ LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
 		free(p->notes[i].code);
 		free(p->notes[i].message);
 	}
+	verdict_free(p->verdicts);
 	free(p->layers);
 	free(p->notes);
 	free(p->path);

@@ -34,6 +34,8 @@ struct lcloud_note {
 	char *message;
 };
 
+struct lcloud_verdict;
+
 struct lcloud_probe {
 	char *path;
 	char *resolved_path;
@@ -42,6 +44,7 @@ struct lcloud_probe {
 	unsigned int n_layers;
 	struct lcloud_note *notes;
 	unsigned int n_notes;
+	struct lcloud_verdict *verdicts; /* one per path, LCLOUD_PATH_RWF_ATOMIC first; NULL until computed */
 };
 
 struct lcloud_probe *report_new(const char *path);

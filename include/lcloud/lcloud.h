@@ -12,6 +12,7 @@
 #ifndef LCLOUD_LCLOUD_H
 #define LCLOUD_LCLOUD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -161,6 +162,78 @@ const char *lcloud_note_get_code(const struct lcloud_note *note);
 /* Layer index the note is about, -1 for the probe as a whole. */
 int lcloud_note_get_layer(const struct lcloud_note *note);
 const char *lcloud_note_get_message(const struct lcloud_note *note);
+
+/* ---- verdict: is an aligned N-byte write untorn, on which path, and why -- */
+
+struct lcloud_verdict;
+
+enum lcloud_io_path {
+	LCLOUD_PATH_BEST = 0,         /* for lcloud_probe_check(): the path that allows most */
+	LCLOUD_PATH_RWF_ATOMIC = 1,   /* O_DIRECT + pwritev2(RWF_ATOMIC): the kernel guarantees it */
+	LCLOUD_PATH_PASSTHROUGH = 2,  /* NVMe commands sent by liblcloud, which enforces the limits */
+	LCLOUD_PATH_PLAIN_DIRECT = 3, /* aligned O_DIRECT writes: only a device or provider promise */
+	LCLOUD_PATH_BUFFERED = 4,     /* page cache writes: never guaranteed */
+};
+
+const char *lcloud_io_path_to_string(enum lcloud_io_path path);
+/* "rwf_atomic", "passthrough", "plain_direct", "buffered" (or "best"); -EINVAL otherwise. */
+int lcloud_io_path_from_string(const char *name, enum lcloud_io_path *ret_path);
+
+/* The verdict for one path; NULL for LCLOUD_PATH_BEST or an unknown path. */
+const struct lcloud_verdict *lcloud_probe_get_verdict(const struct lcloud_probe *probe,
+						      enum lcloud_io_path path);
+enum lcloud_io_path lcloud_verdict_get_path(const struct lcloud_verdict *verdict);
+/* Largest power-of-two size that is untorn on this path; 0 when none is. */
+uint64_t lcloud_verdict_get_max_untorn_bytes(const struct lcloud_verdict *verdict);
+/* Smallest size the path accepts (RWF_ATOMIC's unit minimum); 0 when there is none. */
+uint64_t lcloud_verdict_get_min_untorn_bytes(const struct lcloud_verdict *verdict);
+/* Offset alignment a write needs; 0 means natural alignment (a multiple of its own size). */
+uint64_t lcloud_verdict_get_alignment(const struct lcloud_verdict *verdict);
+/* Writes must not cross offset + k * boundary (0: no boundary). Offsets are in the target. */
+uint64_t lcloud_verdict_get_boundary(const struct lcloud_verdict *verdict);
+uint64_t lcloud_verdict_get_boundary_offset(const struct lcloud_verdict *verdict);
+unsigned int lcloud_verdict_get_reason_count(const struct lcloud_verdict *verdict);
+/* Why, for a person; and the evidence it rests on ("statx", "nvme:id-ns:nawupf", ...). */
+const char *lcloud_verdict_get_reason(const struct lcloud_verdict *verdict, unsigned int index);
+const char *lcloud_verdict_get_reason_evidence(const struct lcloud_verdict *verdict, unsigned int index);
+
+/*
+ * Is an aligned write of SIZE bytes untorn on PATH (LCLOUD_PATH_BEST: on any
+ * path, the kernel's guarantee preferred)? Returns 1 yes, 0 no, -EINVAL for a
+ * SIZE that is 0 or not a power of two, -ERANGE for a SIZE larger than the
+ * device or file system. RET_PATH gets the path that decided (may be NULL);
+ * WHY gets one line saying why either way (may be NULL).
+ */
+int lcloud_probe_check(const struct lcloud_probe *probe, enum lcloud_io_path path, uint64_t size,
+		       enum lcloud_io_path *ret_path, char *why, size_t why_size);
+
+/*
+ * May a write of SIZE bytes at OFFSET (in the target) go on this verdict's
+ * path untorn? Checks the size range, the alignment and the boundary.
+ * Returns 1 yes, 0 no (WHY says which rule it breaks; may be NULL), -EINVAL.
+ */
+int lcloud_verdict_allows(const struct lcloud_verdict *verdict, uint64_t offset, uint64_t size,
+			  char *why, size_t why_size);
+
+/* ---- one call for storage engines ------------------------------------------ */
+
+/*
+ * How to write PAGE_SIZE-byte pages to the open data file FD so that they are
+ * untorn. Set ->size to sizeof(struct lcloud_page_plan) before the call;
+ * later versions may grow the structure at its end.
+ */
+struct lcloud_page_plan {
+	uint32_t size;             /* in: sizeof(struct lcloud_page_plan) */
+	uint32_t path;             /* enum lcloud_io_path; 0 when no path makes pages untorn */
+	uint32_t open_flags;       /* flags the data file needs: O_DIRECT for the direct paths */
+	uint32_t rwf_flags;        /* pwritev2() flags per write: RWF_ATOMIC on rwf_atomic */
+	uint64_t alignment;        /* file offset and buffer alignment for each page write */
+	uint64_t max_untorn_bytes; /* largest untorn write on that path */
+	char reason[512];          /* why, either way */
+};
+
+/* Returns 1 when page writes are untorn (the plan says how), 0 when not, -errno on error. */
+int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcloud_page_plan *ret_plan);
 
 /* ---- enumeration ----------------------------------------------------------- */
 

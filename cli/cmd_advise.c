@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lcloudctl advise PATH --db mysql|mariadb|postgresql: the verdict turned
+ * into database settings. What each database does with its pages, and where
+ * that is documented, is listed in lcloudctl(8), ADVICE AND SOURCES:
+ *  - InnoDB (MySQL, MariaDB) writes data pages with O_DIRECT when
+ *    innodb_flush_method=O_DIRECT: the plain_direct path. It does not use
+ *    RWF_ATOMIC. innodb_doublewrite protects pages from tearing.
+ *  - MySQL 8.0.30+ DETECT_ONLY writes only page metadata to the doublewrite
+ *    buffer: torn pages are detected, not repaired.
+ *  - PostgreSQL writes data pages through the page cache: the buffered path;
+ *    full_page_writes protects them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum db { DB_MYSQL, DB_MARIADB, DB_POSTGRESQL };
+
+struct advice {
+	json_object *lines;    /* why, one statement each */
+	json_object *settings; /* name -> value */
+};
+
+__attribute__((format(printf, 2, 3)))
+static void say(struct advice *a, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_object_array_add(a->lines, json_object_new_string(buf));
+}
+
+static void setting(struct advice *a, const char *name, const char *value)
+{
+	json_object_object_add(a->settings, name, json_object_new_string(value));
+}
+
+/* Would the file system's device keep the page whole, if the file system allocated in pages? */
+static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe *p, uint64_t page, uint64_t *fs_unit)
+{
+	const char *source = NULL;
+	struct lcloud_probe *dev = NULL;
+	bool yes = false;
+
+	*fs_unit = 0;
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
+		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
+
+		if (lcloud_layer_get_kind(l) != LCLOUD_LAYER_FILESYSTEM)
+			continue;
+		source = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_source"));
+		*fs_unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "cluster_size"));
+		if (!*fs_unit)
+			*fs_unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "block_size"));
+	}
+	if (!source || strncmp(source, "/dev/", 5) != 0)
+		return false;
+	if (lcloud_probe_path(ctx, source, LCLOUD_PROBE_NO_SIGNATURES, &dev) == 0) {
+		yes = lcloud_probe_check(dev, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, NULL, 0) == 1;
+		lcloud_probe_free(dev);
+	}
+	return yes;
+}
+
+static void advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, enum db db, uint64_t page,
+			  struct advice *a)
+{
+	char why[1024], rwf[1024];
+	int direct = lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, why, sizeof(why));
+	int atomic = lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, page, NULL, rwf, sizeof(rwf));
+	uint64_t fs_unit = 0;
+
+	if (direct == 1) {
+		setting(a, "innodb_doublewrite", "OFF");
+		setting(a, "innodb_flush_method", "O_DIRECT");
+		say(a, "%" PRIu64 "-byte InnoDB pages written with O_DIRECT are untorn here, so the doublewrite "
+		    "buffer can be turned off: %s", page, why);
+		say(a, "this rests on the device's or provider's promise and on the stack staying as it is: "
+		    "moving the data files, adding LVM or RAID, or changing the file system voids it; run "
+		    "'lcloudctl check' again after any such change");
+	} else {
+		setting(a, "innodb_doublewrite", "ON");
+		say(a, "keep the doublewrite buffer: %s", why);
+		if (atomic == 1)
+			say(a, "the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes on this file (%s), but "
+			    "InnoDB does not issue RWF_ATOMIC; a storage engine that plans its writes with "
+			    "lcloud_plan_page_writes(3) could use it", page, rwf);
+		if (device_keeps_page(ctx, p, page, &fs_unit) && fs_unit && fs_unit < page)
+			say(a, "the device below keeps %" PRIu64 "-byte aligned writes whole, but this file system "
+			    "allocates in %" PRIu64 "-byte units, so a page can span two extents: a file system that "
+			    "allocates whole pages fixes that, e.g. 'mkfs.ext4 -O bigalloc -C %" PRIu64 "' (the AWS "
+			    "and Google recipes) or 'mkfs.xfs -b size=%" PRIu64 "' (Linux 6.12+ for blocks larger "
+			    "than the memory page)", page, fs_unit, page, page);
+	}
+	if (db == DB_MYSQL)
+		say(a, "innodb_doublewrite=DETECT_ONLY (MySQL 8.0.30+) writes only page metadata to the "
+		    "doublewrite buffer: a torn page is detected during recovery but cannot be repaired, so it "
+		    "does not protect data; DETECT_AND_RECOVER is the same as ON");
+	else
+		say(a, "MariaDB's innodb_use_atomic_writes acts only on devices MariaDB recognises itself; it "
+		    "does not read this device's promise, so set innodb_doublewrite from this verdict; "
+		    "innodb_flush_method=O_DIRECT is MariaDB's default since 10.6");
+}
+
+static void advise_postgresql(const struct lcloud_probe *p, uint64_t page, struct advice *a)
+{
+	char why[1024], direct[1024];
+	int d = lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, direct, sizeof(direct));
+
+	setting(a, "full_page_writes", "on");
+	lcloud_probe_check(p, LCLOUD_PATH_BUFFERED, page, NULL, why, sizeof(why));
+	say(a, "PostgreSQL writes its data pages through the page cache (buffered I/O), and %s", why);
+	say(a, "so full_page_writes must stay on: with it off, a torn %" PRIu64 "-byte page after a crash cannot "
+	    "be repaired from the WAL; wal_compression makes the full-page images cheaper", page);
+	if (d == 1)
+		say(a, "the device itself would keep %" PRIu64 "-byte O_DIRECT writes whole (%s), but PostgreSQL's "
+		    "direct I/O option (debug_io_direct, 16+) is meant for developer testing, not production",
+		    page, direct);
+}
+
+void cmd_advise_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl advise [options] PATH --db mysql|mariadb|postgresql\n"
+	      "\n"
+	      "Turn the verdict for PATH (a data directory or file) into database settings:\n"
+	      "whether InnoDB's doublewrite buffer can be turned off and with which flush\n"
+	      "method, what MySQL's DETECT_ONLY and MariaDB's settings do and do not protect,\n"
+	      "why PostgreSQL's full_page_writes stays on, and which file system layout would\n"
+	      "keep pages whole on this device.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -d, --db NAME         mysql, mariadb or postgresql\n"
+	      "  -P, --page-size N     database page size (default 16K for InnoDB, 8K for\n"
+	      "                        PostgreSQL); a power of two\n"
+	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -h, --help            show this help\n",
+	      out);
+}
+
+int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "page-size", required_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const db_names[] = { "mysql", "mariadb", "postgresql" };
+	enum output_format format = g->format;
+	struct advice a = { NULL, NULL };
+	struct lcloud_probe *p = NULL;
+	uint64_t page = 0;
+	int c, r, db = -1;
+	json_object *root = NULL;
+
+	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
+	while ((c = getopt_long(argc, argv, "d:P:o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			for (int i = 0; i < 3; i++)
+				if (strcmp(optarg, db_names[i]) == 0)
+					db = i;
+			if (db < 0) {
+				fprintf(stderr, "lcloudctl advise: unknown database '%s' (use mysql, mariadb or postgresql)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'P':
+			if (parse_size(optarg, &page) < 0 || !page || (page & (page - 1))) {
+				fprintf(stderr, "lcloudctl advise: --page-size '%s' is not a power of two "
+					"(InnoDB pages are 4K-64K, PostgreSQL's 8K by default)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			if (!parse_output_format(optarg, &format)) {
+				fprintf(stderr, "lcloudctl advise: unknown output format '%s' (use normal or json)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			cmd_advise_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_advise_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc || db < 0) {
+		fputs(db < 0 ? "lcloudctl advise: --db is required (mysql, mariadb or postgresql)\n"
+			     : "lcloudctl advise: give exactly one PATH (the data directory)\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	if (!page)
+		page = db == DB_POSTGRESQL ? 8192 : 16384;
+	r = lcloud_probe_path(ctx, argv[optind], LCLOUD_PROBE_NO_SIGNATURES, &p);
+	if (r < 0)
+		return report_probe_error("lcloudctl advise", argv[optind], r);
+	root = json_object_new_object();
+	a.lines = json_object_new_array();
+	a.settings = json_object_new_object();
+	json_object_object_add(root, "path", json_object_new_string(argv[optind]));
+	json_object_object_add(root, "db", json_object_new_string(db_names[db]));
+	json_object_object_add(root, "page_size", json_object_new_uint64(page));
+	json_object_object_add(root, "settings", a.settings);
+	json_object_object_add(root, "advice", a.lines);
+	if (db == DB_POSTGRESQL)
+		advise_postgresql(p, page, &a);
+	else
+		advise_innodb(ctx, p, (enum db)db, page, &a);
+	if (format == OUTPUT_JSON) {
+		print_json(stdout, root);
+	} else {
+		printf("%s: %s with %" PRIu64 "-byte pages\n\nsettings:\n", argv[optind], db_names[db], page);
+		json_object_object_foreach(a.settings, key, val)
+			printf("  %s = %s\n", key, json_object_get_string(val));
+		fputs("\nwhy:\n", stdout);
+		for (size_t i = 0; i < json_object_array_length(a.lines); i++)
+			printf("  - %s\n", json_object_get_string(json_object_array_get_idx(a.lines, i)));
+	}
+	json_object_put(root);
+	lcloud_probe_free(p);
+	return EXIT_OK;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef LCLOUD_VERDICT_H
+#define LCLOUD_VERDICT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lcloud/lcloud.h"
+
+#define VERDICT_PATHS 4
+
+struct verdict_reason {
+	char *text;
+	char *evidence;
+};
+
+struct lcloud_verdict {
+	enum lcloud_io_path path;
+	uint64_t max_untorn;
+	uint64_t min_untorn;
+	uint64_t alignment; /* 0: natural */
+	uint64_t boundary;
+	uint64_t boundary_offset;
+	struct verdict_reason *reasons;
+	unsigned int n_reasons;
+};
+
+/* Joins the probe's layers into one verdict per path (stored in the probe). */
+int verdict_compute(struct lcloud_probe *p);
+void verdict_free(struct lcloud_verdict *v);
+
+#endif

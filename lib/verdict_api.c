@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The verdict's public face: getters, the one-size check, and the storage engine's plan. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compat.h"
+#include "report.h"
+#include "util.h"
+#include "verdict.h"
+
+static const char *const path_names[] = { "best", "rwf_atomic", "passthrough", "plain_direct", "buffered" };
+
+LCLOUD_EXPORT const char *lcloud_io_path_to_string(enum lcloud_io_path path)
+{
+	return (unsigned int)path < ARRAY_SIZE(path_names) ? path_names[path] : "unknown";
+}
+
+LCLOUD_EXPORT int lcloud_io_path_from_string(const char *name, enum lcloud_io_path *ret_path)
+{
+	if (!name || !ret_path)
+		return -EINVAL;
+	for (unsigned int i = 0; i < ARRAY_SIZE(path_names); i++)
+		if (streq(name, path_names[i])) {
+			*ret_path = (enum lcloud_io_path)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+LCLOUD_EXPORT const struct lcloud_verdict *lcloud_probe_get_verdict(const struct lcloud_probe *p,
+								    enum lcloud_io_path path)
+{
+	if (!p || !p->verdicts || path < LCLOUD_PATH_RWF_ATOMIC || path > LCLOUD_PATH_BUFFERED)
+		return NULL;
+	return &p->verdicts[path - 1];
+}
+
+LCLOUD_EXPORT enum lcloud_io_path lcloud_verdict_get_path(const struct lcloud_verdict *v)
+{
+	return v ? v->path : LCLOUD_PATH_BEST;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_max_untorn_bytes(const struct lcloud_verdict *v)
+{
+	return v ? v->max_untorn : 0;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_min_untorn_bytes(const struct lcloud_verdict *v)
+{
+	return v ? v->min_untorn : 0;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_alignment(const struct lcloud_verdict *v)
+{
+	return v ? v->alignment : 0;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_boundary(const struct lcloud_verdict *v)
+{
+	return v ? v->boundary : 0;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_boundary_offset(const struct lcloud_verdict *v)
+{
+	return v ? v->boundary_offset : 0;
+}
+
+LCLOUD_EXPORT unsigned int lcloud_verdict_get_reason_count(const struct lcloud_verdict *v)
+{
+	return v ? v->n_reasons : 0;
+}
+
+LCLOUD_EXPORT const char *lcloud_verdict_get_reason(const struct lcloud_verdict *v, unsigned int index)
+{
+	return v && index < v->n_reasons ? v->reasons[index].text : NULL;
+}
+
+LCLOUD_EXPORT const char *lcloud_verdict_get_reason_evidence(const struct lcloud_verdict *v, unsigned int index)
+{
+	return v && index < v->n_reasons ? v->reasons[index].evidence : NULL;
+}
+
+LCLOUD_EXPORT int lcloud_verdict_allows(const struct lcloud_verdict *v, uint64_t offset, uint64_t size,
+					char *why, size_t why_size)
+{
+	char dummy[8];
+
+	if (!v)
+		return -EINVAL;
+	if (!why || !why_size) {
+		why = dummy;
+		why_size = sizeof(dummy);
+	}
+	if (!size) {
+		snprintf(why, why_size, "an empty write");
+		return 0;
+	}
+	if (size > v->max_untorn) {
+		snprintf(why, why_size, "%" PRIu64 " bytes is more than the largest untorn write on %s, %" PRIu64 " bytes",
+			 size, lcloud_io_path_to_string(v->path), v->max_untorn);
+		return 0;
+	}
+	if (size < v->min_untorn) {
+		snprintf(why, why_size, "%" PRIu64 " bytes is less than the smallest atomic write on %s, %" PRIu64 " bytes",
+			 size, lcloud_io_path_to_string(v->path), v->min_untorn);
+		return 0;
+	}
+	if (!v->alignment && (!is_power_of_2(size) || offset % size)) {
+		snprintf(why, why_size, "a %" PRIu64 "-byte write at offset %" PRIu64 " is not naturally aligned: the "
+			 "size must be a power of two and the offset a multiple of it", size, offset);
+		return 0;
+	}
+	if (v->alignment && (offset % v->alignment || size % v->alignment)) {
+		snprintf(why, why_size, "offset %" PRIu64 " and size %" PRIu64 " must be multiples of %" PRIu64,
+			 offset, size, v->alignment);
+		return 0;
+	}
+	if (v->boundary) {
+		uint64_t shift = v->boundary - v->boundary_offset % v->boundary;
+		uint64_t first = (offset + shift) / v->boundary, last = (offset + size - 1 + shift) / v->boundary;
+
+		if (first != last) {
+			snprintf(why, why_size, "the write [%" PRIu64 ", %" PRIu64 ") crosses the device's atomic boundary "
+				 "at %" PRIu64 " (boundaries every %" PRIu64 " bytes from %" PRIu64 ")", offset, offset + size,
+				 last * v->boundary - shift, v->boundary, v->boundary_offset);
+			return 0;
+		}
+	}
+	snprintf(why, why_size, "untorn on %s", lcloud_io_path_to_string(v->path));
+	return 1;
+}
+
+static bool untorn(const struct lcloud_verdict *v, uint64_t size)
+{
+	return v->max_untorn >= size && size >= v->min_untorn;
+}
+
+static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, char *why, size_t why_size)
+{
+	const char *name = lcloud_io_path_to_string(v->path);
+	const char *first = v->n_reasons ? v->reasons[0].text : "no reason recorded";
+	const char *evidence = v->n_reasons ? v->reasons[0].evidence : "-";
+
+	if (!why || !why_size)
+		return;
+	if (yes) {
+		snprintf(why, why_size, "untorn on %s: %" PRIu64 "-byte writes %s%s; %s [%s]", name, size,
+			 v->alignment ? "aligned to " : "at offsets that are multiples of their size",
+			 v->alignment ? "the block size" : "", first, evidence);
+		return;
+	}
+	if (size < v->min_untorn)
+		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is below the smallest atomic write, %" PRIu64
+			 " bytes; %s [%s]", name, size, v->min_untorn, first, evidence);
+	else if (v->max_untorn)
+		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is more than the largest untorn write, %" PRIu64
+			 " bytes; %s [%s]", name, size, v->max_untorn, v->reasons[v->n_reasons - 1].text,
+			 v->reasons[v->n_reasons - 1].evidence);
+	else
+		snprintf(why, why_size, "not untorn on %s: %s [%s]", name,
+			 v->n_reasons ? v->reasons[v->n_reasons - 1].text : first,
+			 v->n_reasons ? v->reasons[v->n_reasons - 1].evidence : evidence);
+}
+
+/* The size of what the target is: the top device (a file may grow, so only devices limit). */
+static uint64_t target_size(const struct lcloud_probe *p)
+{
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		if (p->layers[i].kind == LCLOUD_LAYER_FILESYSTEM)
+			return UINT64_MAX;
+		if (p->layers[i].kind != LCLOUD_LAYER_NVME && p->layers[i].kind != LCLOUD_LAYER_SCSI &&
+		    p->layers[i].kind != LCLOUD_LAYER_CLOUD)
+			return layer_u64_or(&p->layers[i], "size", UINT64_MAX);
+	}
+	return UINT64_MAX;
+}
+
+LCLOUD_EXPORT int lcloud_probe_check(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+				     enum lcloud_io_path *ret_path, char *why, size_t why_size)
+{
+	static const enum lcloud_io_path order[] = { LCLOUD_PATH_RWF_ATOMIC, LCLOUD_PATH_PASSTHROUGH,
+						     LCLOUD_PATH_PLAIN_DIRECT };
+	const struct lcloud_verdict *best = NULL;
+
+	if (!p || !p->verdicts || !is_power_of_2(size) || path > LCLOUD_PATH_BUFFERED)
+		return -EINVAL;
+	if (size > target_size(p))
+		return -ERANGE;
+	if (path != LCLOUD_PATH_BEST) {
+		const struct lcloud_verdict *v = &p->verdicts[path - 1];
+		bool yes = untorn(v, size);
+
+		describe(v, size, yes, why, why_size);
+		if (ret_path)
+			*ret_path = path;
+		return yes;
+	}
+	/* the kernel's guarantee first, then liblcloud's own enforcement, then a promise */
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		const struct lcloud_verdict *v = &p->verdicts[order[i] - 1];
+
+		if (untorn(v, size)) {
+			describe(v, size, true, why, why_size);
+			if (ret_path)
+				*ret_path = v->path;
+			return 1;
+		}
+		if (!best || v->max_untorn > best->max_untorn)
+			best = v;
+	}
+	describe(best, size, false, why, why_size);
+	if (ret_path)
+		*ret_path = best->path;
+	return 0;
+}
+
+LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcloud_page_plan *ret_plan)
+{
+	struct lcloud_page_plan plan;
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	enum lcloud_io_path path = LCLOUD_PATH_BEST;
+	int r;
+
+	if (!ret_plan || ret_plan->size < sizeof(plan) || fd < 0 || !is_power_of_2(page_size))
+		return -EINVAL;
+	r = lcloud_ctx_new(&ctx);
+	if (r < 0)
+		return r;
+	/* no signature reading: a data file's device is in use, and start-up must be quick */
+	r = lcloud_probe_fd(ctx, fd, LCLOUD_PROBE_NO_SIGNATURES, &p);
+	if (r < 0)
+		goto out;
+	memset(&plan, 0, sizeof(plan));
+	plan.size = sizeof(plan);
+	r = lcloud_probe_check(p, LCLOUD_PATH_BEST, page_size, &path, plan.reason, sizeof(plan.reason));
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, path);
+
+		plan.path = path;
+		plan.open_flags = O_DIRECT;
+		plan.rwf_flags = path == LCLOUD_PATH_RWF_ATOMIC ? RWF_ATOMIC : 0;
+		plan.alignment = v->alignment ? v->alignment : page_size;
+		plan.max_untorn_bytes = v->max_untorn;
+	}
+	*ret_plan = plan;
+out:
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+	return r;
+}

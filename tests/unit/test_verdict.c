@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The verdict over crafted and captured device data, table driven. Each
+ * row's expected sizes follow the documented rules, worked out beside it:
+ *  - NVMe: power-fail atomic = (NAWUPF+1) LBAs when NSABP, else (AWUPF+1);
+ *    no write may cross NABO + k*(NABSPF+1) LBAs.
+ *  - RWF_ATOMIC: the kernel's queue limits; on a partition only when its
+ *    start is a multiple of max(unit min, boundary); the kernel assumes
+ *    boundaries from 0.
+ *  - AWS torn write prevention: (NTWPU+1) LBAs, aligned to the write size.
+ *  - Google PD: 16 KiB physical block = 16 KiB atomic, aligned.
+ *  - buffered: never.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lcloud/lcloud.h"
+
+static char fixtures[4096];
+
+static struct lcloud_probe *probe_in(const char *tree, const char *dev)
+{
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	char root[4200];
+
+	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
+	lcloud_ctx_free(ctx);
+	return p;
+}
+
+static bool any_reason(const struct lcloud_verdict *v, const char *needle)
+{
+	for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
+		if (strstr(lcloud_verdict_get_reason(v, i), needle) || strstr(lcloud_verdict_get_reason_evidence(v, i), needle))
+			return true;
+	return false;
+}
+
+struct row {
+	const char *tree, *dev, *why;
+	uint64_t rwf_atomic, passthrough, plain_direct; /* expected max untorn bytes */
+	uint64_t passthrough_boundary, passthrough_boundary_offset;
+	const char *plain_direct_reason; /* a text or evidence the plain_direct verdict must carry */
+};
+
+static const struct row rows[] = {
+	{ "nvme-crafted", "/dev/nvme0n1", "Azure-shaped: NSABP, NAWUPF 3 (4 x 4 KiB), NABSPF 15 (64 KiB) at NABO 4 "
+	  "(16 KiB); sysfs unit max 16 KiB; 16 KiB divides the NABO offset, so the kernel's boundary view is safe",
+	  16384, 16384, 16384, 65536, 16384, "nvme:id-ns:nawupf" },
+	{ "nvme-crafted", "/dev/nvme1n1", "EBS-shaped: 512-byte LBAs, NTWPU 31 -> 32 x 512 = 16 KiB, aligned; the "
+	  "standard AWUPF 0 is one LBA; sysfs unit max 512",
+	  512, 16384, 16384, 0, 0, "cloud:aws-ebs-twp" },
+	{ "nvme-crafted", "/dev/nvme6n1", "NAWUPF 15 (64 KiB) but a 32 KiB boundary at NABO 2 (8 KiB): passthrough "
+	  "places each write, so 32 KiB; naturally aligned writes (RWF_ATOMIC, plain) cross the shifted boundary "
+	  "above 8 KiB",
+	  8192, 32768, 8192, 32768, 8192, "8192 + k * 32768" },
+	{ "nvme-crafted", "/dev/nvme7n1p1", "Azure-shaped with a partition at 1 MiB + 4 KiB (1052672): the kernel "
+	  "needs a multiple of max(4096, 65536) for RWF_ATOMIC; 1052672 is 4096 past a 64 KiB boundary",
+	  0, 16384, 4096, 65536, 65536 - 4096, "1052672" },
+	{ "nvme-crafted", "/dev/nvme7n1p2", "the same disk, partition at 2 MiB: aligned to everything",
+	  16384, 16384, 16384, 65536, 0, "nvme:id-ns:nawupf" },
+	{ "nvme-qemu", "/dev/nvme0n1", "QEMU 7.2, 4 KiB LBAs: AWUPF 0 -> one LBA (4 KiB)",
+	  4096, 4096, 4096, 0, 0, "nvme:id-ctrl:awupf" },
+	{ "scsi", "/dev/sda", "Google PD, 16 KiB physical block: 16 KiB plain direct; no NVMe for passthrough; "
+	  "the kernel's atomic limits are 0",
+	  0, 0, 16384, 0, 0, "cloud:gcp-pd-16k" },
+	{ "old-kernel", "/dev/vda", "a kernel without atomic write limits, a disk that promises nothing",
+	  0, 0, 0, 0, 0, "promises no untorn writes" },
+};
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *row = &rows[i];
+		struct lcloud_probe *p = probe_in(row->tree, row->dev);
+		const struct lcloud_verdict *ra = lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC);
+		const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+		const struct lcloud_verdict *bu = lcloud_probe_get_verdict(p, LCLOUD_PATH_BUFFERED);
+
+		print_message("%s %s: %s\n", row->tree, row->dev, row->why);
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(ra), row->rwf_atomic);
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pt), row->passthrough);
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), row->plain_direct);
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(bu), 0);
+		if (row->passthrough) {
+			assert_int_equal(lcloud_verdict_get_boundary(pt), row->passthrough_boundary);
+			assert_int_equal(lcloud_verdict_get_boundary_offset(pt), row->passthrough_boundary_offset);
+		}
+		assert_true(any_reason(pd, row->plain_direct_reason));
+		/* every verdict says why */
+		assert_true(lcloud_verdict_get_reason_count(ra) > 0 && lcloud_verdict_get_reason_count(pt) > 0 &&
+			    lcloud_verdict_get_reason_count(pd) > 0 && lcloud_verdict_get_reason_count(bu) > 0);
+		lcloud_probe_free(p);
+	}
+}
+
+static void test_boundary_crossing_refused(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme6n1");
+	const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	char why[256];
+	(void)state;
+
+	/* boundaries at 8 KiB + k * 32 KiB: [8K, 40K) is one atomic region */
+	assert_int_equal(lcloud_verdict_allows(pt, 8192, 32768, why, sizeof(why)), 1);
+	assert_int_equal(lcloud_verdict_allows(pt, 24576, 16384, why, sizeof(why)), 1);
+	assert_int_equal(lcloud_verdict_allows(pt, 0, 16384, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "crosses the device's atomic boundary at 8192"));
+	assert_int_equal(lcloud_verdict_allows(pt, 32768, 16384, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "at 40960"));
+	/* beyond the power-fail size (and the boundary): refused */
+	assert_int_equal(lcloud_verdict_allows(pt, 8192, 65536, why, sizeof(why)), 0);
+	/* LBA alignment on passthrough */
+	assert_int_equal(lcloud_verdict_allows(pt, 8192 + 512, 4096, why, sizeof(why)), 0);
+	assert_int_equal(lcloud_verdict_allows(pt, 8192, 0, why, sizeof(why)), 0);
+	lcloud_probe_free(p);
+}
+
+static void test_check_answers_and_errors(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme0n1");
+	enum lcloud_io_path path = LCLOUD_PATH_BUFFERED;
+	char why[512];
+	(void)state;
+
+	/* best path: the kernel's guarantee first */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 16384, &path, why, sizeof(why)), 1);
+	assert_int_equal(path, LCLOUD_PATH_RWF_ATOMIC);
+	assert_non_null(strstr(why, "untorn on rwf_atomic"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 32768, &path, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "16384"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BUFFERED, 4096, NULL, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "page cache"));
+	/* below RWF_ATOMIC's unit minimum */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 2048, NULL, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "below the smallest"));
+	/* bad sizes: 0, not a power of two, larger than the 1 GiB namespace */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 0, NULL, NULL, 0), -EINVAL);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 12288, NULL, NULL, 0), -EINVAL);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 1ull << 31, NULL, NULL, 0), -ERANGE);
+	assert_int_equal(lcloud_probe_check(p, (enum lcloud_io_path)9, 4096, NULL, NULL, 0), -EINVAL);
+	{
+		enum lcloud_io_path x;
+
+		assert_int_equal(lcloud_io_path_from_string("plain_direct", &x), 0);
+		assert_int_equal(x, LCLOUD_PATH_PLAIN_DIRECT);
+		assert_int_equal(lcloud_io_path_from_string("atomic", &x), -EINVAL);
+		assert_string_equal(lcloud_io_path_to_string(LCLOUD_PATH_PASSTHROUGH), "passthrough");
+	}
+	assert_null(lcloud_probe_get_verdict(p, LCLOUD_PATH_BEST));
+	lcloud_probe_free(p);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_boundary_crossing_refused),
+		cmocka_unit_test(test_check_answers_and_errors),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
+		return 2;
+	}
+	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -161,14 +161,17 @@ class Probe:
     "partition", "nvme-generic"), layers (top first), notes.
     """
 
-    __slots__ = ("path", "resolved_path", "target", "layers", "notes", "_u64")
+    __slots__ = ("path", "resolved_path", "target", "layers", "notes", "verdict", "_u64")
 
-    def __init__(self, path, resolved_path, target, layers, notes, u64):
+    def __init__(self, path, resolved_path, target, layers, notes, u64, verdict=None):
         self.path: str = path
         self.resolved_path: Optional[str] = resolved_path
         self.target: str = target
         self.layers: List[Layer] = layers
         self.notes: List[Note] = notes
+        # path name -> {"max_untorn_bytes", "min_untorn_bytes", "alignment", "boundary_bytes",
+        #               "boundary_offset_bytes", "reasons": [{"reason", "evidence"}]}
+        self.verdict: Dict[str, dict] = verdict or {}
         # (kind enum, fact name) -> (rc, value) from lcloud_probe_get_u64
         self._u64 = u64
 
@@ -232,7 +235,23 @@ class Probe:
                 r = lib.lcloud_probe_get_u64(p, kind, _cbytes(name, "fact name"), ctypes.byref(value))
                 u64[(kind, name)] = (r, int(value.value) if r >= 0 else None)
 
+        verdict = {}
+        for value_, name in _ffi.IO_PATHS.items():
+            v = lib.lcloud_probe_get_verdict(p, value_)
+            align = int(lib.lcloud_verdict_get_alignment(v))
+            verdict[name] = {
+                "max_untorn_bytes": int(lib.lcloud_verdict_get_max_untorn_bytes(v)),
+                "min_untorn_bytes": int(lib.lcloud_verdict_get_min_untorn_bytes(v)),
+                "alignment": align if align else "natural",
+                "boundary_bytes": int(lib.lcloud_verdict_get_boundary(v)),
+                "boundary_offset_bytes": int(lib.lcloud_verdict_get_boundary_offset(v)),
+                "reasons": [{"reason": text(lib.lcloud_verdict_get_reason(v, i)),
+                             "evidence": text(lib.lcloud_verdict_get_reason_evidence(v, i))}
+                            for i in range(lib.lcloud_verdict_get_reason_count(v))],
+            }
+
         return cls(
+            verdict=verdict,
             path=text(lib.lcloud_probe_get_path(p)),
             resolved_path=text(lib.lcloud_probe_get_resolved_path(p)),
             target=text(lib.lcloud_target_type_to_string(lib.lcloud_probe_get_target_type(p))),
@@ -281,6 +300,7 @@ class Probe:
             "target": self.target,
             "layers": [l.to_dict() for l in self.layers],
             "notes": [n.to_dict() for n in self.notes],
+            "verdict": {k: dict(v) for k, v in self.verdict.items()},
         }
 
     def __repr__(self):
@@ -357,3 +377,26 @@ def blockdevs(sysroot=None) -> List[str]:
     if r < 0:
         raise _error(r, os.fspath(sysroot) if sysroot is not None else "/sys/class/block")
     return names
+
+
+def plan_page_writes(fd: int, page_size: int) -> dict:
+    """lcloud_plan_page_writes(3): how to write PAGE_SIZE-byte pages to open file FD untorn.
+
+    Returns {"untorn", "path", "open_flags", "rwf_flags", "alignment",
+    "max_untorn_bytes", "reason"}; raises OSError on failure.
+    """
+    lib = _ffi.lib()
+    plan = _ffi.PagePlan()
+    plan.size = ctypes.sizeof(plan)
+    r = lib.lcloud_plan_page_writes(fd, page_size, ctypes.byref(plan))
+    if r < 0:
+        raise _error(r, "fd %d" % fd)
+    return {
+        "untorn": r == 1,
+        "path": _ffi.IO_PATHS.get(plan.path),
+        "open_flags": plan.open_flags,
+        "rwf_flags": plan.rwf_flags,
+        "alignment": plan.alignment,
+        "max_untorn_bytes": plan.max_untorn_bytes,
+        "reason": _ffi.text(plan.reason),  # ctypes gives a char array as bytes
+    }

@@ -92,7 +92,34 @@ _PROTOTYPES = {
     "lcloud_note_get_layer": (_int, [_vp]),
     "lcloud_note_get_message": (_cp, [_vp]),
     "lcloud_blockdev_foreach": (_int, [_vp, BLOCKDEV_CB, _vp]),
+    "lcloud_io_path_to_string": (_cp, [_int]),
+    "lcloud_probe_get_verdict": (_vp, [_vp, _int]),
+    "lcloud_verdict_get_max_untorn_bytes": (_u64, [_vp]),
+    "lcloud_verdict_get_min_untorn_bytes": (_u64, [_vp]),
+    "lcloud_verdict_get_alignment": (_u64, [_vp]),
+    "lcloud_verdict_get_boundary": (_u64, [_vp]),
+    "lcloud_verdict_get_boundary_offset": (_u64, [_vp]),
+    "lcloud_verdict_get_reason_count": (_uint, [_vp]),
+    "lcloud_verdict_get_reason": (_cp, [_vp, _uint]),
+    "lcloud_verdict_get_reason_evidence": (_cp, [_vp, _uint]),
+    "lcloud_plan_page_writes": (_int, [_int, _u64, _vp]),
 }
+
+# enum lcloud_io_path values of the four paths, in lcloudctl's JSON order
+IO_PATHS = {1: "rwf_atomic", 2: "passthrough", 3: "plain_direct", 4: "buffered"}
+
+
+class PagePlan(ctypes.Structure):
+    """struct lcloud_page_plan"""
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("path", ctypes.c_uint32),
+        ("open_flags", ctypes.c_uint32),
+        ("rwf_flags", ctypes.c_uint32),
+        ("alignment", ctypes.c_uint64),
+        ("max_untorn_bytes", ctypes.c_uint64),
+        ("reason", ctypes.c_char * 512),
+    ]
 
 _lock = threading.Lock()
 _lib = None

@@ -329,6 +329,30 @@ class Sysroot(unittest.TestCase):
             lcloud.probe_blockdev("fake1", sysroot=self.root)
 
 
+class PagePlan(unittest.TestCase):
+    """lcloud_plan_page_writes() against lcloudctl check for the same file and size."""
+
+    def test_plan_agrees_with_check(self):
+        for size in (4096, 16384):
+            with open(__file__, "rb") as f:
+                plan = lcloud.plan_page_writes(f.fileno(), size)
+            cli = subprocess.run([LCLOUDCTL, "check", "--size", str(size), "-o", "json", __file__],
+                                 capture_output=True, text=True)
+            self.assertIn(cli.returncode, (0, 6), cli.stderr)
+            verdict = json.loads(cli.stdout)
+            self.assertEqual(plan["untorn"], verdict["untorn"])
+            self.assertEqual(plan["untorn"], cli.returncode == 0)
+            self.assertTrue(plan["reason"])
+            if plan["untorn"]:
+                self.assertEqual(plan["path"], verdict["io_path"])
+
+    def test_bad_page_size(self):
+        with open(__file__, "rb") as f:
+            with self.assertRaises(OSError) as cm:
+                lcloud.plan_page_writes(f.fileno(), 3000)
+        self.assertEqual(cm.exception.errno, errno.EINVAL)
+
+
 class Enumeration(unittest.TestCase):
 
     def test_blockdevs_same_as_cli_list(self):

@@ -252,16 +252,19 @@ static void device_promise(const struct lcloud_probe *p, int disk, bool include_
 	}
 }
 
-/* The leaf disks under layer INDEX (a whole stack may end in several). */
+/* The devices at the bottom of the stack under layer INDEX: disks, loop devices, anything without slaves. */
 static int leaf_disks(const struct lcloud_probe *p, int index, int *out, int max)
 {
+	bool has_children = false;
 	int n = 0;
 
-	if (p->layers[index].kind == LCLOUD_LAYER_DISK)
-		out[n++] = index;
 	for (unsigned int i = 0; i < p->n_layers && n < max; i++)
-		if (p->layers[i].parent == index && is_stack_layer(p->layers[i].kind))
+		if (p->layers[i].parent == index && is_stack_layer(p->layers[i].kind)) {
+			has_children = true;
 			n += leaf_disks(p, (int)i, out + n, max - n);
+		}
+	if (!has_children && p->layers[index].kind != LCLOUD_LAYER_PARTITION && n < max)
+		out[n++] = index;
 	return n;
 }
 
@@ -386,7 +389,7 @@ static int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verd
 			limit = 0;
 			r = reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic size "
 				   "and is no cloud disk with a documented promise%s", d->name,
-				   p->layers[top].kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes to a file)" : "");
+				   d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
 			if (r < 0)
 				return r;
 			continue;

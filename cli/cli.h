@@ -18,6 +18,7 @@ enum {
 	EXIT_PERMISSION = 4,
 	EXIT_WRONG_KIND = 5,
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
+	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
 };
 
 enum output_format {
@@ -45,6 +46,10 @@ void cmd_list_usage(FILE *out);
 int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_check_usage(FILE *out);
 int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+int cmd_write(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_write_usage(FILE *out);
+int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */

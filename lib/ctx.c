@@ -79,3 +79,8 @@ int ctx_path(const struct lcloud_ctx *ctx, const char *abspath, char *buf, size_
 {
 	return path_printf(buf, size, "%s%s", ctx->sysroot, abspath);
 }
+
+LCLOUD_EXPORT const char *lcloud_ctx_get_error(const struct lcloud_ctx *ctx)
+{
+	return ctx ? ctx->error : "";
+}

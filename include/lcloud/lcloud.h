@@ -34,6 +34,8 @@ void lcloud_ctx_free(struct lcloud_ctx *ctx);
 /* Prefix for every /sys, /proc and /dev lookup ("" or NULL: the live system). */
 int lcloud_ctx_set_sysroot(struct lcloud_ctx *ctx, const char *sysroot);
 const char *lcloud_ctx_get_sysroot(const struct lcloud_ctx *ctx);
+/* Why the last lcloud_queue_open() on CTX failed, for a person; "" when it did not. */
+const char *lcloud_ctx_get_error(const struct lcloud_ctx *ctx);
 
 /* ---- probing ------------------------------------------------------------- */
 
@@ -234,6 +236,108 @@ struct lcloud_page_plan {
 
 /* Returns 1 when page writes are untorn (the plan says how), 0 when not, -errno on error. */
 int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcloud_page_plan *ret_plan);
+
+/* ---- hinted, aligned direct I/O ------------------------------------------- */
+
+struct lcloud_queue;
+
+enum lcloud_backend {
+	LCLOUD_BACKEND_AUTO = 0,        /* passthrough for NVMe namespaces the caller may use, else io_uring */
+	LCLOUD_BACKEND_PASSTHROUGH = 1, /* io_uring NVMe passthrough on /dev/ngXnY */
+	LCLOUD_BACKEND_IO_URING = 2,    /* io_uring reads and writes on an O_DIRECT descriptor */
+	LCLOUD_BACKEND_SYNC = 3,        /* preadv2()/pwritev2(), where io_uring is not available */
+};
+
+/* Flags for lcloud_queue_open(). */
+enum lcloud_queue_flags {
+	LCLOUD_QUEUE_WRITE = 1u << 0, /* open for writing (reads only without it) */
+	/* write to a device that is mounted or carries a file system or partition table */
+	LCLOUD_QUEUE_FORCE = 1u << 1,
+};
+
+/* What an I/O is for; the queue maps it onto what the target offers. */
+enum lcloud_write_class {
+	LCLOUD_CLASS_NONE = 0,
+	LCLOUD_CLASS_DATA = 1,
+	LCLOUD_CLASS_METADATA = 2,
+	LCLOUD_CLASS_JOURNAL = 3,
+	LCLOUD_CLASS_BACKGROUND = 4, /* backups, compaction: nobody waits */
+};
+
+enum lcloud_read_kind {
+	LCLOUD_READ_NONE = 0,
+	LCLOUD_READ_SYNC = 1,      /* a caller is waiting */
+	LCLOUD_READ_AHEAD = 2,     /* speculative, sequential */
+};
+
+enum lcloud_lifetime {
+	LCLOUD_LIFE_NONE = 0,
+	LCLOUD_LIFE_SHORT = 1,
+	LCLOUD_LIFE_MEDIUM = 2,
+	LCLOUD_LIFE_LONG = 3,
+	LCLOUD_LIFE_EXTREME = 4,
+};
+
+enum lcloud_io_flags {
+	LCLOUD_IO_ATOMIC = 1u << 0, /* untorn or refused: never silently non-atomic */
+	LCLOUD_IO_FUA = 1u << 1,    /* durable when it completes */
+};
+
+struct lcloud_hint {
+	uint8_t write_class; /* enum lcloud_write_class */
+	uint8_t read_kind;   /* enum lcloud_read_kind */
+	uint8_t lifetime;    /* enum lcloud_lifetime */
+	uint8_t reserved;
+	uint32_t flags;      /* enum lcloud_io_flags */
+	uint32_t group;      /* blocks that belong together (an inode, an object); 0 none */
+	uint32_t reserved2;
+};
+
+struct lcloud_completion {
+	uint64_t user_data;
+	int32_t result;       /* bytes transferred, or -errno */
+	uint16_t nvme_status; /* passthrough: the NVMe status (SCT << 8 | SC), 0 on success */
+	uint16_t reserved;
+};
+
+/* Opens PATH (a file, a block device or partition, /dev/ngXnY) for DEPTH I/Os in flight. */
+int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, uint32_t depth, enum lcloud_backend backend,
+		      uint32_t flags, struct lcloud_queue **ret_queue);
+void lcloud_queue_free(struct lcloud_queue *queue);
+enum lcloud_backend lcloud_queue_get_backend(const struct lcloud_queue *queue);
+const char *lcloud_backend_to_string(enum lcloud_backend backend);
+/* The probe the queue was opened with (its verdict decides what is atomic). */
+const struct lcloud_probe *lcloud_queue_get_probe(const struct lcloud_queue *queue);
+/* Why the last call on this queue failed, for a person; "" when it did not. */
+const char *lcloud_queue_get_error(const struct lcloud_queue *queue);
+
+/*
+ * Queue a write or read of LEN bytes at OFFSET (in the target) from BUF.
+ * An atomic write the verdict would not call untorn on this backend's path
+ * is refused here, before anything is submitted: -EINVAL (size, alignment,
+ * boundary) or -EOPNOTSUPP (the path has no atomic writes). -EAGAIN when the
+ * queue is full. HINT may be NULL.
+ */
+int lcloud_queue_prep_write(struct lcloud_queue *queue, const void *buf, uint64_t len, uint64_t offset,
+			    const struct lcloud_hint *hint, uint64_t user_data);
+int lcloud_queue_prep_read(struct lcloud_queue *queue, void *buf, uint64_t len, uint64_t offset,
+			   const struct lcloud_hint *hint, uint64_t user_data);
+/* Submits what is queued; returns how many, or -errno. */
+int lcloud_queue_submit(struct lcloud_queue *queue);
+/* Reaps up to MAX completions, waiting for at least MIN; returns how many, or -errno. */
+int lcloud_queue_reap(struct lcloud_queue *queue, struct lcloud_completion *out, uint32_t max, uint32_t min);
+/* Synchronous convenience: one I/O, submitted and reaped. Returns bytes, -errno; *ret_nvme_status may be NULL. */
+int64_t lcloud_queue_write(struct lcloud_queue *queue, const void *buf, uint64_t len, uint64_t offset,
+			   const struct lcloud_hint *hint, uint16_t *ret_nvme_status);
+int64_t lcloud_queue_read(struct lcloud_queue *queue, void *buf, uint64_t len, uint64_t offset,
+			  const struct lcloud_hint *hint, uint16_t *ret_nvme_status);
+/* Registers buffers for the io_uring backends (fewer page pins per I/O). */
+int lcloud_queue_register_buffers(struct lcloud_queue *queue, void *const *bufs, const uint64_t *lens, uint32_t n);
+/* What HINT becomes on this queue's target, for a person ("nvme dsm af=4 al=3; fdp pid 1"). */
+int lcloud_queue_describe_hint(const struct lcloud_queue *queue, const struct lcloud_hint *hint, int is_write,
+			       char *buf, size_t size);
+/* A readable name for an NVMe status ("LBA Out of Range"). */
+const char *lcloud_nvme_status_to_string(uint16_t status);
 
 /* ---- enumeration ----------------------------------------------------------- */
 

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The I/O queue: open a target, choose a backend, refuse what would not be
+ * what the caller asked for (an atomic write the verdict does not call
+ * untorn, a misaligned direct I/O), map hints, and hand the I/O to the
+ * backend. Offsets are the target's own; partitions are translated here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "ctx.h"
+#include "nvme_transport.h"
+#include "queue.h"
+#include "report.h"
+#include "util.h"
+#include "verdict.h"
+
+#define QUEUE_DEPTH_MAX 4096
+
+int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->error, sizeof(q->error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
+{
+	for (unsigned int i = 0; i < p->n_layers; i++)
+		if (p->layers[i].kind == kind)
+			return &p->layers[i];
+	return NULL;
+}
+
+/* The NVMe namespace directly under the target (no file system, dm, md or loop). */
+static const struct lcloud_layer *direct_namespace(const struct lcloud_probe *p, uint64_t *ret_offset)
+{
+	uint64_t offset = 0;
+
+	if (layer_of(p, LCLOUD_LAYER_FILESYSTEM))
+		return NULL;
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		const struct lcloud_layer *l = &p->layers[i];
+
+		if (l->kind == LCLOUD_LAYER_PARTITION) {
+			offset += layer_u64_or(l, "start_bytes", 0);
+			continue;
+		}
+		if (l->kind != LCLOUD_LAYER_DISK)
+			return NULL;
+		for (unsigned int k = 0; k < p->n_layers; k++)
+			if (p->layers[k].kind == LCLOUD_LAYER_NVME && p->layers[k].parent == (int)i) {
+				*ret_offset = offset;
+				return &p->layers[k];
+			}
+		return NULL;
+	}
+	return NULL;
+}
+
+static int open_passthrough(struct lcloud_queue *q, const struct lcloud_layer *nvme, uint64_t offset)
+{
+	char ng[300];
+	unsigned int c, n;
+
+	if (sscanf(nvme->name, "nvme%un%u", &c, &n) != 2)
+		return queue_fail(q, -ENODEV, "%s is not an NVMe namespace name", nvme->name);
+	snprintf(ng, sizeof(ng), "/dev/ng%un%u", c, n);
+	q->fd = open(ng, (q->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (q->fd < 0)
+		return queue_fail(q, -errno, "cannot open %s for passthrough: %s%s", ng, strerror(errno),
+				  errno == EACCES ? " (it needs read/write access to the generic node)" : "");
+	q->nsid = (uint32_t)layer_u64_or(nvme, "nsid", n);
+	q->lba = layer_u64_or(nvme, "lba_size", 0);
+	if (!q->lba)
+		return queue_fail(q, -ENODATA, "%s: the namespace's LBA size is unknown (Identify failed): "
+				  "passthrough cannot address it", nvme->name);
+	q->dev_offset = offset;
+	q->mem_align = 4; /* NVMe needs dword-aligned buffers */
+	return 0;
+}
+
+static int open_direct(struct lcloud_queue *q, const char *path)
+{
+	const struct lcloud_layer *fs = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM);
+	int flags = (q->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_DIRECT;
+
+	if (q->probe->target_type == LCLOUD_TARGET_DIRECTORY)
+		return queue_fail(q, -EISDIR, "%s is a directory: open a file in it", path);
+	if (q->probe->target_type == LCLOUD_TARGET_NVME_CHAR)
+		return queue_fail(q, -EINVAL, "%s takes passthrough commands only: use the passthrough backend "
+				  "or the block device", path);
+	q->fd = open(path, flags);
+	if (q->fd < 0)
+		return queue_fail(q, -errno, "cannot open %s with O_DIRECT: %s", path, strerror(errno));
+	q->mem_align = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_mem_align", 512);
+	q->lba = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_offset_align", 512);
+	if (!q->lba)
+		q->lba = 512;
+	if (!q->mem_align)
+		q->mem_align = 512;
+	return 0;
+}
+
+LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, uint32_t depth,
+				    enum lcloud_backend backend, uint32_t flags, struct lcloud_queue **ret_queue)
+{
+	const struct lcloud_layer *nvme;
+	struct lcloud_queue *q;
+	uint64_t offset = 0;
+	int r;
+
+	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
+	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fd = -1;
+	q->depth = depth;
+	q->file_lifetime = -1;
+	q->writable = flags & LCLOUD_QUEUE_WRITE;
+	r = lcloud_probe_path(ctx, path, 0, &q->probe);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	if (q->writable && !(flags & LCLOUD_QUEUE_FORCE)) {
+		r = write_guard_check(ctx, q);
+		if (r < 0)
+			goto fail;
+	}
+	nvme = direct_namespace(q->probe, &offset);
+	if (backend == LCLOUD_BACKEND_AUTO)
+		backend = nvme && (access(path, W_OK) == 0 || !q->writable) ? LCLOUD_BACKEND_PASSTHROUGH
+									   : LCLOUD_BACKEND_IO_URING;
+	if (backend == LCLOUD_BACKEND_PASSTHROUGH && !nvme) {
+		r = queue_fail(q, -ENODEV, "%s is not an NVMe namespace (or a partition of one) without a file "
+			       "system, dm, md or loop layer: passthrough cannot reach it", path);
+		goto fail;
+	}
+	q->backend = backend;
+	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(q, nvme, offset) : open_direct(q, path);
+	if (r < 0)
+		goto fail;
+	{
+		const struct lcloud_layer *top = NULL;
+
+		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
+			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
+				top = &q->probe->layers[i];
+		q->dev_size = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) || !top ? 0 : layer_u64_or(top, "size", 0);
+		q->max_transfer = top ? layer_u64_or(top, "max_hw_sectors_kb", 0) * 1024 : 0;
+	}
+	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
+							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);
+	hint_caps_read(q);
+	q->ops = calloc(depth, sizeof(*q->ops));
+	q->free_slots = calloc(depth, sizeof(*q->free_slots));
+	q->sync_queued = calloc(depth, sizeof(*q->sync_queued));
+	q->done = calloc(depth, sizeof(*q->done));
+	if (!q->ops || !q->free_slots || !q->sync_queued || !q->done) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < depth; i++)
+		q->free_slots[q->n_free++] = depth - 1 - i;
+	if (backend != LCLOUD_BACKEND_SYNC) {
+		r = uring_setup(q);
+		if (r < 0)
+			goto fail;
+	}
+	*ret_queue = q;
+	ctx->error[0] = '\0';
+	return 0;
+fail:
+	/* the queue goes away: keep its reason where the caller can read it */
+	snprintf(ctx->error, sizeof(ctx->error), "%s", q->error);
+	lcloud_queue_free(q);
+	return r;
+}
+
+LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
+{
+	if (!q)
+		return;
+	if (q->ring_ok)
+		io_uring_queue_exit(&q->ring);
+	if (q->fd >= 0)
+		close(q->fd);
+	lcloud_probe_free(q->probe);
+	free(q->ops);
+	free(q->free_slots);
+	free(q->sync_queued);
+	free(q->done);
+	free(q->reg);
+	free(q);
+}
+
+LCLOUD_EXPORT enum lcloud_backend lcloud_queue_get_backend(const struct lcloud_queue *q)
+{
+	return q ? q->backend : LCLOUD_BACKEND_AUTO;
+}
+
+LCLOUD_EXPORT const char *lcloud_backend_to_string(enum lcloud_backend b)
+{
+	switch (b) {
+	case LCLOUD_BACKEND_AUTO:
+		return "auto";
+	case LCLOUD_BACKEND_PASSTHROUGH:
+		return "passthrough";
+	case LCLOUD_BACKEND_IO_URING:
+		return "io_uring";
+	case LCLOUD_BACKEND_SYNC:
+		return "sync";
+	}
+	return "unknown";
+}
+
+LCLOUD_EXPORT const struct lcloud_probe *lcloud_queue_get_probe(const struct lcloud_queue *q)
+{
+	return q ? q->probe : NULL;
+}
+
+LCLOUD_EXPORT const char *lcloud_queue_get_error(const struct lcloud_queue *q)
+{
+	return q ? q->error : "";
+}
+
+/* Shape checks every direct I/O needs, and the atomic promise for flagged writes. */
+static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_t len, uint64_t offset,
+		    const struct lcloud_hint *h)
+{
+	char why[400];
+	int r;
+
+	if (!len || len > INT32_MAX)
+		return queue_fail(q, -EINVAL, "length %" PRIu64 " is out of range (1 byte to 2 GiB)", len);
+	if (write && !q->writable)
+		return queue_fail(q, -EBADF, "the queue was opened for reading only");
+	if (offset % q->lba || len % q->lba)
+		return queue_fail(q, -EINVAL, "offset %" PRIu64 " and length %" PRIu64 " must be multiples of %" PRIu64
+				  " for direct I/O here", offset, len, q->lba);
+	if ((uintptr_t)buf % q->mem_align)
+		return queue_fail(q, -EINVAL, "the buffer at %p is not aligned to %" PRIu64 " bytes, as direct I/O "
+				  "here needs", buf, q->mem_align);
+	if (q->dev_size && (offset >= q->dev_size || len > q->dev_size - offset) &&
+	    q->backend != LCLOUD_BACKEND_PASSTHROUGH)
+		return queue_fail(q, -ENOSPC, "[%" PRIu64 ", %" PRIu64 ") is past the end of the device (%" PRIu64
+				  " bytes)", offset, offset + len, q->dev_size);
+	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && q->max_transfer && len > q->max_transfer)
+		return queue_fail(q, -EINVAL, "%" PRIu64 " bytes is more than one command may carry here (%" PRIu64
+				  " bytes, MDTS)", len, q->max_transfer);
+	if (!write || !h || !(h->flags & LCLOUD_IO_ATOMIC))
+		return 0;
+	if (!q->atomic_verdict || !q->atomic_verdict->max_untorn)
+		return queue_fail(q, -EOPNOTSUPP, "atomic write refused: %s", q->atomic_verdict &&
+				  q->atomic_verdict->n_reasons ? q->atomic_verdict->reasons[0].text
+							       : "no atomic writes on this path");
+	r = lcloud_verdict_allows(q->atomic_verdict, offset, len, why, sizeof(why));
+	if (r != 1)
+		return queue_fail(q, -EINVAL, "atomic write refused before submission: %s", why);
+	return 0;
+}
+
+static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,
+		const struct lcloud_hint *h, uint64_t user_data)
+{
+	struct lcloud_hint none = { 0 };
+	struct hint_map m;
+	int r, rw_flags;
+
+	if (!q || !buf)
+		return -EINVAL;
+	q->error[0] = '\0';
+	if (!h)
+		h = &none;
+	r = validate(q, write, buf, len, offset, h);
+	if (r < 0)
+		return r;
+	if (!q->n_free)
+		return queue_fail(q, -EAGAIN, "the queue is full (%u I/Os); submit and reap first", q->depth);
+	hint_map(q, h, write, &m);
+	rw_flags = m.rw_flags;
+	if (write && (h->flags & LCLOUD_IO_ATOMIC) && q->backend != LCLOUD_BACKEND_PASSTHROUGH)
+		rw_flags |= RWF_ATOMIC;
+	if (write && m.lifetime >= 0 && m.lifetime != q->file_lifetime) {
+		uint64_t hint = (uint64_t)m.lifetime;
+
+		/* a file's lifetime hint is per inode: set it when it changes */
+		if (fcntl(q->fd, F_SET_RW_HINT, &hint) == 0)
+			q->file_lifetime = m.lifetime;
+	}
+	{
+		uint32_t slot = q->free_slots[--q->n_free];
+		struct queue_op *op = &q->ops[slot];
+
+		op->write = write;
+		op->buf = buf;
+		op->len = len;
+		op->offset = offset;
+		op->rw_flags = rw_flags;
+		op->user_data = user_data;
+		r = q->backend == LCLOUD_BACKEND_SYNC ? sync_prep(q, slot) : uring_prep(q, slot, &m);
+		if (r < 0)
+			queue_release_slot(q, slot);
+		return r;
+	}
+}
+
+void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
+{
+	q->free_slots[q->n_free++] = slot;
+}
+
+LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
+					  const struct lcloud_hint *hint, uint64_t user_data)
+{
+	/* the buffer is only read; the backends take one pointer type for both directions */
+	return prep(q, true, (void *)buf, len, offset, hint, user_data);
+}
+
+LCLOUD_EXPORT int lcloud_queue_prep_read(struct lcloud_queue *q, void *buf, uint64_t len, uint64_t offset,
+					 const struct lcloud_hint *hint, uint64_t user_data)
+{
+	return prep(q, false, buf, len, offset, hint, user_data);
+}
+
+LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	return q->backend == LCLOUD_BACKEND_SYNC ? sync_submit(q) : uring_submit(q);
+}
+
+LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
+{
+	if (!q || !out || !max || min > max)
+		return -EINVAL;
+	return q->backend == LCLOUD_BACKEND_SYNC ? sync_reap(q, out, max) : uring_reap(q, out, max, min);
+}
+
+static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,
+		   const struct lcloud_hint *h, uint16_t *ret_status)
+{
+	struct lcloud_completion c;
+	int r;
+
+	r = prep(q, write, buf, len, offset, h, 0);
+	if (r < 0)
+		return r;
+	r = lcloud_queue_submit(q);
+	if (r < 0)
+		return r;
+	r = lcloud_queue_reap(q, &c, 1, 1);
+	if (r < 0)
+		return r;
+	if (ret_status)
+		*ret_status = c.nvme_status;
+	if (c.nvme_status)
+		return queue_fail(q, -EIO, "the device returned NVMe status 0x%x: %s", c.nvme_status,
+				  lcloud_nvme_status_to_string(c.nvme_status));
+	if (c.result < 0) {
+		if (c.result == -EOPNOTSUPP && write && h && (h->flags & LCLOUD_IO_ATOMIC))
+			return queue_fail(q, c.result, "the kernel refused the atomic write (EOPNOTSUPP): this file "
+					  "or device cannot write atomically here");
+		return queue_fail(q, c.result, "%s failed: %s", write ? "write" : "read", strerror(-c.result));
+	}
+	return c.result;
+}
+
+LCLOUD_EXPORT int64_t lcloud_queue_write(struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
+					 const struct lcloud_hint *hint, uint16_t *ret_nvme_status)
+{
+	return one(q, true, (void *)buf, len, offset, hint, ret_nvme_status);
+}
+
+LCLOUD_EXPORT int64_t lcloud_queue_read(struct lcloud_queue *q, void *buf, uint64_t len, uint64_t offset,
+					const struct lcloud_hint *hint, uint16_t *ret_nvme_status)
+{
+	return one(q, false, buf, len, offset, hint, ret_nvme_status);
+}
+
+LCLOUD_EXPORT int lcloud_queue_register_buffers(struct lcloud_queue *q, void *const *bufs, const uint64_t *lens,
+						uint32_t n)
+{
+	struct iovec *iov;
+	int r;
+
+	if (!q || !bufs || !lens || !n)
+		return -EINVAL;
+	if (q->backend != LCLOUD_BACKEND_IO_URING)
+		return 0; /* the sync and passthrough backends use plain buffers: nothing to gain */
+	iov = calloc(n, sizeof(*iov));
+	if (!iov)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = lens[i];
+	}
+	r = io_uring_register_buffers(&q->ring, iov, n);
+	if (r < 0) {
+		free(iov);
+		return queue_fail(q, r, "registering %u buffers failed: %s", n, strerror(-r));
+	}
+	free(q->reg);
+	q->reg = iov;
+	q->n_reg = n;
+	return 0;
+}
+
+LCLOUD_EXPORT const char *lcloud_nvme_status_to_string(uint16_t status)
+{
+	return nvme_status_name(status);
+}

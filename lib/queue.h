@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef LCLOUD_QUEUE_H
+#define LCLOUD_QUEUE_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lcloud/lcloud.h"
+
+#define QUEUE_FDP_PIDS_MAX 16
+
+/* A queued I/O of the sync backend, or the bookkeeping of an io_uring one. */
+struct queue_op {
+	bool write;
+	void *buf;
+	uint64_t len, offset;
+	int rw_flags;
+	uint64_t user_data;
+};
+
+/* What hints can become on this target, read once at open. */
+struct hint_caps {
+	bool nvme;               /* passthrough: DSM bits, DTYPE/DSPEC, FUA */
+	bool nvme_dsm;
+	uint16_t fdp_pids[QUEUE_FDP_PIDS_MAX];
+	unsigned int n_fdp_pids; /* FDP enabled when > 0 */
+	uint32_t max_write_streams; /* io_uring write streams (6.16+) */
+	bool regular_file;       /* fcntl lifetime hints */
+};
+
+/* A hint, mapped onto this queue's target. */
+struct hint_map {
+	uint32_t cdw12;   /* DTYPE (23:20), FUA (30) */
+	uint32_t cdw13;   /* DSM (7:0), DSPEC (31:16) */
+	int rw_flags;     /* RWF_DSYNC for FUA on the kernel path */
+	uint8_t write_stream;
+	int lifetime;     /* fcntl F_SET_RW_HINT value, -1 none */
+};
+
+struct lcloud_queue {
+	struct lcloud_probe *probe;
+	enum lcloud_backend backend;
+	int fd;              /* the data fd: O_DIRECT file/device, or /dev/ngXnY */
+	bool writable;
+	uint32_t nsid;
+	uint64_t lba;        /* passthrough block size */
+	uint64_t dev_offset; /* a partition's start on its namespace */
+	uint64_t dev_size;   /* 0: unknown (files grow) */
+	uint64_t mem_align, max_transfer;
+	struct io_uring ring;
+	bool ring_ok;
+	uint32_t depth, queued, inflight;
+	struct queue_op *ops;  /* one slot per I/O in flight, any backend */
+	uint32_t *free_slots;
+	uint32_t n_free;
+	uint32_t *sync_queued; /* sync backend: slots queued, in order */
+	uint32_t n_sync_queued;
+	struct lcloud_completion *done; /* sync backend: completed, not yet reaped */
+	uint32_t n_done;
+	struct iovec *reg;   /* registered buffers (copies of the caller's list) */
+	uint32_t n_reg;
+	struct hint_caps caps;
+	int file_lifetime; /* last F_SET_RW_HINT applied */
+	const struct lcloud_verdict *atomic_verdict;
+	char error[512];
+};
+
+__attribute__((format(printf, 3, 4)))
+int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...);
+
+/* queue.c: a slot goes back when its completion is reaped */
+void queue_release_slot(struct lcloud_queue *q, uint32_t slot);
+
+/* hint_map.c */
+void hint_caps_read(struct lcloud_queue *q);
+void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool write, struct hint_map *ret);
+
+/* write_guard.c: 0 when writing to the target is safe, else -EBUSY with the reason in q->error. */
+int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q);
+
+/* queue_uring.c */
+int uring_setup(struct lcloud_queue *q);
+int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m);
+int uring_submit(struct lcloud_queue *q);
+int uring_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min);
+
+/* queue_sync.c */
+int sync_prep(struct lcloud_queue *q, uint32_t slot);
+int sync_submit(struct lcloud_queue *q);
+int sync_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max);
+
+#endif

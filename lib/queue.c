@@ -166,6 +166,14 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
 							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);
 	hint_caps_read(q);
+	if (backend == LCLOUD_BACKEND_IO_URING && is_power_of_2(q->lba) && is_power_of_2(q->mem_align) &&
+	    !q->dev_size) {
+		/* files: nothing but alignment to check per I/O when there is no hint */
+		q->fast_read = true;
+		q->fast_write = q->writable;
+		q->fast_pos_mask = q->lba - 1;
+		q->fast_mem_mask = q->mem_align - 1;
+	}
 	q->ops = calloc(depth, sizeof(*q->ops));
 	q->free_slots = calloc(depth, sizeof(*q->free_slots));
 	q->sync_queued = calloc(depth, sizeof(*q->sync_queued));
@@ -289,7 +297,7 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 	r = validate(q, write, buf, len, offset, h);
 	if (r < 0)
 		return r;
-	if (!q->n_free)
+	if (q->backend != LCLOUD_BACKEND_IO_URING && !q->n_free)
 		return queue_fail(q, -EAGAIN, "the queue is full (%u I/Os); submit and reap first", q->depth);
 	hint_map(q, h, write, &m);
 	rw_flags = m.rw_flags;
@@ -301,6 +309,12 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 		/* a file's lifetime hint is per inode: set it when it changes */
 		if (fcntl(q->fd, F_SET_RW_HINT, &hint) == 0)
 			q->file_lifetime = m.lifetime;
+	}
+	if (q->backend == LCLOUD_BACKEND_IO_URING) {
+		/* no slot: the SQE carries the user data and the CQE the byte count */
+		struct queue_op op = { write, buf, len, offset, rw_flags, user_data };
+
+		return uring_prep_kernel(q, &op, &m);
 	}
 	{
 		uint32_t slot = q->free_slots[--q->n_free];
@@ -324,9 +338,31 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
 	q->free_slots[q->n_free++] = slot;
 }
 
+/*
+ * The hot path: an unhinted, aligned I/O to a file on the io_uring backend
+ * needs nothing but the alignment test and an SQE. Anything else, and every
+ * error (for its message), takes prep().
+ */
+static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
+			   const struct lcloud_hint *hint)
+{
+	return !hint && len - 1 < INT32_MAX && !((offset | len) & q->fast_pos_mask) &&
+	       !((uintptr_t)buf & q->fast_mem_mask) && !q->n_reg;
+}
+
 LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
 					  const struct lcloud_hint *hint, uint64_t user_data)
 {
+	if (q && q->fast_write && fast_ok(q, buf, len, offset, hint)) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+		if (sqe) {
+			io_uring_prep_write(sqe, q->fd, buf, (unsigned int)len, offset);
+			sqe->user_data = user_data;
+			q->queued++;
+			return 0;
+		}
+	}
 	/* the buffer is only read; the backends take one pointer type for both directions */
 	return prep(q, true, (void *)buf, len, offset, hint, user_data);
 }
@@ -334,21 +370,95 @@ LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *bu
 LCLOUD_EXPORT int lcloud_queue_prep_read(struct lcloud_queue *q, void *buf, uint64_t len, uint64_t offset,
 					 const struct lcloud_hint *hint, uint64_t user_data)
 {
+	if (q && q->fast_read && fast_ok(q, buf, len, offset, hint)) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+		if (sqe) {
+			io_uring_prep_read(sqe, q->fd, buf, (unsigned int)len, offset);
+			sqe->user_data = user_data;
+			q->queued++;
+			return 0;
+		}
+	}
 	return prep(q, false, buf, len, offset, hint, user_data);
+}
+
+static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, int r)
+{
+	if (!q)
+		return -EINVAL;
+	if (q->backend == LCLOUD_BACKEND_SYNC)
+		return sync_submit(q);
+	return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
 }
 
 LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 {
-	if (!q)
-		return -EINVAL;
-	return q->backend == LCLOUD_BACKEND_SYNC ? sync_submit(q) : uring_submit(q);
+	if (__builtin_expect(q && q->backend != LCLOUD_BACKEND_SYNC, 1)) {
+		int r = io_uring_submit(&q->ring);
+
+		if (__builtin_expect(r >= 0, 1)) {
+			q->queued = 0;
+			return r;
+		}
+		return submit_slow(q, r);
+	}
+	return submit_slow(q, 0);
 }
 
-LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
+/* Waits until the CQ ring holds at least MIN completions past HEAD; returns how many it holds. */
+static __attribute__((noinline)) int wait_kernel(struct lcloud_queue *q, unsigned int head, unsigned int ready,
+						 uint32_t min)
+{
+	struct io_uring_cqe *cqe;
+	int r = io_uring_wait_cqe_nr(&q->ring, &cqe, min - ready);
+
+	if (r < 0)
+		return queue_fail(q, r, "waiting for completions failed: %s", strerror(-r));
+	return (int)(io_uring_smp_load_acquire(q->ring.cq.ktail) - head);
+}
+
+/*
+ * The kernel path's completions, straight off the CQ ring: what is there,
+ * waiting only when fewer than MIN are, then one head update for the batch.
+ */
+static inline int reap_kernel(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
+{
+	struct io_uring_cq *cq = &q->ring.cq;
+	const unsigned int head = *cq->khead, mask = cq->ring_mask;
+	unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - head;
+	uint32_t n;
+
+	if (ready < min) {
+		int r = wait_kernel(q, head, ready, min);
+
+		if (r < 0)
+			return r;
+		ready = (unsigned int)r;
+	}
+	n = ready < max ? ready : max;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct io_uring_cqe *cqe = &cq->cqes[(head + i) & mask];
+
+		out[i] = (struct lcloud_completion){ .user_data = cqe->user_data, .result = cqe->res };
+	}
+	io_uring_smp_store_release(cq->khead, head + n);
+	return (int)n;
+}
+
+static __attribute__((noinline, cold)) int reap_slow(struct lcloud_queue *q, struct lcloud_completion *out,
+						     uint32_t max, uint32_t min)
 {
 	if (!q || !out || !max || min > max)
 		return -EINVAL;
 	return q->backend == LCLOUD_BACKEND_SYNC ? sync_reap(q, out, max) : uring_reap(q, out, max, min);
+}
+
+LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
+{
+	if (__builtin_expect(q && out && max && min <= max && q->backend == LCLOUD_BACKEND_IO_URING, 1))
+		return reap_kernel(q, out, max, min);
+	return reap_slow(q, out, max, min);
 }
 
 static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,

@@ -61,6 +61,10 @@ struct lcloud_queue {
 	struct iovec *reg;   /* registered buffers (copies of the caller's list) */
 	uint32_t n_reg;
 	struct hint_caps caps;
+	/* fast path (io_uring kernel backend, no hint): one mask test instead of validate() */
+	bool fast_write, fast_read;
+	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
+	uint64_t fast_mem_mask; /* buffer alignment - 1 */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
 	char error[512];
@@ -82,7 +86,7 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q);
 /* queue_uring.c */
 int uring_setup(struct lcloud_queue *q);
 int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m);
-int uring_submit(struct lcloud_queue *q);
+int uring_prep_kernel(struct lcloud_queue *q, const struct queue_op *op, const struct hint_map *m);
 int uring_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min);
 
 /* queue_sync.c */

@@ -45,101 +45,114 @@ static int fixed_index(const struct lcloud_queue *q, const void *buf, uint64_t l
 	return -1;
 }
 
+/* Passthrough: the NVMe command in the SQE's second half; the slot remembers the length. */
 int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m)
 {
 	const struct queue_op *op = &q->ops[slot];
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	struct nvme_uring_cmd *cmd;
+	uint64_t slba = (q->dev_offset + op->offset) / q->lba;
+	uint64_t nlb = op->len / q->lba - 1; /* 0's based */
 
 	if (!sqe)
 		return queue_fail(q, -EAGAIN, "the submission queue is full; submit first");
-	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH) {
-		struct nvme_uring_cmd *cmd;
-		uint64_t slba = (q->dev_offset + op->offset) / q->lba;
-		uint64_t nlb = op->len / q->lba - 1; /* 0's based */
-
-		if (nlb > 0xffff)
-			return queue_fail(q, -EINVAL, "%llu blocks is more than one NVMe command carries (65536)",
-					  (unsigned long long)nlb + 1);
-		memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command fills the second half */
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = q->fd;
-		sqe->cmd_op = NVME_URING_CMD_IO;
-		cmd = (struct nvme_uring_cmd *)sqe->cmd;
-		cmd->opcode = op->write ? NVME_CMD_WRITE : NVME_CMD_READ;
-		cmd->nsid = q->nsid;
-		cmd->addr = (uint64_t)(uintptr_t)op->buf;
-		cmd->data_len = (uint32_t)op->len;
-		cmd->cdw10 = (uint32_t)slba;
-		cmd->cdw11 = (uint32_t)(slba >> 32);
-		cmd->cdw12 = (uint32_t)nlb | m->cdw12;
-		cmd->cdw13 = m->cdw13;
-	} else {
-		int idx = fixed_index(q, op->buf, op->len);
-
-		if (idx >= 0 && op->write)
-			io_uring_prep_write_fixed(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset, idx);
-		else if (idx >= 0)
-			io_uring_prep_read_fixed(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset, idx);
-		else if (op->write)
-			io_uring_prep_write(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset);
-		else
-			io_uring_prep_read(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset);
-		sqe->rw_flags = op->rw_flags;
-		if (op->write && m->write_stream)
-			((uint8_t *)sqe)[SQE_WRITE_STREAM_OFFSET] = m->write_stream;
-	}
+	if (nlb > 0xffff)
+		return queue_fail(q, -EINVAL, "%llu blocks is more than one NVMe command carries (65536)",
+				  (unsigned long long)nlb + 1);
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command fills the second half */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = q->fd;
+	sqe->cmd_op = NVME_URING_CMD_IO;
+	cmd = (struct nvme_uring_cmd *)sqe->cmd;
+	cmd->opcode = op->write ? NVME_CMD_WRITE : NVME_CMD_READ;
+	cmd->nsid = q->nsid;
+	cmd->addr = (uint64_t)(uintptr_t)op->buf;
+	cmd->data_len = (uint32_t)op->len;
+	cmd->cdw10 = (uint32_t)slba;
+	cmd->cdw11 = (uint32_t)(slba >> 32);
+	cmd->cdw12 = (uint32_t)nlb | m->cdw12;
+	cmd->cdw13 = m->cdw13;
 	io_uring_sqe_set_data64(sqe, slot);
 	q->queued++;
 	return 0;
 }
 
-int uring_submit(struct lcloud_queue *q)
+/* The kernel path: a plain read or write; the SQE carries the caller's user data. */
+int uring_prep_kernel(struct lcloud_queue *q, const struct queue_op *op, const struct hint_map *m)
 {
-	int r = io_uring_submit(&q->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	int idx = q->n_reg ? fixed_index(q, op->buf, op->len) : -1;
 
-	if (r < 0)
-		return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
-	q->inflight += (uint32_t)r;
-	q->queued -= (uint32_t)r < q->queued ? (uint32_t)r : q->queued;
-	return r;
+	if (!sqe)
+		return queue_fail(q, -EAGAIN, "the queue is full (%u I/Os); submit and reap first", q->depth);
+	if (idx >= 0 && op->write)
+		io_uring_prep_write_fixed(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset, idx);
+	else if (idx >= 0)
+		io_uring_prep_read_fixed(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset, idx);
+	else if (op->write)
+		io_uring_prep_write(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset);
+	else
+		io_uring_prep_read(sqe, q->fd, op->buf, (unsigned int)op->len, op->offset);
+	sqe->rw_flags = op->rw_flags;
+	if (op->write && m->write_stream)
+		((uint8_t *)sqe)[SQE_WRITE_STREAM_OFFSET] = m->write_stream;
+	sqe->user_data = op->user_data;
+	q->queued++;
+	return 0;
+}
+
+/* Copies ready completions out, advancing the CQ ring once for the batch. */
+static uint32_t drain(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max)
+{
+	struct io_uring_cq *cq = &q->ring.cq;
+	unsigned int head = *cq->khead, ready = io_uring_cq_ready(&q->ring);
+	unsigned int shift = q->backend == LCLOUD_BACKEND_PASSTHROUGH; /* CQE32 */
+	uint32_t n = ready < max ? ready : max;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct io_uring_cqe *cqe = &cq->cqes[((head + i) & cq->ring_mask) << shift];
+
+		out[i].reserved = 0;
+		out[i].nvme_status = 0;
+		if (!shift) {
+			out[i].user_data = cqe->user_data;
+			out[i].result = cqe->res;
+		} else {
+			uint32_t slot = (uint32_t)cqe->user_data;
+
+			out[i].user_data = q->ops[slot].user_data;
+			if (cqe->res > 0) {
+				/* passthrough: a positive result is the NVMe status */
+				out[i].nvme_status = (uint16_t)(cqe->res & 0x7ff);
+				out[i].result = -EIO;
+			} else {
+				out[i].result = cqe->res ? cqe->res : (int32_t)q->ops[slot].len;
+			}
+			queue_release_slot(q, slot);
+		}
+	}
+	if (n)
+		io_uring_cq_advance(&q->ring, n);
+	return n;
 }
 
 int uring_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
 {
 	uint32_t n = 0;
 
-	while (n < max) {
-		struct io_uring_cqe *cqe;
-		int r;
-
-		if (n < min)
-			r = io_uring_wait_cqe(&q->ring, &cqe);
-		else
-			r = io_uring_peek_cqe(&q->ring, &cqe);
-		if (r == -EAGAIN)
+	for (;;) {
+		if (io_uring_cq_ready(&q->ring))
+			n += drain(q, out + n, max - n);
+		if (n >= min || n == max)
 			break;
-		if (r < 0)
-			return n ? (int)n : queue_fail(q, r, "waiting for completions failed: %s", strerror(-r));
 		{
-			uint32_t slot = (uint32_t)io_uring_cqe_get_data64(cqe);
+			struct io_uring_cqe *cqe;
+			int r = io_uring_wait_cqe_nr(&q->ring, &cqe, min - n);
 
-			memset(&out[n], 0, sizeof(out[n]));
-			out[n].user_data = q->ops[slot].user_data;
-			if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && cqe->res > 0) {
-				/* passthrough: a positive result is the NVMe status */
-				out[n].nvme_status = (uint16_t)(cqe->res & 0x7ff);
-				out[n].result = -EIO;
-			} else if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && cqe->res == 0) {
-				out[n].result = (int32_t)q->ops[slot].len;
-			} else {
-				out[n].result = cqe->res;
-			}
-			io_uring_cqe_seen(&q->ring, cqe);
-			queue_release_slot(q, slot);
+			if (r < 0)
+				return n ? (int)n : queue_fail(q, r, "waiting for completions failed: %s", strerror(-r));
 		}
-		if (q->inflight)
-			q->inflight--;
-		n++;
 	}
+	q->inflight -= n < q->inflight ? n : q->inflight;
 	return (int)n;
 }

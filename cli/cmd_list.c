@@ -102,7 +102,8 @@ static int list_one(const char *name, void *userdata)
 	const char *type;
 	int r;
 
-	r = lcloud_probe_blockdev(st->ctx, name, LCLOUD_PROBE_NO_SIGNATURES, &p);
+	/* the columns are the kernel's view: no device commands, no signatures */
+	r = lcloud_probe_blockdev(st->ctx, name, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY, &p);
 	if (r < 0) {
 		/* A device can vanish between listing and probing; say so and go on. */
 		report_probe_error("lcloudctl list", name, r);

@@ -70,11 +70,15 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 		flagged = true;
 	}
 	if (awu_min && kernel_align && offset % kernel_align) {
+		/* the kernel's rule is for partitions; a dm target just lands off the grid */
 		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of %" PRIu64 " (the larger of "
-				"its atomic write unit minimum and boundary): the kernel turns off atomic writes "
-				"(RWF_ATOMIC) on it; recreate it starting at a multiple of %" PRIu64,
-				what, offset, d->name, kernel_align, kernel_align);
+				"its atomic write unit minimum and boundary): %s; recreate it starting at a "
+				"multiple of %" PRIu64,
+				what, offset, d->name, kernel_align,
+				streq(code, "partition-misaligned") ? "the kernel turns off atomic writes (RWF_ATOMIC) on it"
+								     : "atomic writes through it land off the device's atomic grid",
+				kernel_align);
 		if (r < 0)
 			return r;
 		flagged = true;

@@ -202,11 +202,17 @@ static int add_derived(struct lcloud_probe *p, int index, const struct nvme_iden
 	if (r < 0)
 		return r;
 	if (nsabp) {
-		r = add_bytes(l, "atomic_write_normal_bytes", (id->nawun + 1ull) * lba, "nvme:id-ns:nawun");
+		/* a namespace field of 0 defers to the controller's (NVMe Base 2.0, Identify Namespace) */
+		r = id->nawun ? add_bytes(l, "atomic_write_normal_bytes", (id->nawun + 1ull) * lba, "nvme:id-ns:nawun")
+			      : add_bytes(l, "atomic_write_normal_bytes", (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_write_power_fail_bytes", (id->nawupf + 1ull) * lba, "nvme:id-ns:nawupf");
+			r = id->nawupf ? add_bytes(l, "atomic_write_power_fail_bytes", (id->nawupf + 1ull) * lba,
+						   "nvme:id-ns:nawupf")
+				       : add_bytes(l, "atomic_write_power_fail_bytes", (id->awupf + 1ull) * lba,
+						   "nvme:id-ctrl:awupf");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_compare_write_bytes", (id->nacwu + 1ull) * lba, "nvme:id-ns:nacwu");
+			r = id->nacwu ? add_bytes(l, "atomic_compare_write_bytes", (id->nacwu + 1ull) * lba, "nvme:id-ns:nacwu")
+				      : add_bytes(l, "atomic_compare_write_bytes", (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
 		if (r >= 0)
 			r = add_bytes(l, "atomic_boundary_power_fail_bytes", id->nabspf ? (id->nabspf + 1ull) * lba : 0,
 				      "nvme:id-ns:nabspf");

@@ -269,7 +269,7 @@ const char *nvme_status_name(int status)
 		return "Namespace Not Ready";
 	case 0x0b:
 		return "Invalid Namespace or Format";
-	case 0x10b:
+	case 0x109:
 		return "Invalid Log Page";
 	case 0x10d:
 		return "Feature Identifier Not Saveable";

@@ -28,7 +28,7 @@
 #include "util.h"
 #include "verdict.h"
 
-#define LCLOUD_PROBE_KNOWN_FLAGS (LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES)
+#define LCLOUD_PROBE_KNOWN_FLAGS (LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY)
 
 /* The stack below a file system's device; a device-less file system just ends there. */
 static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
@@ -159,9 +159,9 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 	int r;
 
 	r = devdb_add_identifiers(ctx, p);
-	if (r >= 0)
+	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_DEVICE_QUERY))
 		r = nvme_probe_layers(ctx, p);
-	if (r >= 0)
+	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_DEVICE_QUERY))
 		r = scsi_probe_layers(ctx, p);
 	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_SIGNATURES))
 		r = signature_probe_layers(ctx, p);

@@ -53,7 +53,9 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 		char node[300];
 		int fd, r;
 
-		if (l->kind == LCLOUD_LAYER_FILESYSTEM)
+		/* only block devices carry signatures; device and provider layers describe one */
+		if (l->kind != LCLOUD_LAYER_PARTITION && l->kind != LCLOUD_LAYER_DM && l->kind != LCLOUD_LAYER_MD &&
+		    l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DISK)
 			continue;
 		if (path_printf(node, sizeof(node), "/dev/%s", l->name) < 0)
 			continue;

@@ -11,6 +11,10 @@
 #include "util.h"
 #include "verdict.h"
 
+/* struct lcloud_page_plan as liblcloud 0.1 defined it */
+#define LCLOUD_PAGE_PLAN_SIZE_V1 (4 * 4 + 2 * 8 + 512)
+_Static_assert(sizeof(struct lcloud_page_plan) == LCLOUD_PAGE_PLAN_SIZE_V1, "page plan v1 layout");
+
 static const char *const path_names[] = { "best", "rwf_atomic", "passthrough", "plain_direct", "buffered" };
 
 LCLOUD_EXPORT const char *lcloud_io_path_to_string(enum lcloud_io_path path)
@@ -225,7 +229,8 @@ LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcl
 	enum lcloud_io_path path = LCLOUD_PATH_BEST;
 	int r;
 
-	if (!ret_plan || ret_plan->size < sizeof(plan) || fd < 0 || !is_power_of_2(page_size))
+	/* the first version's size is the least a caller can have; later ones only grow */
+	if (!ret_plan || ret_plan->size < LCLOUD_PAGE_PLAN_SIZE_V1 || fd < 0 || !is_power_of_2(page_size))
 		return -EINVAL;
 	r = lcloud_ctx_new(&ctx);
 	if (r < 0)
@@ -248,7 +253,13 @@ LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcl
 		plan.alignment = v->alignment ? v->alignment : page_size;
 		plan.max_untorn_bytes = v->max_untorn;
 	}
-	*ret_plan = plan;
+	{
+		uint32_t caller_size = ret_plan->size;
+
+		/* fill what the caller's structure has room for, and say how much that was */
+		plan.size = caller_size < sizeof(plan) ? caller_size : (uint32_t)sizeof(plan);
+		memcpy(ret_plan, &plan, plan.size);
+	}
 out:
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);

@@ -54,6 +54,8 @@ enum lcloud_probe_flags {
 	LCLOUD_PROBE_NOFOLLOW = 1u << 0,
 	/* Skip libblkid signature probing (it opens the block devices). */
 	LCLOUD_PROBE_NO_SIGNATURES = 1u << 1,
+	/* Skip the commands sent to devices (NVMe Identify, SCSI INQUIRY/VPD): sysfs and statx only. */
+	LCLOUD_PROBE_NO_DEVICE_QUERY = 1u << 2,
 };
 
 int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,

@@ -158,6 +158,20 @@ static void test_azure_shaped_namespace_atomics(void **state)
 	lcloud_probe_free(p);
 }
 
+static void test_zero_namespace_field_defers_to_controller(void **state)
+{
+	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme8n1");
+	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	(void)state;
+
+	/* NSABP set, NAWUPF 0: the controller's AWUPF 3 applies -> 4 x 4 KiB */
+	assert_int_equal(u64(l, "nsabp"), 1);
+	assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * 4096);
+	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
+			    "nvme:id-ctrl:awupf");
+	lcloud_probe_free(p);
+}
+
 static void test_ebs_shaped_torn_write_prevention(void **state)
 {
 	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme1n1");
@@ -281,6 +295,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qemu_capture_matches_nvme_cli),
 		cmocka_unit_test(test_azure_shaped_namespace_atomics),
+		cmocka_unit_test(test_zero_namespace_field_defers_to_controller),
 		cmocka_unit_test(test_ebs_shaped_torn_write_prevention),
 		cmocka_unit_test(test_fdp_controller),
 		cmocka_unit_test(test_truncated_failing_and_vanished),

@@ -8,76 +8,14 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
-#include "lcloud/lcloud.h"
+#include "fixture.h"
 #include "nvme_hints.h"
 #include "nvme_identify.h"
 #include "report.h"
-
-static char fixtures[4096];
-
-static struct lcloud_probe *probe_in(const char *tree, const char *dev)
-{
-	struct lcloud_ctx *ctx = NULL;
-	struct lcloud_probe *p = NULL;
-	char root[4200];
-
-	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
-	assert_int_equal(lcloud_ctx_new(&ctx), 0);
-	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
-	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
-	lcloud_ctx_free(ctx);
-	return p;
-}
-
-static const struct lcloud_layer *first_layer(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
-{
-	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
-		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == kind)
-			return lcloud_probe_get_layer(p, i);
-	return NULL;
-}
-
-static uint64_t u64(const struct lcloud_layer *l, const char *name)
-{
-	const struct lcloud_fact *f = lcloud_layer_find_fact(l, name);
-
-	if (!f)
-		fail_msg("no fact %s", name);
-	assert_int_equal(lcloud_fact_get_state(f), LCLOUD_FACT_PRESENT);
-	return lcloud_fact_get_u64(f);
-}
-
-static const char *str(const struct lcloud_layer *l, const char *name)
-{
-	const char *s = lcloud_fact_get_string(lcloud_layer_find_fact(l, name));
-
-	if (!s)
-		fail_msg("no string fact %s", name);
-	return s;
-}
-
-static unsigned int notes_matching(const struct lcloud_probe *p, const char *code, const char *needle)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
-		const struct lcloud_note *note = lcloud_probe_get_note(p, i);
-
-		if (strcmp(lcloud_note_get_code(note), code) == 0 &&
-		    (!needle || strstr(lcloud_note_get_message(note), needle)))
-			n++;
-	}
-	return n;
-}
 
 /* Every raw field equals nvme-cli's JSON of the same captured device. */
 static void compare_with_nvme_cli(const struct lcloud_layer *l, const char *json_path)
@@ -118,55 +56,55 @@ static void test_qemu_capture_matches_nvme_cli(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < 2; i++) {
-		struct lcloud_probe *p = probe_in("nvme-qemu", cases[i].dev);
-		const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+		struct lcloud_probe *p = fixture_probe("nvme-qemu", cases[i].dev);
+		const struct lcloud_layer *l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 		char path[4300];
 
 		assert_non_null(l);
-		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ctrl.json", fixtures, cases[i].lbs);
+		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ctrl.json", fixtures_dir, cases[i].lbs);
 		compare_with_nvme_cli(l, path);
-		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ns.json", fixtures, cases[i].lbs);
+		snprintf(path, sizeof(path), "%s/../../vm/captures/qemu-nvme-lbs%u-id-ns.json", fixtures_dir, cases[i].lbs);
 		compare_with_nvme_cli(l, path);
 		/* QEMU 7.2: NSABP clear, AWUPF 0 -> one LBA is the power-fail atomic unit */
-		assert_int_equal(u64(l, "lba_size"), cases[i].lbs);
-		assert_int_equal(u64(l, "nsabp"), 0);
-		assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), cases[i].lbs);
+		assert_int_equal(fact_u64(l, "lba_size"), cases[i].lbs);
+		assert_int_equal(fact_u64(l, "nsabp"), 0);
+		assert_int_equal(fact_u64(l, "atomic_write_power_fail_bytes"), cases[i].lbs);
 		assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
 				    "nvme:id-ctrl:awupf");
-		assert_null(first_layer(p, LCLOUD_LAYER_CLOUD)); /* not a cloud device */
+		assert_null(layer_of_kind(p, LCLOUD_LAYER_CLOUD)); /* not a cloud device */
 		lcloud_probe_free(p);
 	}
 }
 
 static void test_azure_shaped_namespace_atomics(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme0n1");
-	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
+	const struct lcloud_layer *l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 	const uint64_t lba = 4096;
 	(void)state;
 
 	/* NSABP set: namespace values, 0's based: NAWUPF 3 -> 4 LBAs; NABSPF 15 -> 16 LBAs; NABO 4 LBAs */
-	assert_int_equal(u64(l, "nsabp"), 1);
-	assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * lba);
-	assert_int_equal(u64(l, "atomic_boundary_power_fail_bytes"), (15 + 1) * lba);
-	assert_int_equal(u64(l, "atomic_boundary_offset_bytes"), 4 * lba);
+	assert_int_equal(fact_u64(l, "nsabp"), 1);
+	assert_int_equal(fact_u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * lba);
+	assert_int_equal(fact_u64(l, "atomic_boundary_power_fail_bytes"), (15 + 1) * lba);
+	assert_int_equal(fact_u64(l, "atomic_boundary_offset_bytes"), 4 * lba);
 	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
 			    "nvme:id-ns:nawupf");
-	assert_string_equal(str(first_layer(p, LCLOUD_LAYER_CLOUD), "provider"), "azure");
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "provider"), "azure");
 	/* the crafted sysfs reports 16384 too: the kernel view agrees */
-	assert_int_equal(notes_matching(p, "nvme-kernel-view", "honours"), 1);
+	assert_int_equal(notes_with(p, "nvme-kernel-view", "honours"), 1);
 	lcloud_probe_free(p);
 }
 
 static void test_zero_namespace_field_defers_to_controller(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme8n1");
-	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme8n1");
+	const struct lcloud_layer *l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 	(void)state;
 
 	/* NSABP set, NAWUPF 0: the controller's AWUPF 3 applies -> 4 x 4 KiB */
-	assert_int_equal(u64(l, "nsabp"), 1);
-	assert_int_equal(u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * 4096);
+	assert_int_equal(fact_u64(l, "nsabp"), 1);
+	assert_int_equal(fact_u64(l, "atomic_write_power_fail_bytes"), (3 + 1) * 4096);
 	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(l, "atomic_write_power_fail_bytes")),
 			    "nvme:id-ctrl:awupf");
 	lcloud_probe_free(p);
@@ -174,44 +112,44 @@ static void test_zero_namespace_field_defers_to_controller(void **state)
 
 static void test_ebs_shaped_torn_write_prevention(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme1n1");
-	const struct lcloud_layer *cloud = first_layer(p, LCLOUD_LAYER_CLOUD);
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme1n1");
+	const struct lcloud_layer *cloud = layer_of_kind(p, LCLOUD_LAYER_CLOUD);
 	const uint64_t lba = 512;
 	(void)state;
 
 	assert_non_null(cloud);
-	assert_string_equal(str(cloud, "provider"), "aws");
-	assert_string_equal(str(cloud, "product"), "ebs");
-	assert_string_equal(str(cloud, "volume_id"), "vol0123456789abcdef0");
-	assert_string_equal(str(cloud, "attachment_name"), "/dev/xvdf");
+	assert_string_equal(fact_str(cloud, "provider"), "aws");
+	assert_string_equal(fact_str(cloud, "product"), "ebs");
+	assert_string_equal(fact_str(cloud, "volume_id"), "vol0123456789abcdef0");
+	assert_string_equal(fact_str(cloud, "attachment_name"), "/dev/xvdf");
 	/* NTWPU 31, NTWPG 7 (0's based LBAs of 512 bytes); NTWPB 0 = no boundary */
-	assert_int_equal(u64(cloud, "promise_untorn_max_bytes"), (31 + 1) * lba);
-	assert_int_equal(u64(cloud, "promise_untorn_granularity_bytes"), (7 + 1) * lba);
-	assert_int_equal(u64(cloud, "promise_boundary_bytes"), 0);
+	assert_int_equal(fact_u64(cloud, "promise_untorn_max_bytes"), (31 + 1) * lba);
+	assert_int_equal(fact_u64(cloud, "promise_untorn_granularity_bytes"), (7 + 1) * lba);
+	assert_int_equal(fact_u64(cloud, "promise_boundary_bytes"), 0);
 	assert_string_equal(lcloud_fact_get_source(lcloud_layer_find_fact(cloud, "promise_untorn_max_bytes")),
 			    "cloud:aws-ebs-twp");
-	assert_non_null(strstr(str(cloud, "promise_conditions"), "O_DIRECT"));
+	assert_non_null(strstr(fact_str(cloud, "promise_conditions"), "O_DIRECT"));
 	/* the standard fields promise only one LBA: the device layer says so separately */
-	assert_int_equal(u64(first_layer(p, LCLOUD_LAYER_NVME), "atomic_write_power_fail_bytes"), lba);
+	assert_int_equal(fact_u64(layer_of_kind(p, LCLOUD_LAYER_NVME), "atomic_write_power_fail_bytes"), lba);
 	lcloud_probe_free(p);
 }
 
 static void test_fdp_controller(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme2n1");
-	const struct lcloud_layer *l = first_layer(p, LCLOUD_LAYER_NVME);
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme2n1");
+	const struct lcloud_layer *l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 	(void)state;
 
-	assert_int_equal(u64(l, "fdp_supported"), 1);
-	assert_int_equal(u64(l, "directives_supported"), 1);
-	assert_int_equal(u64(l, "data_placement_supported"), 1);
-	assert_int_equal(u64(l, "streams_supported"), 0);
-	assert_int_equal(u64(l, "fdp_enabled"), 1);
-	assert_int_equal(u64(l, "fdp_reclaim_unit_handles"), 2);
-	assert_int_equal(u64(l, "fdp_max_placement_ids"), 2);    /* MAXPIDS 1, 0's based */
-	assert_int_equal(u64(l, "fdp_reclaim_unit_bytes"), 64ull << 20);
-	assert_int_equal(u64(l, "fdp_placement_id_count"), 2);
-	assert_string_equal(str(l, "fdp_placement_ids"), "0,1");
+	assert_int_equal(fact_u64(l, "fdp_supported"), 1);
+	assert_int_equal(fact_u64(l, "directives_supported"), 1);
+	assert_int_equal(fact_u64(l, "data_placement_supported"), 1);
+	assert_int_equal(fact_u64(l, "streams_supported"), 0);
+	assert_int_equal(fact_u64(l, "fdp_enabled"), 1);
+	assert_int_equal(fact_u64(l, "fdp_reclaim_unit_handles"), 2);
+	assert_int_equal(fact_u64(l, "fdp_max_placement_ids"), 2);    /* MAXPIDS 1, 0's based */
+	assert_int_equal(fact_u64(l, "fdp_reclaim_unit_bytes"), 64ull << 20);
+	assert_int_equal(fact_u64(l, "fdp_placement_id_count"), 2);
+	assert_string_equal(fact_str(l, "fdp_placement_ids"), "0,1");
 	lcloud_probe_free(p);
 }
 
@@ -222,25 +160,25 @@ static void test_truncated_failing_and_vanished(void **state)
 	(void)state;
 
 	/* 100 bytes of Identify Controller: fields past byte 100 unreadable, not zero */
-	p = probe_in("nvme-crafted", "/dev/nvme3n1");
-	l = first_layer(p, LCLOUD_LAYER_NVME);
+	p = fixture_probe("nvme-crafted", "/dev/nvme3n1");
+	l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 	assert_int_equal(lcloud_fact_get_state(lcloud_layer_find_fact(l, "awupf")), LCLOUD_FACT_UNREADABLE);
-	assert_int_equal(u64(l, "vid"), 0x1b36);
-	assert_int_equal(notes_matching(p, "nvme-truncated", "100 of 4096"), 1);
+	assert_int_equal(fact_u64(l, "vid"), 0x1b36);
+	assert_int_equal(notes_with(p, "nvme-truncated", "100 of 4096"), 1);
 	/* FLBAS names format 15 of 2: no sizes in bytes, and a note saying why */
-	assert_int_equal(notes_matching(p, "nvme-lba-format", "FLBAS 15"), 1);
+	assert_int_equal(notes_with(p, "nvme-lba-format", "FLBAS 15"), 1);
 	assert_null(lcloud_layer_find_fact(l, "lba_size"));
 	/* the kernel layer of the same namespace is still there */
-	assert_non_null(lcloud_layer_find_fact(first_layer(p, LCLOUD_LAYER_DISK), "physical_block_size"));
+	assert_non_null(lcloud_layer_find_fact(layer_of_kind(p, LCLOUD_LAYER_DISK), "physical_block_size"));
 	lcloud_probe_free(p);
 
-	p = probe_in("nvme-crafted", "/dev/nvme4n1");
-	assert_int_equal(notes_matching(p, "nvme-identify-failed", "Invalid Field in Command"), 1);
-	assert_string_equal(str(first_layer(p, LCLOUD_LAYER_NVME), "mn"), "Failing");
+	p = fixture_probe("nvme-crafted", "/dev/nvme4n1");
+	assert_int_equal(notes_with(p, "nvme-identify-failed", "Invalid Field in Command"), 1);
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_NVME), "mn"), "Failing");
 	lcloud_probe_free(p);
 
-	p = probe_in("nvme-crafted", "/dev/nvme5n1");
-	assert_int_equal(notes_matching(p, "nvme-identify-failed", "gone away"), 2);
+	p = fixture_probe("nvme-crafted", "/dev/nvme5n1");
+	assert_int_equal(notes_with(p, "nvme-identify-failed", "gone away"), 2);
 	lcloud_probe_free(p);
 }
 
@@ -302,10 +240,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_garbage_buffers),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
-		return 2;
-	}
-	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fixture_main(argc, argv, "nvme", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -5,22 +5,16 @@
  * alignment rules applied to reports built by hand.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
+#include "fixture.h"
 #include "align.h"
 #include "compat.h"
 #include "filesystem.h"
 #include "report.h"
 #include "statx.h"
-
-static char fixtures[4096];
 
 static void test_mountinfo_line(void **state)
 {
@@ -104,7 +98,7 @@ static void test_malformed_sysfs_values(void **state)
 	char root[4200];
 	(void)state;
 
-	snprintf(root, sizeof(root), "%s/malformed", fixtures);
+	snprintf(root, sizeof(root), "%s/malformed", fixtures_dir);
 	assert_int_equal(lcloud_ctx_new(&ctx), 0);
 	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/vda", 0, &p), 0);
@@ -139,16 +133,6 @@ static struct lcloud_probe *partition_on_disk(uint64_t start, uint64_t physical,
 	return p;
 }
 
-static unsigned int notes_with(const struct lcloud_probe *p, const char *needle)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
-		if (strstr(lcloud_note_get_message(lcloud_probe_get_note(p, i)), needle))
-			n++;
-	return n;
-}
-
 static void test_alignment_rules(void **state)
 {
 	struct lcloud_probe *p;
@@ -160,20 +144,20 @@ static void test_alignment_rules(void **state)
 	lcloud_probe_free(p);
 	/* 63 sectors (the old DOS start) on a 4K disk: 32256 % 4096 = 3584 */
 	p = partition_on_disk(63 * 512, 4096, 0, 0);
-	assert_int_equal(notes_with(p, "physical block size 4096 (3584 bytes past"), 1);
+	assert_int_equal(notes_with(p, NULL, "physical block size 4096 (3584 bytes past"), 1);
 	assert_int_equal(lcloud_probe_get_note_count(p), 1);
 	lcloud_probe_free(p);
 	/* 8 KiB start, units 4-16 KiB, no boundary: the kernel keeps atomic writes (start is a
 	 * multiple of unit_min and there is no boundary), but 16 KiB writes are off the device grid */
 	p = partition_on_disk(8192, 4096, 16384, 0);
-	assert_int_equal(notes_with(p, "physical block size"), 0);
-	assert_int_equal(notes_with(p, "turns off atomic writes"), 0);
-	assert_int_equal(notes_with(p, "atomic write unit maximum 16384"), 1);
+	assert_int_equal(notes_with(p, NULL, "physical block size"), 0);
+	assert_int_equal(notes_with(p, NULL, "turns off atomic writes"), 0);
+	assert_int_equal(notes_with(p, NULL, "atomic write unit maximum 16384"), 1);
 	lcloud_probe_free(p);
 	/* 32 KiB start with a 64 KiB boundary: the kernel requires max(unit_min, boundary) = 64 KiB */
 	p = partition_on_disk(32768, 4096, 16384, 65536);
-	assert_int_equal(notes_with(p, "not a multiple of 65536"), 1);
-	assert_int_equal(notes_with(p, "turns off atomic writes"), 1);
+	assert_int_equal(notes_with(p, NULL, "not a multiple of 65536"), 1);
+	assert_int_equal(notes_with(p, NULL, "turns off atomic writes"), 1);
 	lcloud_probe_free(p);
 	/* 64 KiB start with the same device: nothing to say */
 	p = partition_on_disk(65536, 4096, 16384, 65536);
@@ -181,7 +165,7 @@ static void test_alignment_rules(void **state)
 	lcloud_probe_free(p);
 	/* 512-byte disk, start 1 MiB + 512: only the 4 KiB page rule applies */
 	p = partition_on_disk(1048576 + 512, 512, 0, 0);
-	assert_int_equal(notes_with(p, "not a multiple of 4096 (512 bytes past)"), 1);
+	assert_int_equal(notes_with(p, NULL, "not a multiple of 4096 (512 bytes past)"), 1);
 	assert_int_equal(lcloud_probe_get_note_count(p), 1);
 	lcloud_probe_free(p);
 }
@@ -195,10 +179,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_alignment_rules),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
-		return 2;
-	}
-	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fixture_main(argc, argv, "parsers", tests, sizeof(tests) / sizeof(tests[0]));
 }

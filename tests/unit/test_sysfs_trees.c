@@ -9,30 +9,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
-#include "lcloud/lcloud.h"
+#include "fixture.h"
 #include "dm_table.h"
-
-static char fixtures[4096];
-
-static struct lcloud_ctx *ctx_for(const char *tree)
-{
-	struct lcloud_ctx *ctx = NULL;
-	char root[4200];
-
-	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
-	assert_int_equal(lcloud_ctx_new(&ctx), 0);
-	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
-	return ctx;
-}
 
 /* Reads a number straight from a fixture file: the independent reading. */
 static uint64_t fixture_u64(const char *tree, const char *path)
@@ -40,7 +22,7 @@ static uint64_t fixture_u64(const char *tree, const char *path)
 	char full[4600], buf[64];
 	FILE *f;
 
-	snprintf(full, sizeof(full), "%s/%s%s", fixtures, tree, path);
+	snprintf(full, sizeof(full), "%s/%s%s", fixtures_dir, tree, path);
 	f = fopen(full, "re");
 	assert_non_null(f);
 	assert_non_null(fgets(buf, sizeof(buf), f));
@@ -65,20 +47,6 @@ static int layer_index(const struct lcloud_probe *p, const char *name)
 	return -1;
 }
 
-static unsigned int count_notes(const struct lcloud_probe *p, const char *code, const char *needle)
-{
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
-		const struct lcloud_note *note = lcloud_probe_get_note(p, i);
-
-		if (strcmp(lcloud_note_get_code(note), code) == 0 &&
-		    (!needle || strstr(lcloud_note_get_message(note), needle)))
-			n++;
-	}
-	return n;
-}
-
 static void test_vda_matches_captured_files(void **state)
 {
 	static const char *const attrs[] = {
@@ -87,7 +55,7 @@ static void test_vda_matches_captured_files(void **state)
 		"atomic_write_unit_max_bytes", "atomic_write_max_bytes", "atomic_write_boundary_bytes",
 		"max_write_streams", "write_stream_granularity",
 	};
-	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_ctx *ctx = fixture_ctx("host-6.18");
 	struct lcloud_probe *p = NULL;
 	const struct lcloud_layer *vda;
 	(void)state;
@@ -117,7 +85,7 @@ static void test_vda_matches_captured_files(void **state)
 
 static void test_old_kernel_reports_not_provided(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("old-kernel");
+	struct lcloud_ctx *ctx = fixture_ctx("old-kernel");
 	struct lcloud_probe *p = NULL;
 	const struct lcloud_fact *f;
 	uint64_t v = 12345;
@@ -142,7 +110,7 @@ static void test_old_kernel_reports_not_provided(void **state)
 
 static void test_captured_loop_partition_misaligned(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_ctx *ctx = fixture_ctx("host-6.18");
 	struct lcloud_probe *p = NULL;
 	uint64_t start_sectors;
 	char msg[64];
@@ -157,12 +125,12 @@ static void test_captured_loop_partition_misaligned(void **state)
 	assert_int_equal(lcloud_layer_get_kind(lcloud_probe_get_layer(p, 1)), LCLOUD_LAYER_LOOP);
 	assert_int_equal(lcloud_layer_get_parent(lcloud_probe_get_layer(p, 1)), 0);
 	snprintf(msg, sizeof(msg), "byte %" PRIu64 " ", start_sectors * 512);
-	assert_int_equal(count_notes(p, "partition-misaligned", msg), 1);
+	assert_int_equal(notes_with(p, "partition-misaligned", msg), 1);
 	lcloud_probe_free(p);
 
 	/* loop0p2 starts at 65536 sectors = 32 MiB: nothing to flag */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/loop0p2", 0, &p), 0);
-	assert_int_equal(count_notes(p, "partition-misaligned", NULL), 0);
+	assert_int_equal(notes_with(p, "partition-misaligned", NULL), 0);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
@@ -188,7 +156,7 @@ static int crafted_dm_table(const struct lcloud_ctx *ctx, unsigned int major, un
 
 static void test_dm_over_partitions(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("dm-stack");
+	struct lcloud_ctx *ctx = fixture_ctx("dm-stack");
 	struct lcloud_probe *p = NULL;
 	int dm, sdb1, sdb, sdc1, sdc;
 	(void)state;
@@ -214,38 +182,38 @@ static void test_dm_over_partitions(void **state)
 
 	/* sdb1 at 2049 * 512 = 1049088: off sdb's 4096 physical block, and off its 4096 atomic
 	 * unit minimum, so the kernel refuses atomic writes there */
-	assert_int_equal(count_notes(p, "partition-misaligned", "physical block size 4096"), 1);
-	assert_int_equal(count_notes(p, "partition-misaligned", "turns off atomic writes"), 1);
+	assert_int_equal(notes_with(p, "partition-misaligned", "physical block size 4096"), 1);
+	assert_int_equal(notes_with(p, "partition-misaligned", "turns off atomic writes"), 1);
 	/* dm target 0 maps sdb1 from 0: lands at 1049088 on sdb, flagged the same two ways */
-	assert_int_equal(count_notes(p, "dm-target-misaligned", "byte 1049088 of sdb"), 2);
+	assert_int_equal(notes_with(p, "dm-target-misaligned", "byte 1049088 of sdb"), 2);
 	/* target 1: sdc1 (2048 sectors) + 3 sectors = 2051 * 512 = 1050112; sdc has 512 B blocks,
 	 * so only the 4 KiB rule applies (1050112 % 4096 = 1536) */
-	assert_int_equal(count_notes(p, "dm-target-misaligned", "byte 1050112 of sdc, not a multiple of 4096 (1536"), 1);
+	assert_int_equal(notes_with(p, "dm-target-misaligned", "byte 1050112 of sdc, not a multiple of 4096 (1536"), 1);
 	/* sdc1 itself is at 1 MiB: fine */
-	assert_int_equal(count_notes(p, "partition-misaligned", "sdc1"), 0);
+	assert_int_equal(notes_with(p, "partition-misaligned", "sdc1"), 0);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
 
 static void test_dm_table_needs_root(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("dm-stack");
+	struct lcloud_ctx *ctx = fixture_ctx("dm-stack");
 	struct lcloud_probe *p = NULL;
 	(void)state;
 
 	dm_table_set_reader(NULL);
 	/* under a sysroot the ioctl reader refuses; the rest of the probe stands */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/dm-0", 0, &p), 0);
-	assert_int_equal(count_notes(p, "dm-table-unavailable", NULL), 1);
-	assert_int_equal(count_notes(p, "dm-target-misaligned", NULL), 0);
-	assert_int_equal(count_notes(p, "partition-misaligned", "sdb1"), 2);
+	assert_int_equal(notes_with(p, "dm-table-unavailable", NULL), 1);
+	assert_int_equal(notes_with(p, "dm-target-misaligned", NULL), 0);
+	assert_int_equal(notes_with(p, "partition-misaligned", "sdb1"), 2);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
 
 static void test_md_over_nvme_and_generic_node(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("md-nvme");
+	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
 	struct lcloud_probe *p = NULL;
 	const struct lcloud_layer *md;
 	uint64_t v;
@@ -262,21 +230,21 @@ static void test_md_over_nvme_and_generic_node(void **state)
 	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "max_write_streams", &v), 0);
 	assert_int_equal(v, 8);
 	/* partitions at 1 MiB: aligned to 4 KiB, 16 KiB and the 64 KiB boundary */
-	assert_int_equal(count_notes(p, "partition-misaligned", NULL), 0);
+	assert_int_equal(notes_with(p, "partition-misaligned", NULL), 0);
 	lcloud_probe_free(p);
 
 	/* /dev/ng0n1 is the generic node of nvme0n1: same namespace facts */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/ng0n1", 0, &p), 0);
 	assert_int_equal(lcloud_probe_get_target_type(p), LCLOUD_TARGET_NVME_CHAR);
 	assert_string_equal(lcloud_layer_get_name(lcloud_probe_get_layer(p, 0)), "nvme0n1");
-	assert_int_equal(count_notes(p, "nvme-generic", "nvme0n1"), 1);
+	assert_int_equal(notes_with(p, "nvme-generic", "nvme0n1"), 1);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
 
 static void test_bad_names_and_paths(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("host-6.18");
+	struct lcloud_ctx *ctx = fixture_ctx("host-6.18");
 	struct lcloud_probe *p = (struct lcloud_probe *)0x1;
 	(void)state;
 
@@ -316,7 +284,7 @@ static int stop_at_second(const char *name, void *userdata)
 
 static void test_enumeration_order(void **state)
 {
-	struct lcloud_ctx *ctx = ctx_for("md-nvme");
+	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
 	struct names names = { .n = 0 };
 	int calls = 0;
 	(void)state;
@@ -345,10 +313,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_enumeration_order),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
-		return 2;
-	}
-	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fixture_main(argc, argv, "sysfs_trees", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -12,33 +12,11 @@
  *  - buffered: never.
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdbool.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
-
-#include "lcloud/lcloud.h"
-
-static char fixtures[4096];
-
-static struct lcloud_probe *probe_in(const char *tree, const char *dev)
-{
-	struct lcloud_ctx *ctx = NULL;
-	struct lcloud_probe *p = NULL;
-	char root[4200];
-
-	snprintf(root, sizeof(root), "%s/%s", fixtures, tree);
-	assert_int_equal(lcloud_ctx_new(&ctx), 0);
-	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
-	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
-	lcloud_ctx_free(ctx);
-	return p;
-}
+#include "fixture.h"
 
 static bool any_reason(const struct lcloud_verdict *v, const char *needle)
 {
@@ -85,7 +63,7 @@ static void test_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *row = &rows[i];
-		struct lcloud_probe *p = probe_in(row->tree, row->dev);
+		struct lcloud_probe *p = fixture_probe(row->tree, row->dev);
 		const struct lcloud_verdict *ra = lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC);
 		const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
 		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
@@ -110,7 +88,7 @@ static void test_table(void **state)
 
 static void test_boundary_crossing_refused(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
 	const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
 	char why[256];
 	(void)state;
@@ -132,7 +110,7 @@ static void test_boundary_crossing_refused(void **state)
 
 static void test_check_answers_and_errors(void **state)
 {
-	struct lcloud_probe *p = probe_in("nvme-crafted", "/dev/nvme0n1");
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
 	enum lcloud_io_path path = LCLOUD_PATH_BUFFERED;
 	char why[512];
 	(void)state;
@@ -173,10 +151,5 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_check_answers_and_errors),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
-		return 2;
-	}
-	snprintf(fixtures, sizeof(fixtures), "%s", argv[1]);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -12,6 +12,13 @@
  */
 int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identity *id);
 
+/* A provider's documented promise, as the facts every cloud layer carries. */
+struct cloud_promise {
+	uint64_t untorn_max, granularity, boundary; /* bytes */
+	const char *conditions, *source_title, *evidence;
+};
+int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr);
+
 /* The same for a SCSI disk: SCSI layer SCSI, describing disk layer DISK. */
 int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk);
 

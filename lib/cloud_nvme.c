@@ -67,20 +67,21 @@ static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity
 		return report_note(p, LCLOUD_NOTE_INFO, "cloud-twp-absent", cloud,
 				   "AWS %s reports no torn write prevention fields (NTWPU/NTWPG/NTWPB are 0): "
 				   "this instance or volume makes no promise beyond one logical block", product);
-	r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, (ntwpu + 1ull) * lba, src);
-	if (r >= 0)
-		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, (ntwpg + 1ull) * lba, src);
-	if (r >= 0)
-		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, ntwpb ? (ntwpb + 1ull) * lba : 0, src);
-	if (r >= 0)
-		r = layer_add_string(l, "promise_conditions",
-				     "size a multiple of the granularity up to the unit, start LBA aligned to the write "
-				     "size, not crossing the boundary; O_DIRECT; no stack layer may split, merge or "
-				     "move the write (LVM/partition starts on 16 KiB multiples); tested by AWS with "
-				     "ext4 bigalloc 16 KiB clusters",
-				     src);
-	if (r >= 0)
-		r = layer_add_string(l, "promise_source", "Amazon EC2 User Guide: Torn write prevention", src);
+	{
+		const struct cloud_promise pr = {
+			.untorn_max = (ntwpu + 1ull) * lba,
+			.granularity = (ntwpg + 1ull) * lba,
+			.boundary = ntwpb ? (ntwpb + 1ull) * lba : 0,
+			.conditions = "size a multiple of the granularity up to the unit, start LBA aligned to the "
+				      "write size, not crossing the boundary; O_DIRECT; no stack layer may split, "
+				      "merge or move the write (LVM/partition starts on 16 KiB multiples); tested by "
+				      "AWS with ext4 bigalloc 16 KiB clusters",
+			.source_title = "Amazon EC2 User Guide: Torn write prevention",
+			.evidence = src,
+		};
+
+		r = cloud_add_promise(l, &pr);
+	}
 	return r;
 }
 
@@ -105,4 +106,19 @@ int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identi
 		return r;
 	}
 	return 0;
+}
+
+int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr)
+{
+	int r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, pr->untorn_max, pr->evidence);
+
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, pr->granularity, pr->evidence);
+	if (r >= 0)
+		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, pr->boundary, pr->evidence);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_conditions", pr->conditions, pr->evidence);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_source", pr->source_title, pr->evidence);
+	return r;
 }

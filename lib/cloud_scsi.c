@@ -45,18 +45,18 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 				   "Google Persistent Disk with a %" PRIu64 "-byte physical block: Google promises "
 				   "16 KiB write atomicity only for disks created with a 16 KB physical block size",
 				   physical);
-	r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, 16384, src);
-	if (r >= 0)
-		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, 16384, src);
-	if (r >= 0)
-		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, 16384, src);
-	if (r >= 0)
-		r = layer_add_string(l, "promise_conditions",
-				     "16 KiB writes aligned to 16 KiB on the disk (the physical block); O_DIRECT; "
-				     "Google's recipe: ext4 with bigalloc and 16 KiB clusters, data files only",
-				     src);
-	if (r >= 0)
-		r = layer_add_string(l, "promise_source",
-				     "Google Cloud: Best practices for 16 KB persistent disk and MySQL", src);
+	{
+		const struct cloud_promise pr = {
+			.untorn_max = 16384,
+			.granularity = 16384,
+			.boundary = 16384, /* the physical block: aligned writes never cross it */
+			.conditions = "16 KiB writes aligned to 16 KiB on the disk (the physical block); O_DIRECT; "
+				      "Google's recipe: ext4 with bigalloc and 16 KiB clusters, data files only",
+			.source_title = "Google Cloud: Best practices for 16 KB persistent disk and MySQL",
+			.evidence = src,
+		};
+
+		r = cloud_add_promise(l, &pr);
+	}
 	return r;
 }

@@ -461,6 +461,27 @@ LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_comple
 	return reap_slow(q, out, max, min);
 }
 
+LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max,
+					       uint32_t min)
+{
+	if (__builtin_expect(q && out && max && min <= max && q->backend == LCLOUD_BACKEND_IO_URING, 1)) {
+		struct io_uring_cq *cq = &q->ring.cq;
+		unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - *cq->khead;
+		/* one io_uring_enter() submits and waits for what is still missing */
+		int r = io_uring_submit_and_wait(&q->ring, ready < min ? min - ready : 0);
+
+		if (__builtin_expect(r < 0, 0))
+			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
+		q->queued = 0;
+		return reap_kernel(q, out, max, 0);
+	}
+	{
+		int r = lcloud_queue_submit(q);
+
+		return r < 0 ? r : lcloud_queue_reap(q, out, max, min);
+	}
+}
+
 static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,
 		   const struct lcloud_hint *h, uint16_t *ret_status)
 {

@@ -58,9 +58,7 @@ static int run_liblcloud(const char *path, uint64_t bs, unsigned int qd, uint64_
 			}
 			queued++;
 		}
-		if (lcloud_queue_submit(q) < 0)
-			return 1;
-		r = lcloud_queue_reap(q, c, qd, 1);
+		r = lcloud_queue_submit_and_reap(q, c, qd, 1);
 		if (r < 0)
 			return 1;
 		for (int i = 0; i < r; i++)

@@ -68,6 +68,15 @@ static void batch(struct lcloud_ctx *ctx, const char *path, enum lcloud_backend 
 		if (lcloud_queue_read(q, back + i * BS, BS, (uint64_t)i * BS, NULL, NULL) != BS)
 			break;
 	CHECK(memcmp(buf, back, QD * BS) == 0, "read back equals what was written");
+	/* the same batch again, submitted and reaped in one step */
+	for (int i = 0; i < QD; i++)
+		lcloud_queue_prep_write(q, buf + i * BS, BS, (uint64_t)i * BS, &hint, 2000 + i);
+	seen = 0;
+	r = lcloud_queue_submit_and_reap(q, c, QD, QD);
+	for (int i = 0; i < r; i++)
+		if (c[i].user_data >= 2000 && c[i].user_data < 2000 + QD && c[i].result == BS)
+			seen++;
+	CHECK(r == QD && seen == QD, "submit_and_reap: %d of %d completions at once", seen, QD);
 	/* refusals: misaligned and odd-sized atomic writes never reach the kernel */
 	if (atomic) {
 		r = lcloud_queue_prep_write(q, buf, BS, 4096, &hint, 1);

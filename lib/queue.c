@@ -119,6 +119,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	const struct lcloud_layer *nvme;
 	struct lcloud_queue *q;
 	uint64_t offset = 0;
+	bool auto_chosen;
 	int r;
 
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
@@ -142,6 +143,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 			goto fail;
 	}
 	nvme = direct_namespace(q->probe, &offset);
+	auto_chosen = backend == LCLOUD_BACKEND_AUTO;
 	if (backend == LCLOUD_BACKEND_AUTO)
 		backend = nvme && (access(path, W_OK) == 0 || !q->writable) ? LCLOUD_BACKEND_PASSTHROUGH
 									   : LCLOUD_BACKEND_IO_URING;
@@ -186,6 +188,13 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		q->free_slots[q->n_free++] = depth - 1 - i;
 	if (backend != LCLOUD_BACKEND_SYNC) {
 		r = uring_setup(q);
+		/* io_uring switched off (kernel.io_uring_disabled, seccomp): the kernel path still works */
+		if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_IO_URING &&
+		    (r == -EPERM || r == -ENOSYS || r == -EACCES)) {
+			q->backend = backend = LCLOUD_BACKEND_SYNC;
+			q->fast_read = q->fast_write = false;
+			r = 0;
+		}
 		if (r < 0)
 			goto fail;
 	}

@@ -5,7 +5,8 @@ writes to a file on XFS over loop go through io_uring and read back; a
 misaligned or non-power-of-two atomic write is refused before submission;
 on ext4 the atomic write is refused with a clear message while a plain write
 succeeds; the write guard refuses a loop device that is mounted or carries a
-file system, and --force overrides it."""
+file system, and --force overrides it; with io_uring switched off the
+queue falls back to pwritev2."""
 import os
 import subprocess
 
@@ -80,5 +81,31 @@ def test_write_guard():
         assert p.returncode != 0 and "past the end" in p.stderr, p.stderr
 
 
+def test_sync_fallback_when_io_uring_is_disabled():
+    knob = "/proc/sys/kernel/io_uring_disabled"
+    need_root()
+    if not os.path.exists(knob):
+        print("SKIP part: this kernel has no %s (Linux 6.6+)" % knob)
+        return
+    with mounted_fs("xfs") as (dev, mnt):
+        path = os.path.join(mnt, "data")
+        open(path, "w").close()
+        with open(knob) as f:
+            old = f.read().strip()
+        try:
+            with open(knob, "w") as f:
+                f.write("2")
+            p = write(path, 0, 16384, "--atomic", "--pattern", "0x44")
+            assert p.returncode == 0 and "via sync (atomic)" in p.stdout, (p.stdout, p.stderr)
+            p = write(path, 0, 4096, "--pattern", "1", "--backend", "io_uring")
+            assert p.returncode != 0 and "io_uring is disabled" in p.stderr, p.stderr
+        finally:
+            with open(knob, "w") as f:
+                f.write(old)
+        with open(path, "rb") as f:
+            assert f.read(16384) == b"\x44" * 16384
+
+
 if __name__ == "__main__":
-    main([test_xfs_atomic_writes, test_ext4_atomic_refused_plain_works, test_write_guard])
+    main([test_xfs_atomic_writes, test_ext4_atomic_refused_plain_works, test_write_guard,
+          test_sync_fallback_when_io_uring_is_disabled])

@@ -172,6 +172,16 @@ bad:
 		usage(stderr);
 		return -1;
 	}
+	if (!write && (o->atomic || o->fua || o->force || o->pattern >= 0 || o->input || o->hint.lifetime ||
+		       o->hint.group || o->hint.write_class)) {
+		fprintf(stderr, "lcloudctl read: --atomic, --fua, --force, --pattern, --input, --lifetime, --group "
+			"and write classes are for writes\n");
+		return -1;
+	}
+	if (write && (o->output || o->hint.read_kind)) {
+		fprintf(stderr, "lcloudctl write: --output and read kinds (sync, readahead) are for reads\n");
+		return -1;
+	}
 	if (write && (o->pattern < 0) == !o->input) {
 		fprintf(stderr, "lcloudctl write: give exactly one of --pattern BYTE and --input FILE\n");
 		return -1;

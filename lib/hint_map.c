@@ -12,6 +12,7 @@
  *
  * A hint the target cannot carry is dropped, never an error.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +45,13 @@ void hint_caps_read(struct lcloud_queue *q)
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 
-		if (l->kind == LCLOUD_LAYER_DISK && !q->caps.max_write_streams)
+		/*
+		 * Write streams reach a device only when it is the target itself: the
+		 * kernel gives partitions none (bdev_max_write_streams) and file
+		 * systems do not pass them on; the sync backend has no way to send them.
+		 */
+		if (i == 0 && l->kind == LCLOUD_LAYER_DISK && p->target_type == LCLOUD_TARGET_DISK &&
+		    q->backend == LCLOUD_BACKEND_IO_URING)
 			q->caps.max_write_streams = (uint32_t)layer_u64_or(l, "max_write_streams", 0);
 		if (l->kind != LCLOUD_LAYER_NVME || q->backend != LCLOUD_BACKEND_PASSTHROUGH)
 			continue;
@@ -148,7 +155,7 @@ LCLOUD_EXPORT int lcloud_queue_describe_hint(const struct lcloud_queue *q, const
 	size_t n = 0;
 
 	if (!q || !buf || !size)
-		return -22;
+		return -EINVAL;
 	if (!h)
 		h = &none;
 	hint_map(q, h, is_write, &m);
@@ -165,7 +172,8 @@ LCLOUD_EXPORT int lcloud_queue_describe_hint(const struct lcloud_queue *q, const
 		if (m.cdw12 & (1u << 30))
 			ADD("; fua");
 		if (h->lifetime && is_write)
-			ADD("; lifetime %s", h->lifetime == LCLOUD_LIFE_SHORT ? "as 'overwritten soon'" : "dropped");
+			ADD("; lifetime %s", h->lifetime == LCLOUD_LIFE_SHORT && q->caps.nvme_dsm ? "as 'overwritten soon'"
+												     : "dropped");
 	} else {
 		ADD("kernel:");
 		if (is_write && h->write_class)
@@ -182,5 +190,5 @@ LCLOUD_EXPORT int lcloud_queue_describe_hint(const struct lcloud_queue *q, const
 			ADD(" no hint");
 	}
 #undef ADD
-	return n < size ? 0 : -7; /* -E2BIG */
+	return n < size ? 0 : -E2BIG;
 }

@@ -91,6 +91,15 @@ static int open_passthrough(struct lcloud_queue *q, const struct lcloud_layer *n
 	return 0;
 }
 
+/* The partition's own size when the target is one (passthrough must not run past it), else 0. */
+static uint64_t partition_size(const struct lcloud_probe *p)
+{
+	for (unsigned int i = 0; i < p->n_layers; i++)
+		if (p->layers[i].kind == LCLOUD_LAYER_PARTITION)
+			return layer_u64_or(&p->layers[i], "size", 0);
+	return 0;
+}
+
 static int open_direct(struct lcloud_queue *q, const char *path)
 {
 	const struct lcloud_layer *fs = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM);
@@ -125,6 +134,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
 	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
 		return -EINVAL;
+	ctx->error[0] = '\0';
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -134,6 +144,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	q->writable = flags & LCLOUD_QUEUE_WRITE;
 	r = lcloud_probe_path(ctx, path, 0, &q->probe);
 	if (r < 0) {
+		snprintf(ctx->error, sizeof(ctx->error), "%s: %s", path, strerror(-r));
 		free(q);
 		return r;
 	}
@@ -154,8 +165,18 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	}
 	q->backend = backend;
 	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(q, nvme, offset) : open_direct(q, path);
+	if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_PASSTHROUGH &&
+	    (r == -EACCES || r == -EPERM || r == -ENODATA) && q->probe->target_type != LCLOUD_TARGET_NVME_CHAR) {
+		/* the generic node is not ours to use: the block device still is */
+		if (q->fd >= 0)
+			close(q->fd);
+		q->fd = -1;
+		q->backend = backend = LCLOUD_BACKEND_IO_URING;
+		r = open_direct(q, path);
+	}
 	if (r < 0)
 		goto fail;
+	q->error[0] = '\0';
 	{
 		const struct lcloud_layer *top = NULL;
 
@@ -163,7 +184,12 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &q->probe->layers[i];
 		q->dev_size = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) || !top ? 0 : layer_u64_or(top, "size", 0);
-		q->max_transfer = top ? layer_u64_or(top, "max_hw_sectors_kb", 0) * 1024 : 0;
+		/* a partition has no queue of its own: the transfer limit is its disk's */
+		q->max_transfer = layer_of(q->probe, LCLOUD_LAYER_DISK)
+					  ? layer_u64_or(layer_of(q->probe, LCLOUD_LAYER_DISK), "max_hw_sectors_kb", 0) * 1024
+					  : 0;
+		if (backend == LCLOUD_BACKEND_PASSTHROUGH)
+			q->dev_size = partition_size(q->probe); /* a whole namespace: the device says when it ends */
 	}
 	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
 							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);
@@ -193,6 +219,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		    (r == -EPERM || r == -ENOSYS || r == -EACCES)) {
 			q->backend = backend = LCLOUD_BACKEND_SYNC;
 			q->fast_read = q->fast_write = false;
+			q->error[0] = '\0';
 			r = 0;
 		}
 		if (r < 0)
@@ -272,8 +299,7 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 	if ((uintptr_t)buf % q->mem_align)
 		return queue_fail(q, -EINVAL, "the buffer at %p is not aligned to %" PRIu64 " bytes, as direct I/O "
 				  "here needs", buf, q->mem_align);
-	if (q->dev_size && (offset >= q->dev_size || len > q->dev_size - offset) &&
-	    q->backend != LCLOUD_BACKEND_PASSTHROUGH)
+	if (q->dev_size && (offset >= q->dev_size || len > q->dev_size - offset))
 		return queue_fail(q, -ENOSPC, "[%" PRIu64 ", %" PRIu64 ") is past the end of the device (%" PRIu64
 				  " bytes)", offset, offset + len, q->dev_size);
 	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && q->max_transfer && len > q->max_transfer)
@@ -420,8 +446,10 @@ static __attribute__((noinline)) int wait_kernel(struct lcloud_queue *q, unsigne
 						 uint32_t min)
 {
 	struct io_uring_cqe *cqe;
-	int r = io_uring_wait_cqe_nr(&q->ring, &cqe, min - ready);
+	/* the kernel counts from the ring's head, which has not moved: ask for MIN, not MIN - READY */
+	int r = io_uring_wait_cqe_nr(&q->ring, &cqe, min);
 
+	(void)ready;
 	if (r < 0)
 		return queue_fail(q, r, "waiting for completions failed: %s", strerror(-r));
 	return (int)(io_uring_smp_load_acquire(q->ring.cq.ktail) - head);
@@ -473,11 +501,11 @@ LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_comple
 LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max,
 					       uint32_t min)
 {
-	if (__builtin_expect(q && out && max && min <= max && q->backend == LCLOUD_BACKEND_IO_URING, 1)) {
-		struct io_uring_cq *cq = &q->ring.cq;
-		unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - *cq->khead;
-		/* one io_uring_enter() submits and waits for what is still missing */
-		int r = io_uring_submit_and_wait(&q->ring, ready < min ? min - ready : 0);
+	if (!q || !out || !max || min > max)
+		return -EINVAL;
+	if (__builtin_expect(q->backend == LCLOUD_BACKEND_IO_URING, 1)) {
+		/* one io_uring_enter() submits and waits until the ring holds MIN (counted from its head) */
+		int r = io_uring_submit_and_wait(&q->ring, min);
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));

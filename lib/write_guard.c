@@ -51,7 +51,8 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q)
 	const struct lcloud_layer *top = NULL;
 	char mp[1024], holders[SYSFS_PATH_MAX], full[4200];
 
-	if (p->target_type == LCLOUD_TARGET_REGULAR)
+	/* files are the caller's; a directory is refused when it is opened (EISDIR) */
+	if (p->target_type == LCLOUD_TARGET_REGULAR || p->target_type == LCLOUD_TARGET_DIRECTORY)
 		return 0;
 	for (unsigned int i = 0; i < p->n_layers && !top; i++)
 		if (p->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)

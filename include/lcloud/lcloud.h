@@ -326,10 +326,10 @@ int lcloud_queue_prep_read(struct lcloud_queue *queue, void *buf, uint64_t len, 
 			   const struct lcloud_hint *hint, uint64_t user_data);
 /* Submits what is queued; returns how many, or -errno. */
 int lcloud_queue_submit(struct lcloud_queue *queue);
-/* Reaps up to MAX completions, waiting for at least MIN; returns how many, or -errno. */
 /* Both in one step (one system call on the io_uring backends); returns how many were reaped. */
 int lcloud_queue_submit_and_reap(struct lcloud_queue *queue, struct lcloud_completion *out, uint32_t max,
 				 uint32_t min);
+/* Reaps up to MAX completions, waiting for at least MIN; returns how many, or -errno. */
 int lcloud_queue_reap(struct lcloud_queue *queue, struct lcloud_completion *out, uint32_t max, uint32_t min);
 /* Synchronous convenience: one I/O, submitted and reaped. Returns bytes, -errno; *ret_nvme_status may be NULL. */
 int64_t lcloud_queue_write(struct lcloud_queue *queue, const void *buf, uint64_t len, uint64_t offset,

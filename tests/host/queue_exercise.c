@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lcloud/lcloud.h>
 
@@ -77,6 +78,15 @@ static void batch(struct lcloud_ctx *ctx, const char *path, enum lcloud_backend 
 		if (c[i].user_data >= 2000 && c[i].user_data < 2000 + QD && c[i].result == BS)
 			seen++;
 	CHECK(r == QD && seen == QD, "submit_and_reap: %d of %d completions at once", seen, QD);
+	/* MIN counts what the ring holds: with 4 already done, asking for 8 still waits for 8 */
+	for (int i = 0; i < 4; i++)
+		lcloud_queue_prep_write(q, buf + i * BS, BS, (uint64_t)i * BS, &hint, 3000 + i);
+	lcloud_queue_submit(q);
+	usleep(200000);
+	for (int i = 4; i < 8; i++)
+		lcloud_queue_prep_write(q, buf + i * BS, BS, (uint64_t)i * BS, &hint, 3000 + i);
+	r = lcloud_queue_submit_and_reap(q, c, 8, 8);
+	CHECK(r == 8, "min counts ready completions too: %d of 8", r);
 	/* refusals: misaligned and odd-sized atomic writes never reach the kernel */
 	if (atomic) {
 		r = lcloud_queue_prep_write(q, buf, BS, 4096, &hint, 1);

@@ -20,7 +20,7 @@ BUILD_LIB = os.environ["LIBDIR"]
 
 
 def example_source():
-    with open(os.path.join(SRC, "man", "man3", "lcloud_plan_page_writes.3")) as f:
+    with open(os.path.join(SRC, "man", "lcloud_plan_page_writes.3")) as f:
         roff = f.read()
     examples = roff.split(".SH EXAMPLES")[1]
     code = re.search(r"^\.EX\n(.*?)^\.EE", examples, re.S | re.M).group(1)

@@ -4,8 +4,10 @@
 Expected values come from the tests' own statx reader and from sysfs."""
 import os
 
+import re
+
 from hostlib import (STATX_ATTR_WRITE_ATOMIC, layer, main, mounted_fs, own_statx, probe_json,
-                     read_sysfs, sysfs_block_dir)
+                     read_sysfs, run, sysfs_block_dir)
 
 STX_FIELDS = ("stx_atomic_write_unit_min", "stx_atomic_write_unit_max", "stx_atomic_write_segments_max",
               "stx_atomic_write_unit_max_opt", "stx_dio_mem_align", "stx_dio_offset_align",
@@ -87,6 +89,19 @@ def test_ext4_reports_no_atomic_writes():
         compare_loop_queue(probe, dev)
 
 
+def test_ext4_bigalloc_cluster_size():
+    """The cluster size read from the superblock equals dumpe2fs's reading."""
+    with mounted_fs("ext4", mkfs_args=("-O", "bigalloc", "-C", "16384")) as (dev, mnt):
+        path = os.path.join(mnt, "ibdata1")
+        open(path, "w").close()
+        fs = layer(probe_json(path), "filesystem")
+        out = run(["dumpe2fs", "-h", dev], check=True).stdout
+        cluster = int(re.search(r"^Cluster size:\s+(\d+)", out, re.M).group(1))
+        assert cluster == 16384
+        assert fs["facts"]["cluster_size"] == cluster and fs["facts"]["block_size"] == 4096
+        assert fs["sources"]["cluster_size"] == "ext4:superblock:s_log_cluster_size"
+
+
 def test_block_device_statx_and_signature():
     with mounted_fs("xfs") as (dev, mnt):
         probe = probe_json(dev)
@@ -102,4 +117,5 @@ def test_block_device_statx_and_signature():
 
 if __name__ == "__main__":
     main([test_xfs_file_reports_atomic_limits, test_xfs_directory_reports_file_limits,
-          test_ext4_reports_no_atomic_writes, test_block_device_statx_and_signature])
+          test_ext4_reports_no_atomic_writes, test_ext4_bigalloc_cluster_size,
+          test_block_device_statx_and_signature])

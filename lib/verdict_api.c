@@ -142,6 +142,15 @@ static bool untorn(const struct lcloud_verdict *v, uint64_t size)
 	return v->max_untorn >= size && size >= v->min_untorn;
 }
 
+/* The reason that limited the size: the last one, past the closing remark every verdict may add. */
+static const struct verdict_reason *limiting_reason(const struct lcloud_verdict *v)
+{
+	for (unsigned int i = v->n_reasons; i > 0; i--)
+		if (!streq(v->reasons[i - 1].evidence, "kernel") || i == 1)
+			return &v->reasons[i - 1];
+	return NULL;
+}
+
 static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, char *why, size_t why_size)
 {
 	const char *name = lcloud_io_path_to_string(v->path);
@@ -161,8 +170,8 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, ch
 			 " bytes; %s [%s]", name, size, v->min_untorn, first, evidence);
 	else if (v->max_untorn)
 		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is more than the largest untorn write, %" PRIu64
-			 " bytes; %s [%s]", name, size, v->max_untorn, v->reasons[v->n_reasons - 1].text,
-			 v->reasons[v->n_reasons - 1].evidence);
+			 " bytes; %s [%s]", name, size, v->max_untorn, limiting_reason(v)->text,
+			 limiting_reason(v)->evidence);
 	else
 		snprintf(why, why_size, "not untorn on %s: %s [%s]", name,
 			 v->n_reasons ? v->reasons[v->n_reasons - 1].text : first,

@@ -434,6 +434,7 @@ LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 
 		if (__builtin_expect(r >= 0, 1)) {
 			q->queued = 0;
+			q->inflight += (uint32_t)r;
 			return r;
 		}
 		return submit_slow(q, r);
@@ -480,6 +481,7 @@ static inline int reap_kernel(struct lcloud_queue *q, struct lcloud_completion *
 		out[i] = (struct lcloud_completion){ .user_data = cqe->user_data, .result = cqe->res };
 	}
 	io_uring_smp_store_release(cq->khead, head + n);
+	q->inflight -= n;
 	return (int)n;
 }
 
@@ -510,6 +512,7 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
 		q->queued = 0;
+		q->inflight += (uint32_t)r;
 		return reap_kernel(q, out, max, 0);
 	}
 	{
@@ -524,6 +527,14 @@ static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, 
 {
 	struct lcloud_completion c;
 	int r;
+
+	if (!q)
+		return -EINVAL;
+	/* the one completion reaped here must be this I/O's */
+	if (q->queued || q->inflight || q->n_done)
+		return queue_fail(q, -EBUSY, "the queue has I/Os of its own in progress (%u queued, %u in flight, "
+				  "%u to reap): reap them first, or use a queue of its own", q->queued, q->inflight,
+				  q->n_done);
 
 	r = prep(q, write, buf, len, offset, h, 0);
 	if (r < 0)

@@ -95,6 +95,13 @@ static void batch(struct lcloud_ctx *ctx, const char *path, enum lcloud_backend 
 		r = lcloud_queue_prep_write(q, buf, 3 * 4096, 0, &hint, 1);
 		CHECK(r == -EINVAL, "non-power-of-two atomic write refused: %s", lcloud_queue_get_error(q));
 	}
+	/* the synchronous calls refuse a queue with I/Os of its own */
+	lcloud_queue_prep_write(q, buf, BS, 0, &hint, 4000);
+	r = (int)lcloud_queue_write(q, buf, BS, 0, &hint, NULL);
+	CHECK(r == -EBUSY, "a synchronous write on a busy queue is refused: %s", lcloud_queue_get_error(q));
+	lcloud_queue_submit(q);
+	r = lcloud_queue_reap(q, c, QD, 1);
+	CHECK(r == 1 && c[0].user_data == 4000, "the queued write completes on its own");
 	r = lcloud_queue_prep_write(q, buf + 1, 4096, 0, NULL, 1);
 	CHECK(r == -EINVAL && strstr(lcloud_queue_get_error(q), "not aligned"), "unaligned buffer refused: %s",
 	      lcloud_queue_get_error(q));

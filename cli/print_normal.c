@@ -71,7 +71,9 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 		uint64_t max = lcloud_verdict_get_max_untorn_bytes(v);
 		char size[32];
 
-		if (max)
+		if (max && bytes)
+			snprintf(size, sizeof(size), "%" PRIu64, max);
+		else if (max)
 			format_size(max, size, sizeof(size));
 		fprintf(out, "  %-13s %s", lcloud_io_path_to_string((enum lcloud_io_path)path), max ? size : "none");
 		if (max && lcloud_verdict_get_boundary(v))

@@ -107,12 +107,12 @@ void nvme_identity_decode(struct nvme_identity *id, const uint8_t *c, size_t cl,
 	id->endgid = nvme_le16(n, nl, 102);
 	id->have_ns_fields = nl >= 104;
 
-	/* FLBAS bits 3:0 select the format; bits 6:5 extend it when NLBAF > 16. */
-	fmt = id->flbas & 0xf;
-	if (id->nlbaf > 16)
-		fmt |= (unsigned int)((id->flbas >> 5) & 0x3) << 4;
+	/* FLBAS bits 3:0 select the format, bits 6:5 extend it (as Linux and libnvme read it). */
+	fmt = (id->flbas & 0xf) | (unsigned int)((id->flbas & 0x60) >> 1);
 	if (n && 128 + 4 * fmt + 4 <= nl && fmt <= id->nlbaf) {
 		uint8_t lbads = n[128 + 4 * fmt + 2];
+
+		id->lba_metadata = nvme_le16(n, nl, 128 + 4 * fmt); /* MS */
 
 		/* 2^9 .. 2^16 are the sizes the spec and Linux accept */
 		if (lbads >= 9 && lbads <= 16)
@@ -196,6 +196,8 @@ static int add_derived(struct lcloud_probe *p, int index, const struct nvme_iden
 				   "%s: the current LBA format could not be read from Identify Namespace "
 				   "(FLBAS %u, NLBAF %u): sizes in bytes are not shown", l->name, id->flbas, id->nlbaf);
 	r = add_bytes(l, "lba_size", lba, "nvme:id-ns:lbaf");
+	if (r >= 0)
+		r = add_bytes(l, "lba_metadata_size", id->lba_metadata, "nvme:id-ns:lbaf");
 	if (r < 0)
 		return r;
 	r = layer_add_bool(l, "nsabp", nsabp, "nvme:id-ns:nsfeat");

@@ -25,6 +25,7 @@ struct nvme_identity {
 	uint16_t nawun, nawupf, nacwu, nabsn, nabo, nabspf, noiob, npwg, npwa, npdg, npda, nows;
 	uint16_t endgid;
 	uint64_t lba_size; /* 0 when the current LBA format could not be read */
+	uint16_t lba_metadata; /* MS: metadata bytes per LBA in the current format */
 	bool have_ctrl_atomics, have_ns_fields;
 };
 

@@ -83,6 +83,10 @@ static int open_passthrough(struct lcloud_queue *q, const struct lcloud_layer *n
 				  errno == EACCES ? " (it needs read/write access to the generic node)" : "");
 	q->nsid = (uint32_t)layer_u64_or(nvme, "nsid", n);
 	q->lba = layer_u64_or(nvme, "lba_size", 0);
+	if (layer_u64_or(nvme, "lba_metadata_size", 0))
+		return queue_fail(q, -EOPNOTSUPP, "%s is formatted with %" PRIu64 " metadata bytes per block, which "
+				  "passthrough commands from liblcloud do not carry; use the block device", nvme->name,
+				  layer_u64_or(nvme, "lba_metadata_size", 0));
 	if (!q->lba)
 		return queue_fail(q, -ENODATA, "%s: the namespace's LBA size is unknown (Identify failed): "
 				  "passthrough cannot address it", nvme->name);

@@ -49,16 +49,18 @@ static int fixed_index(const struct lcloud_queue *q, const void *buf, uint64_t l
 int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m)
 {
 	const struct queue_op *op = &q->ops[slot];
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	struct io_uring_sqe *sqe;
 	struct nvme_uring_cmd *cmd;
 	uint64_t slba = (q->dev_offset + op->offset) / q->lba;
 	uint64_t nlb = op->len / q->lba - 1; /* 0's based */
 
-	if (!sqe)
-		return queue_fail(q, -EAGAIN, "the submission queue is full; submit first");
+	/* checked before taking an SQE: a taken SQE is submitted whether filled or not */
 	if (nlb > 0xffff)
 		return queue_fail(q, -EINVAL, "%llu blocks is more than one NVMe command carries (65536)",
 				  (unsigned long long)nlb + 1);
+	sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe)
+		return queue_fail(q, -EAGAIN, "the submission queue is full; submit first");
 	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command fills the second half */
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = q->fd;
@@ -120,6 +122,11 @@ static uint32_t drain(struct lcloud_queue *q, struct lcloud_completion *out, uin
 		} else {
 			uint32_t slot = (uint32_t)cqe->user_data;
 
+			if (slot >= q->depth) { /* not ours: never happens unless the ring is shared */
+				out[i].user_data = cqe->user_data;
+				out[i].result = -EIO;
+				continue;
+			}
 			out[i].user_data = q->ops[slot].user_data;
 			if (cqe->res > 0) {
 				/* passthrough: a positive result is the NVMe status */

@@ -137,9 +137,41 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 	return 0;
 }
 
+/* Where each member's data starts (md/dev-NAME/offset, sectors): md metadata sits before it. */
+static int add_md_data_offsets(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+{
+	char rel[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	if (path_printf(rel, sizeof(rel), "%s/md", devdir) < 0 || ctx_path(ctx, rel, full, sizeof(full)) < 0)
+		return 0;
+	dir = opendir(full);
+	if (!dir)
+		return 0;
+	while (r >= 0 && (de = readdir(dir))) {
+		char sub[SYSFS_PATH_MAX], name[300];
+		uint64_t sectors;
+
+		if (!has_prefix(de->d_name, "dev-") ||
+		    path_printf(sub, sizeof(sub), "%s/md/%s", devdir, de->d_name) < 0 ||
+		    sysfs_read_attr_u64(ctx, sub, "offset", &sectors) < 0)
+			continue;
+		snprintf(name, sizeof(name), "md_data_offset_%s", de->d_name + 4);
+		r = layer_add_u64(l, name, LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:md/dev-*/offset");
+	}
+	closedir(dir);
+	return r;
+}
+
 static int fill_md(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
 {
 	int r;
+
+	r = add_md_data_offsets(ctx, l, devdir);
+	if (r < 0)
+		return r;
 
 	r = add_sysfs_string(ctx, l, devdir, "md/level", "md_level");
 	if (r < 0)

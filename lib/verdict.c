@@ -201,10 +201,18 @@ static int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdic
 	if (opt && opt < unit_max)
 		reason(v, "statx:stx_atomic_write_unit_max_opt", "writes above %" PRIu64 " bytes take the file "
 		       "system's slower software path (copy on write)", opt);
-	if (fs && top >= 0 && !num(&p->layers[top], "atomic_write_unit_max_bytes", 0))
-		return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
-			      "(atomic_write_unit_max_bytes 0): %s provides them in software", p->layers[top].name,
-			      fs->name);
+	if (fs && top >= 0) {
+		/* a partition has no queue of its own: the disk below it has the hardware limits */
+		int dev = top;
+
+		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
+			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
+		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
+				      "(atomic_write_unit_max_bytes 0): %s provides them in software",
+				      p->layers[dev].name, fs->name);
+	}
 	return 0;
 }
 
@@ -252,19 +260,26 @@ static void device_promise(const struct lcloud_probe *p, int disk, bool include_
 	}
 }
 
-/* The devices at the bottom of the stack under layer INDEX: disks, loop devices, anything without slaves. */
+/*
+ * The devices at the bottom of the stack under layer INDEX: disks, loop
+ * devices, anything without slaves. Returns how many there are, which may
+ * be more than MAX (only MAX are stored).
+ */
 static int leaf_disks(const struct lcloud_probe *p, int index, int *out, int max)
 {
 	bool has_children = false;
 	int n = 0;
 
-	for (unsigned int i = 0; i < p->n_layers && n < max; i++)
+	for (unsigned int i = 0; i < p->n_layers; i++)
 		if (p->layers[i].parent == index && is_stack_layer(p->layers[i].kind)) {
 			has_children = true;
-			n += leaf_disks(p, (int)i, out + n, max - n);
+			n += leaf_disks(p, (int)i, n < max ? out + n : out, n < max ? max - n : 0);
 		}
-	if (!has_children && p->layers[index].kind != LCLOUD_LAYER_PARTITION && n < max)
-		out[n++] = index;
+	if (!has_children && p->layers[index].kind != LCLOUD_LAYER_PARTITION) {
+		if (n < max)
+			out[n] = index;
+		n++;
+	}
 	return n;
 }
 
@@ -298,6 +313,9 @@ static int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdi
 	if (!pr.bytes)
 		return reason(v, "nvme", "the namespace's Identify data could not be read (see the notes): "
 			      "without its power-fail atomic size no passthrough write is known to be untorn");
+	if (num(child_of_kind(p, disk, LCLOUD_LAYER_NVME), "lba_metadata_size", 0))
+		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
+			      "passthrough commands do not transfer");
 	/* a write larger than the boundary always crosses one */
 	v->max_untorn = pow2_floor(pr.boundary ? min_u64(pr.bytes, pr.boundary) : pr.bytes);
 	v->alignment = pr.natural ? 0 : pr.lba;
@@ -306,6 +324,27 @@ static int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdi
 	v->boundary_offset = pr.boundary ? (pr.boundary_offset + pr.boundary - start % pr.boundary) % pr.boundary : 0;
 	reason(v, pr.evidence, "%s; liblcloud refuses larger passthrough writes, which the device would "
 	       "accept silently non-atomic", pr.what);
+	if (pr.natural && start && pow2_dividing(start) < v->max_untorn) {
+		/* the promise wants alignment on the device; aligned in the partition is not that */
+		uint64_t fits = pow2_dividing(start);
+		struct promise own;
+
+		v->max_untorn = fits < pr.lba ? 0 : fits;
+		reason(v, "stack", "the partition starts at byte %" PRIu64 ", a multiple of only %" PRIu64 ": writes "
+		       "aligned in it are aligned on the device only up to that size", start, fits);
+		/* the device's own promise needs no such alignment: keep it if it gives more */
+		device_promise(p, disk, false, &own);
+		if (own.bytes && pow2_floor(own.boundary ? min_u64(own.bytes, own.boundary) : own.bytes) > v->max_untorn) {
+			v->max_untorn = pow2_floor(own.boundary ? min_u64(own.bytes, own.boundary) : own.bytes);
+			v->alignment = own.lba;
+			v->boundary = own.boundary;
+			v->boundary_offset = own.boundary ? (own.boundary_offset + own.boundary - start % own.boundary) %
+								    own.boundary
+							  : 0;
+			pr = own;
+			reason(v, own.evidence, "%s, which holds here", own.what);
+		}
+	}
 	if (pr.boundary)
 		reason(v, "nvme:id-ns:nabspf", "writes must not cross a %" PRIu64 "-byte boundary at offset %" PRIu64
 		       " + k * %" PRIu64 " of the target", pr.boundary, v->boundary_offset, pr.boundary);
@@ -314,23 +353,45 @@ static int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdi
 
 /* ---- plain_direct -------------------------------------------------------- */
 
-/*
- * Where byte 0 of layer TOP lands on disk layer LEAF: walk up from the disk,
- * adding partition starts and dm linear offsets. Returns 1 when known, 0 when
- * a dm table is missing (with a reason), -ENOMEM.
- */
-static int target_start_on_disk(const struct lcloud_probe *p, int top, int leaf, uint64_t *ret,
-				struct lcloud_verdict *v)
-{
-	uint64_t start = 0;
+#define STARTS_MAX 16
 
+/*
+ * Where byte 0 of layer TOP may land on disk layer LEAF: walk up from the
+ * disk adding partition starts, md member data offsets and dm linear
+ * offsets. A dm device with several linear segments on one disk gives
+ * several candidates. Returns how many (>= 1), 0 when unknown (with a
+ * reason), or -ENOMEM. Starts are signed: a dm segment may shift backwards.
+ */
+static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf, int64_t *starts,
+				 struct lcloud_verdict *v)
+{
+	int n = 1, r;
+
+	starts[0] = 0;
 	for (int i = leaf; i != top && p->layers[i].parent >= 0; i = p->layers[i].parent) {
 		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
 		const struct lcloud_fact *dev = layer_fact(&p->layers[i], "dev");
-		bool found = false;
+		int64_t shifts[STARTS_MAX];
+		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
-			start += num(up, "start_bytes", 0);
+			for (int k = 0; k < n; k++)
+				starts[k] += (int64_t)num(up, "start_bytes", 0);
+			continue;
+		}
+		if (up->kind == LCLOUD_LAYER_MD) {
+			char name[96];
+			const struct lcloud_fact *off;
+
+			snprintf(name, sizeof(name), "md_data_offset_%s", p->layers[i].name);
+			off = fact(up, name);
+			if (!off) {
+				r = reason(v, "sysfs:md/dev-*/offset", "%s: where member %s's data starts is unknown, so where "
+					   "writes land on it is too", up->name, p->layers[i].name);
+				return r < 0 ? r : 0;
+			}
+			for (int k = 0; k < n; k++)
+				starts[k] += (int64_t)off->u64;
 			continue;
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
@@ -340,56 +401,155 @@ static int target_start_on_disk(const struct lcloud_probe *p, int top, int leaf,
 			unsigned int ma, mi;
 			char type[16], want[32];
 
-			if (!has_prefix(up->facts[f].name, "dm_target_") || !up->facts[f].string ||
-			    sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
-			    !streq(type, "linear"))
+			if (!has_prefix(up->facts[f].name, "dm_target_") || !up->facts[f].string)
 				continue;
-			snprintf(want, sizeof(want), "%u:%u", ma, mi);
-			if (streq(dev->string, want)) {
-				/* a dm sector s in this target is sector s - ts + off below */
-				start += off * 512 - ts * 512;
-				found = true;
+			if (sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
+			    !streq(type, "linear")) {
+				n_shifts = -1; /* a target type whose placement is not a plain shift */
 				break;
 			}
+			snprintf(want, sizeof(want), "%u:%u", ma, mi);
+			if (!streq(dev->string, want))
+				continue;
+			if (n_shifts == STARTS_MAX) {
+				n_shifts = -1;
+				break;
+			}
+			/* a dm sector s in this segment is sector s - ts + off below */
+			shifts[n_shifts++] = (int64_t)off * 512 - (int64_t)ts * 512;
 		}
-		if (!found) {
-			int r = reason(v, "dm:table", "%s: its device-mapper table could not be read (needs root) or is "
-				       "not linear, so where writes land on %s is unknown", up->name, p->layers[leaf].name);
-
+		if (n_shifts <= 0 || n * n_shifts > STARTS_MAX) {
+			r = reason(v, "dm:table", "%s: its device-mapper table could not be read (needs root), is not "
+				   "linear or is too fragmented, so where writes land on %s is unknown", up->name,
+				   p->layers[leaf].name);
 			return r < 0 ? r : 0;
 		}
+		{
+			int64_t prev[STARTS_MAX];
+			int m = 0;
+
+			memcpy(prev, starts, (size_t)n * sizeof(*starts));
+			for (int k = 0; k < n; k++)
+				for (int s = 0; s < n_shifts; s++)
+					starts[m++] = prev[k] + shifts[s];
+			n = m;
+		}
 	}
-	*ret = start;
-	return 1;
+	return n;
+}
+
+/* Largest power of two dividing X - OFFSET modulo B (B 0: X itself); UINT64_MAX for 0. */
+static uint64_t fits_from(int64_t x, uint64_t offset, uint64_t b)
+{
+	int64_t d = x - (int64_t)offset;
+
+	if (b)
+		d = ((d % (int64_t)b) + (int64_t)b) % (int64_t)b;
+	return pow2_dividing((uint64_t)d);
+}
+
+/* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
+static bool parity_raid(const struct lcloud_layer *l)
+{
+	const struct lcloud_fact *level = fact(l, "md_level");
+
+	return level && level->string &&
+	       (streq(level->string, "raid4") || streq(level->string, "raid5") || streq(level->string, "raid6"));
+}
+
+/*
+ * The largest write promise PR keeps whole on disk LEAF, given where the
+ * target may start on it (STARTS): the start must keep writes aligned in the
+ * target aligned as the promise needs, and inside its boundaries.
+ */
+static int leaf_limit(const struct lcloud_probe *p, int leaf, const struct promise *pr, const int64_t *starts,
+		      int n_starts, struct lcloud_verdict *v, uint64_t *ret)
+{
+	const struct lcloud_layer *d = &p->layers[leaf];
+	uint64_t ok = pr->boundary ? min_u64(pr->bytes, pr->boundary) : pr->bytes;
+	int r;
+
+	for (int s = 0; s < n_starts; s++) {
+		uint64_t fits;
+
+		if (!pr->natural && !pr->boundary) {
+			if ((uint64_t)starts[s] % (pr->lba ? pr->lba : 512)) {
+				ok = 0;
+				r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, off its %" PRIu64
+					   "-byte blocks", starts[s], d->name, pr->lba);
+				if (r < 0)
+					return r;
+			}
+			continue;
+		}
+		/* A write aligned in the target stays aligned on the disk only up to the start's alignment. */
+		fits = fits_from(starts[s], pr->boundary_offset, pr->boundary);
+		if (fits >= ok)
+			continue;
+		ok = fits < pr->lba ? 0 : fits;
+		if (pr->boundary)
+			r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, whose %" PRIu64 "-byte "
+				   "atomic boundaries fall at %" PRIu64 " + k * %" PRIu64 ": writes of more than %" PRIu64
+				   " bytes aligned in the target can cross one", starts[s], d->name, pr->boundary,
+				   pr->boundary_offset, pr->boundary, fits);
+		else
+			r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, a multiple of only "
+				   "%" PRIu64 ": writes of more than %" PRIu64 " bytes aligned in the target are not "
+				   "aligned on the device, as the promise needs", starts[s], d->name, fits, fits);
+		if (r < 0)
+			return r;
+	}
+	*ret = ok;
+	return 0;
 }
 
 static int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
 	int top = top_block(p), leaves[16], n_leaves;
-	uint64_t limit = UINT64_MAX, boundary = 0, boundary_offset = 0;
+	uint64_t limit = UINT64_MAX, boundary = 0, boundary_offset = 0, align = 512, top_start = 0;
 	bool natural = false;
 	int r;
 
+	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
+		return reason(v, "target:nvme-generic", "O_DIRECT needs a file or the block device: the NVMe generic "
+			      "node takes passthrough commands only");
 	if (top < 0)
 		return reason(v, "stack", "no block device below the target: nothing promises untorn writes");
 	n_leaves = leaf_disks(p, top, leaves, (int)ARRAY_SIZE(leaves));
 	if (n_leaves == 0)
 		return reason(v, "stack", "the device stack below the target could not be followed to a disk");
+	if (n_leaves > (int)ARRAY_SIZE(leaves))
+		return reason(v, "stack", "the stack ends in %d devices, more than liblcloud follows (%zu): no "
+			      "promise is claimed for it", n_leaves, ARRAY_SIZE(leaves));
+	for (unsigned int i = 0; i < p->n_layers; i++)
+		if (p->layers[i].kind == LCLOUD_LAYER_MD && parity_raid(&p->layers[i]))
+			return reason(v, "sysfs:md/level", "%s is %s: a partial-stripe write updates data and parity "
+				      "separately, so a crash can leave it torn whatever the disks promise",
+				      p->layers[i].name, fact(&p->layers[i], "md_level")->string);
+	/* where the target starts on the device directly below its partitions (for chunk edges) */
+	for (int i = top; i >= 0 && p->layers[i].kind == LCLOUD_LAYER_PARTITION;
+	     i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK)))
+		top_start += num(&p->layers[i], "start_bytes", 0);
 
 	/* Every disk a write may reach must promise it; the smallest promise counts. */
 	for (int k = 0; k < n_leaves; k++) {
+		const struct lcloud_layer *d = &p->layers[leaves[k]];
+		int64_t starts[STARTS_MAX];
 		struct promise pr;
-		uint64_t start = 0, ok;
+		uint64_t ok;
+		int n_starts;
 
 		device_promise(p, leaves[k], true, &pr);
 		if (!pr.bytes) {
-			const struct lcloud_layer *d = &p->layers[leaves[k]];
+			bool unread = child_of_kind(p, leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
 			limit = 0;
-			r = reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic size "
-				   "and is no cloud disk with a documented promise%s", d->name,
-				   d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
+			r = unread ? reason(v, "nvme", "%s: the namespace's Identify data could not be read (see the "
+					    "notes), so its power-fail atomic size is unknown", d->name)
+				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
+					    "size and is no cloud disk with a documented promise%s", d->name,
+					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
 			if (r < 0)
 				return r;
 			continue;
@@ -397,57 +557,54 @@ static int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verd
 		r = reason(v, pr.evidence, "%s", pr.what);
 		if (r < 0)
 			return r;
-		r = target_start_on_disk(p, top, leaves[k], &start, v);
-		if (r < 0)
-			return r;
-		if (r == 0) {
+		n_starts = target_starts_on_disk(p, top, leaves[k], starts, v);
+		if (n_starts < 0)
+			return n_starts;
+		if (n_starts == 0) {
 			limit = 0;
 			continue;
 		}
-		ok = pr.bytes;
-		if (pr.natural || pr.boundary) {
-			/* A write aligned in the target stays aligned on the disk only up to the start's alignment. */
-			uint64_t shift = pr.boundary ? (start + pr.boundary - pr.boundary_offset % pr.boundary) % pr.boundary
-						     : start;
-			uint64_t fits = pow2_dividing(shift);
+		r = leaf_limit(p, leaves[k], &pr, starts, n_starts, v, &ok);
+		if (r < 0)
+			return r;
+		if (pr.natural) {
+			/* the provider's promise wants alignment; the device's own may hold where it does not */
+			struct promise own;
+			uint64_t ok_own = 0;
 
-			if (fits < ok) {
-				ok = fits < pr.lba ? 0 : fits;
-				if (pr.boundary)
-					r = reason(v, "stack", "the target starts at byte %" PRIu64 " of %s, whose %" PRIu64 "-byte "
-						   "atomic boundaries fall at %" PRIu64 " + k * %" PRIu64 ": writes of more than %" PRIu64
-						   " bytes aligned in the target can cross one", start, p->layers[leaves[k]].name,
-						   pr.boundary, pr.boundary_offset, pr.boundary, fits);
-				else
-					r = reason(v, "stack", "the target starts at byte %" PRIu64 " of %s, a multiple of only "
-						   "%" PRIu64 ": writes of more than %" PRIu64 " bytes aligned in the target are not "
-						   "aligned on the device, as the promise needs", start, p->layers[leaves[k]].name,
-						   fits, fits);
-				if (r < 0)
-					return r;
-			}
-			if (pr.boundary)
-				ok = min_u64(ok, pr.boundary);
-		} else if (start % (pr.lba ? pr.lba : 512)) {
-			ok = 0;
-			r = reason(v, "stack", "the target starts at byte %" PRIu64 " of %s, off its %" PRIu64
-				   "-byte blocks", start, p->layers[leaves[k]].name, pr.lba);
-			if (r < 0)
+			device_promise(p, leaves[k], false, &own);
+			if (own.bytes && (r = leaf_limit(p, leaves[k], &own, starts, n_starts, v, &ok_own)) < 0)
 				return r;
+			if (ok_own > ok) {
+				ok = ok_own;
+				pr = own;
+			}
 		}
+		align = pr.lba > align ? pr.lba : align;
 		limit = min_u64(limit, ok);
 		natural = natural || pr.natural;
 		if (pr.boundary) {
-			boundary = pr.boundary;
-			boundary_offset = (pr.boundary_offset + pr.boundary - start % pr.boundary) % pr.boundary;
+			/* one disk, one start: the boundary can be given in the target's terms */
+			if (n_leaves == 1 && n_starts == 1) {
+				boundary = pr.boundary;
+				boundary_offset = (uint64_t)((((int64_t)pr.boundary_offset - starts[0]) % (int64_t)pr.boundary +
+							     (int64_t)pr.boundary) % (int64_t)pr.boundary);
+			} else {
+				natural = true; /* the caps above keep aligned writes inside every boundary */
+			}
 		}
 	}
 
-	/* The block layer splits writes larger than max_sectors_kb, or crossing chunk_sectors. */
+	/*
+	 * The block layer splits writes larger than max_sectors_kb, and writes that
+	 * cross a chunk (chunk_sectors, md chunks) or a dm segment's edge: only
+	 * naturally aligned writes no larger than the chunk, and whose chunk edges
+	 * fall on multiples of their size in the target, stay whole.
+	 */
 	for (unsigned int i = 0; i < p->n_layers && limit; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 		uint64_t max_kb = num(l, "max_sectors_kb", 0), chunk = num(l, "chunk_sectors", 0) * 512;
-		uint64_t md_chunk = num(l, "md_chunk_size", 0);
+		uint64_t md_chunk = l->kind == LCLOUD_LAYER_MD ? num(l, "md_chunk_size", 0) : 0;
 
 		if (!is_stack_layer(l->kind))
 			continue;
@@ -457,21 +614,39 @@ static int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verd
 			if (r < 0)
 				return r;
 		}
-		if (chunk && chunk < limit) {
-			limit = pow2_floor(chunk);
+		if (md_chunk > chunk)
+			chunk = md_chunk;
+		if (chunk) {
+			uint64_t cap = min_u64(pow2_dividing(chunk), fits_from((int64_t)top_start, 0, 0));
+
 			natural = true;
-			r = reason(v, "sysfs:queue/chunk_sectors", "%s splits writes at %" PRIu64 "-byte chunk boundaries",
-				   l->name, chunk);
-			if (r < 0)
-				return r;
+			if (cap < limit) {
+				limit = cap;
+				r = reason(v, md_chunk ? "sysfs:md/chunk_size" : "sysfs:queue/chunk_sectors",
+					   "%s splits writes at its %" PRIu64 "-byte chunk edges", l->name, chunk);
+				if (r < 0)
+					return r;
+			}
 		}
-		if (md_chunk && l->kind == LCLOUD_LAYER_MD && md_chunk < limit) {
-			limit = pow2_floor(md_chunk);
-			natural = true;
-			r = reason(v, "sysfs:md/chunk_size", "%s (md) splits writes at its %" PRIu64 "-byte chunks",
-				   l->name, md_chunk);
-			if (r < 0)
-				return r;
+		if (l->kind == LCLOUD_LAYER_DM) {
+			/* each segment's start in the dm device is an edge too */
+			for (unsigned int f = 0; f < l->n_facts; f++) {
+				unsigned long long ts;
+				uint64_t cap;
+
+				if (!has_prefix(l->facts[f].name, "dm_target_") || !l->facts[f].string ||
+				    sscanf(l->facts[f].string, "%llu", &ts) != 1 || !ts)
+					continue;
+				natural = true;
+				cap = fits_from((int64_t)(ts * 512) - (int64_t)top_start, 0, 0);
+				if (cap < limit) {
+					limit = cap;
+					r = reason(v, "dm:table", "%s: a segment starts at byte %llu, and writes across it "
+						   "are split", l->name, ts * 512);
+					if (r < 0)
+						return r;
+				}
+			}
 		}
 	}
 
@@ -494,9 +669,9 @@ static int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verd
 		natural = true;
 	}
 	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
-	v->alignment = natural ? 0 : 512;
-	v->boundary = boundary;
-	v->boundary_offset = boundary_offset;
+	v->alignment = natural ? 0 : align;
+	v->boundary = natural ? 0 : boundary;
+	v->boundary_offset = natural ? 0 : boundary_offset;
 	if (v->max_untorn)
 		return reason(v, "kernel", "the kernel makes no promise for plain O_DIRECT writes: this rests on the "
 			      "device or provider promise and on nothing in the stack splitting, merging or moving "

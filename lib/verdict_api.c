@@ -137,17 +137,28 @@ LCLOUD_EXPORT int lcloud_verdict_allows(const struct lcloud_verdict *v, uint64_t
 	return 1;
 }
 
+/* An aligned SIZE-byte write: naturally aligned, so it stays inside a boundary only if SIZE divides its grid. */
 static bool untorn(const struct lcloud_verdict *v, uint64_t size)
 {
-	return v->max_untorn >= size && size >= v->min_untorn;
+	if (v->max_untorn < size || size < v->min_untorn)
+		return false;
+	return !v->boundary || (v->boundary % size == 0 && v->boundary_offset % size == 0);
 }
 
-/* The reason that limited the size: the last one, past the closing remark every verdict may add. */
+/*
+ * The reason that limited the size: the last one, past the remarks that
+ * limit nothing (the closing word on the kernel, the software path, the
+ * missing hardware atomics).
+ */
 static const struct verdict_reason *limiting_reason(const struct lcloud_verdict *v)
 {
-	for (unsigned int i = v->n_reasons; i > 0; i--)
-		if (!streq(v->reasons[i - 1].evidence, "kernel") || i == 1)
+	for (unsigned int i = v->n_reasons; i > 0; i--) {
+		const char *e = v->reasons[i - 1].evidence;
+
+		if (i == 1 || (!streq(e, "kernel") && !streq(e, "statx:stx_atomic_write_unit_max_opt") &&
+			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes")))
 			return &v->reasons[i - 1];
+	}
 	return NULL;
 }
 
@@ -168,6 +179,10 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, ch
 	if (size < v->min_untorn)
 		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is below the smallest atomic write, %" PRIu64
 			 " bytes; %s [%s]", name, size, v->min_untorn, first, evidence);
+	else if (size <= v->max_untorn && v->boundary)
+		snprintf(why, why_size, "not untorn on %s: aligned %" PRIu64 "-byte writes cross the device's %" PRIu64
+			 "-byte atomic boundaries, which fall at %" PRIu64 " + k * %" PRIu64 " [%s]", name, size,
+			 v->boundary, v->boundary_offset, v->boundary, evidence);
 	else if (v->max_untorn)
 		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is more than the largest untorn write, %" PRIu64
 			 " bytes; %s [%s]", name, size, v->max_untorn, limiting_reason(v)->text,

@@ -49,6 +49,10 @@ static const struct row rows[] = {
 	  0, 16384, 4096, 65536, 65536 - 4096, "1052672" },
 	{ "nvme-crafted", "/dev/nvme7n1p2", "the same disk, partition at 2 MiB: aligned to everything",
 	  16384, 16384, 16384, 65536, 0, "nvme:id-ns:nawupf" },
+	{ "nvme-crafted", "/dev/nvme1n1p1", "EBS-shaped disk, partition at sector 63 (32256 bytes, a multiple of "
+	  "only 512): the AWS promise needs the write aligned to its size on the device, which no 4 KiB write "
+	  "aligned in this partition is; the device's own promise, one 512-byte LBA (AWUPF 0), still holds",
+	  512, 512, 512, 0, 0, "32256" },
 	{ "nvme-qemu", "/dev/nvme0n1", "QEMU 7.2, 4 KiB LBAs: AWUPF 0 -> one LBA (4 KiB)",
 	  4096, 4096, 4096, 0, 0, "nvme:id-ctrl:awupf" },
 	{ "scsi", "/dev/sda", "Google PD, 16 KiB physical block: 16 KiB plain direct; no NVMe for passthrough; "
@@ -105,6 +109,11 @@ static void test_boundary_crossing_refused(void **state)
 	/* LBA alignment on passthrough */
 	assert_int_equal(lcloud_verdict_allows(pt, 8192 + 512, 4096, why, sizeof(why)), 0);
 	assert_int_equal(lcloud_verdict_allows(pt, 8192, 0, why, sizeof(why)), 0);
+	/* "is an aligned 32 KiB write untorn?": aligned writes sit on the 32 KiB grid from 0, which the
+	 * boundaries at 8 KiB + k * 32 KiB cut; 8 KiB writes fit */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 32768, NULL, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "cross the device's 32768-byte atomic boundaries"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 8192, NULL, why, sizeof(why)), 1);
 	lcloud_probe_free(p);
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "dm_table.h"
 
 static bool any_reason(const struct lcloud_verdict *v, const char *needle)
 {
@@ -58,6 +59,12 @@ static const struct row rows[] = {
 	{ "scsi", "/dev/sda", "Google PD, 16 KiB physical block: 16 KiB plain direct; no NVMe for passthrough; "
 	  "the kernel's atomic limits are 0",
 	  0, 0, 16384, 0, 0, "cloud:gcp-pd-16k" },
+	{ "stacks", "/dev/md0", "raid1 over two Azure-shaped namespaces (16 KiB, 64 KiB boundaries from 0), member "
+	  "data at 1 MiB and at 1 MiB + 4 KiB (md/dev-*/offset 2048 and 2056 sectors): on the second, aligned "
+	  "writes above 4 KiB can cross a 64 KiB boundary; md has no passthrough",
+	  16384, 0, 4096, 0, 0, "1052672" },
+	{ "stacks", "/dev/md1", "raid5 over the same kind of namespaces: parity RAID's write hole, no promise",
+	  16384, 0, 0, 0, 0, "raid5" },
 	{ "old-kernel", "/dev/vda", "a kernel without atomic write limits, a disk that promises nothing",
 	  0, 0, 0, 0, 0, "promises no untorn writes" },
 };
@@ -88,6 +95,43 @@ static void test_table(void **state)
 			    lcloud_verdict_get_reason_count(pd) > 0 && lcloud_verdict_get_reason_count(bu) > 0);
 		lcloud_probe_free(p);
 	}
+}
+
+/* lv-data on nvme4n1: segment 0 at sector 0, segment 1 (dm sectors 2048-4095) at sector 8200 */
+static int two_segment_table(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
+			     struct dm_target_line *t, int max)
+{
+	(void)ctx;
+	if (major != 252 || minor != 0 || max < 2)
+		return -ENXIO;
+	memset(t, 0, 2 * sizeof(*t));
+	t[0] = (struct dm_target_line){ .start = 0, .length = 2048, .type = "linear", .params = "259:4 0" };
+	t[1] = (struct dm_target_line){ .start = 2048, .length = 2048, .type = "linear", .params = "259:4 8200" };
+	return 2;
+}
+
+static void test_dm_segments_each_checked(void **state)
+{
+	struct lcloud_probe *p;
+	const struct lcloud_verdict *pd;
+	(void)state;
+
+	dm_table_set_reader(two_segment_table);
+	p = fixture_probe("stacks", "/dev/dm-0");
+	dm_table_set_reader(NULL);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	/* segment 1 shifts writes by (8200 - 2048) * 512 = 3149824 bytes, 4096 past a 64 KiB boundary:
+	 * only writes up to 4 KiB stay inside one, though segment 0 alone would allow 16 KiB */
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 4096);
+	assert_true(any_reason(pd, "3149824"));
+	lcloud_probe_free(p);
+
+	/* without the table (no root): placement unknown, no promise */
+	p = fixture_probe("stacks", "/dev/dm-0");
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 0);
+	assert_true(any_reason(pd, "device-mapper table could not be read"));
+	lcloud_probe_free(p);
 }
 
 static void test_boundary_crossing_refused(void **state)
@@ -156,6 +200,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_dm_segments_each_checked),
 		cmocka_unit_test(test_boundary_crossing_refused),
 		cmocka_unit_test(test_check_answers_and_errors),
 	};

@@ -19,6 +19,10 @@ struct cloud_promise {
 };
 int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr);
 
+/* A CLOUD layer under PARENT naming the provider and product, with where each was read. Returns its index. */
+int cloud_layer_new(struct lcloud_probe *p, int parent, const char *provider, const char *provider_src,
+		    const char *product, const char *product_src);
+
 /* The same for a SCSI disk: SCSI layer SCSI, describing disk layer DISK. */
 int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk);
 

@@ -35,17 +35,12 @@ static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity
 	uint64_t lba = id->lba_size;
 	struct lcloud_layer *l;
 	char name[33], vol[33];
-	int cloud, r;
+	int cloud, r = 0;
 
-	cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, "aws", index);
+	cloud = cloud_layer_new(p, index, "aws", "nvme:id-ctrl:vid", product, "nvme:id-ctrl:mn");
 	if (cloud < 0)
 		return cloud;
 	l = report_layer(p, cloud);
-	r = layer_add_string(l, "provider", "aws", "nvme:id-ctrl:vid");
-	if (r >= 0)
-		r = layer_add_string(l, "product", product, "nvme:id-ctrl:mn");
-	if (r < 0)
-		return r;
 	if (id->ns && id->ns_len >= NS_VS + 64) {
 		snprintf(name, sizeof(name), "%.32s", (const char *)id->ns + NS_VS);
 		snprintf(vol, sizeof(vol), "%.32s", (const char *)id->ns + NS_VS + 32);
@@ -94,16 +89,10 @@ int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identi
 	if (id->vid == AWS_VID && has_prefix(id->mn, "Amazon EC2 NVMe Instance Storage"))
 		return add_aws(p, index, id, "instance-store");
 	if (id->vid == 0x1414 || id->vid == 0x1ae0) {
-		const char *provider = id->vid == 0x1414 ? "azure" : "gcp";
-		int cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, provider, index);
-		int r;
+		int cloud = cloud_layer_new(p, index, id->vid == 0x1414 ? "azure" : "gcp", "nvme:id-ctrl:vid", id->mn,
+					    "nvme:id-ctrl:mn");
 
-		if (cloud < 0)
-			return cloud;
-		r = layer_add_string(report_layer(p, cloud), "provider", provider, "nvme:id-ctrl:vid");
-		if (r >= 0)
-			r = layer_add_string(report_layer(p, cloud), "product", id->mn, "nvme:id-ctrl:mn");
-		return r;
+		return cloud < 0 ? cloud : 0;
 	}
 	return 0;
 }
@@ -121,4 +110,18 @@ int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr)
 	if (r >= 0)
 		r = layer_add_string(l, "promise_source", pr->source_title, pr->evidence);
 	return r;
+}
+
+int cloud_layer_new(struct lcloud_probe *p, int parent, const char *provider, const char *provider_src,
+		    const char *product, const char *product_src)
+{
+	int cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, provider, parent);
+	int r;
+
+	if (cloud < 0)
+		return cloud;
+	r = layer_add_string(report_layer(p, cloud), "provider", provider, provider_src);
+	if (r >= 0)
+		r = layer_add_string(report_layer(p, cloud), "product", product, product_src);
+	return r < 0 ? r : cloud;
 }

@@ -31,15 +31,10 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	/* READ CAPACITY's physical block (needs root), else the kernel's view of it */
 	physical = layer_u64_or(report_layer(p, scsi), "physical_block_bytes",
 				layer_u64_or(report_layer(p, disk), "physical_block_size", 0));
-	cloud = report_add_layer(p, LCLOUD_LAYER_CLOUD, "gcp", scsi);
+	cloud = cloud_layer_new(p, scsi, "gcp", "scsi:inquiry:vendor", "persistent-disk", "scsi:inquiry:product");
 	if (cloud < 0)
 		return cloud;
 	l = report_layer(p, cloud);
-	r = layer_add_string(l, "provider", "gcp", "scsi:inquiry:vendor");
-	if (r >= 0)
-		r = layer_add_string(l, "product", "persistent-disk", "scsi:inquiry:product");
-	if (r < 0)
-		return r;
 	if (physical != 16384)
 		return report_note(p, LCLOUD_NOTE_INFO, "cloud-gcp-pd-4k", cloud,
 				   "Google Persistent Disk with a %" PRIu64 "-byte physical block: Google promises "

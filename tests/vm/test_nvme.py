@@ -6,7 +6,7 @@ second with a 512-byte-LBA namespace. Every raw field lcloudctl reports must
 equal what nvme-cli reports in the same guest; /dev/ngXnY probes the same
 namespace; lcloudctl list shows every namespace. The guest kernel (6.1)
 predates the atomic-write queue limits: they must read as not provided."""
-from vmlib import layer, run_guest
+from vmlib import layer, run_guest_once
 from hostlib import main
 
 GUEST = r'''
@@ -30,15 +30,8 @@ done
 DEVICES = ["--nvme", "lbs=4096,ns=2,size=32M,serial=lcA", "--nvme", "lbs=512,ns=1,size=32M,serial=lcB"]
 
 
-_run = None
-
-
 def guest():
-    """One boot serves every test of this file."""
-    global _run
-    if _run is None:
-        _run = run_guest(GUEST, DEVICES)
-    return _run
+    return run_guest_once(GUEST, DEVICES)
 
 
 def compare_raw(nvme, cli):

@@ -9,7 +9,7 @@ sg_inq's; READ CAPACITY(16) equals sg_readcap's; sizes equal the guest's
 sysfs."""
 import re
 
-from vmlib import layer, run_guest
+from vmlib import layer, run_guest_once
 from hostlib import main
 
 GUEST = r'''
@@ -53,14 +53,8 @@ BL_LABELS = {
     "Maximum atomic boundary size": "max_atomic_boundary_size",
 }
 
-_run = None
-
-
 def guest():
-    global _run
-    if _run is None:
-        _run = run_guest(GUEST, DEVICES)
-    return _run
+    return run_guest_once(GUEST, DEVICES)
 
 
 def sg_vpd_block_limits(text):

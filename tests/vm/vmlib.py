@@ -54,6 +54,17 @@ def run_guest(script, devices, timeout=240):
     return GuestRun(out)
 
 
+_runs = {}
+
+
+def run_guest_once(script, devices):
+    """run_guest, booted once per script and devices: one boot serves every test of a file."""
+    key = (script, tuple(devices))
+    if key not in _runs:
+        _runs[key] = run_guest(script, devices)
+    return _runs[key]
+
+
 def layer(probe, kind, name=None):
     for l in probe["layers"]:
         if l["layer"] == kind and (name is None or l["name"] == name):

@@ -19,6 +19,7 @@ enum {
 	EXIT_WRONG_KIND = 5,
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
+	EXIT_UNKNOWN = 8,    /* check, advise: the evidence could not be read; neither untorn nor not */
 };
 
 enum output_format {

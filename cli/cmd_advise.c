@@ -71,7 +71,8 @@ static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe 
 	return yes;
 }
 
-static void advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, enum db db, uint64_t page,
+/* Returns false when the verdict the advice rests on is unknown: then there is no advice. */
+static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, enum db db, uint64_t page,
 			  struct advice *a)
 {
 	char why[1024], rwf[1024];
@@ -79,7 +80,12 @@ static void advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 	int atomic = lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, page, NULL, rwf, sizeof(rwf));
 	uint64_t fs_unit = 0;
 
-	if (direct == 1) {
+	if (direct == LCLOUD_ANSWER_UNKNOWN) {
+		say(a, "no advice: whether %" PRIu64 "-byte O_DIRECT page writes are untorn here could not be told, "
+		    "and the doublewrite buffer must not be turned off on a guess: %s", page, why);
+		return false;
+	}
+	if (direct == LCLOUD_ANSWER_UNTORN) {
 		setting(a, "innodb_doublewrite", "OFF");
 		setting(a, "innodb_flush_method", "O_DIRECT");
 		say(a, "%" PRIu64 "-byte InnoDB pages written with O_DIRECT are untorn here, so the doublewrite "
@@ -90,7 +96,10 @@ static void advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 	} else {
 		setting(a, "innodb_doublewrite", "ON");
 		say(a, "keep the doublewrite buffer: %s", why);
-		if (atomic == 1)
+		if (atomic == LCLOUD_ANSWER_UNKNOWN)
+			say(a, "whether the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes here could not "
+			    "be told (%s); InnoDB does not issue RWF_ATOMIC, so this advice does not rest on it", page, rwf);
+		if (atomic == LCLOUD_ANSWER_UNTORN)
 			say(a, "the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes on this file (%s), but "
 			    "InnoDB does not issue RWF_ATOMIC; a storage engine that plans its writes with "
 			    "lcloud_plan_page_writes(3) could use it", page, rwf);
@@ -109,6 +118,7 @@ static void advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		say(a, "MariaDB's innodb_use_atomic_writes acts only on devices MariaDB recognises itself; it "
 		    "does not read this device's promise, so set innodb_doublewrite from this verdict; "
 		    "innodb_flush_method=O_DIRECT is MariaDB's default since 10.6");
+	return true;
 }
 
 static void advise_postgresql(const struct lcloud_probe *p, uint64_t page, struct advice *a)
@@ -121,7 +131,7 @@ static void advise_postgresql(const struct lcloud_probe *p, uint64_t page, struc
 	say(a, "PostgreSQL writes its data pages through the page cache (buffered I/O), and %s", why);
 	say(a, "so full_page_writes must stay on: with it off, a torn %" PRIu64 "-byte page after a crash cannot "
 	    "be repaired from the WAL; wal_compression makes the full-page images cheaper", page);
-	if (d == 1)
+	if (d == LCLOUD_ANSWER_UNTORN)
 		say(a, "the device itself would keep %" PRIu64 "-byte O_DIRECT writes whole (%s), but PostgreSQL's "
 		    "direct I/O option (debug_io_direct, 16+) is meant for developer testing, not production",
 		    page, direct);
@@ -142,7 +152,11 @@ void cmd_advise_usage(FILE *out)
 	      "  -P, --page-size N     database page size (default 16K for InnoDB, 8K for\n"
 	      "                        PostgreSQL); a power of two\n"
 	      "  -o, --output FORMAT   normal (default) or json\n"
-	      "  -h, --help            show this help\n",
+	      "      --no-confirm      no live RWF_ATOMIC writes in the directory\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exits 8 with no settings when the verdict the advice rests on could not be\n"
+	      "told (evidence that needs root): the safe settings stay as they are.\n",
 	      out);
 }
 
@@ -152,6 +166,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 		{ "db", required_argument, NULL, 'd' },
 		{ "page-size", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -159,7 +174,9 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	enum output_format format = g->format;
 	struct advice a = { NULL, NULL };
 	struct lcloud_probe *p = NULL;
+	uint32_t flags = LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC;
 	uint64_t page = 0;
+	bool decided = true;
 	int c, r, db = -1;
 	json_object *root = NULL;
 
@@ -189,6 +206,9 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 				return EXIT_USAGE;
 			}
 			break;
+		case 'C':
+			flags &= ~(uint32_t)LCLOUD_PROBE_CONFIRM_ATOMIC;
+			break;
 		case 'h':
 			cmd_advise_usage(stdout);
 			return EXIT_OK;
@@ -205,7 +225,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	}
 	if (!page)
 		page = db == DB_POSTGRESQL ? 8192 : 16384;
-	r = lcloud_probe_path(ctx, argv[optind], LCLOUD_PROBE_NO_SIGNATURES, &p);
+	r = lcloud_probe_path(ctx, argv[optind], flags, &p);
 	if (r < 0)
 		return report_probe_error("lcloudctl advise", argv[optind], r);
 	root = json_object_new_object();
@@ -219,7 +239,8 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (db == DB_POSTGRESQL)
 		advise_postgresql(p, page, &a);
 	else
-		advise_innodb(ctx, p, (enum db)db, page, &a);
+		decided = advise_innodb(ctx, p, (enum db)db, page, &a);
+	json_object_object_add(root, "answer", json_object_new_string(decided ? "decided" : "unknown"));
 	if (format == OUTPUT_JSON) {
 		print_json(stdout, root);
 	} else {
@@ -232,5 +253,5 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	}
 	json_object_put(root);
 	lcloud_probe_free(p);
-	return EXIT_OK;
+	return decided ? EXIT_OK : EXIT_UNKNOWN;
 }

@@ -13,13 +13,17 @@ void cmd_check_usage(FILE *out)
 	fputs("Usage: lcloudctl check [options] PATH --size N\n"
 	      "\n"
 	      "Is an aligned N-byte write to PATH untorn on power loss? Prints one line\n"
-	      "saying why, and exits 0 when it is, 6 when it is not.\n"
+	      "saying why, and exits 0 when it is, 6 when it is not, 8 when it cannot be\n"
+	      "told (evidence that needs root, a directory this user cannot write in).\n"
+	      "On a file or directory the kernel's RWF_ATOMIC limits are confirmed with\n"
+	      "live writes to a temporary file in the same directory, which vanishes.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -s, --size N          write size: a power of two, e.g. 16384, 16K, 16KiB\n"
 	      "  -p, --path NAME       rwf_atomic, passthrough, plain_direct, buffered or\n"
 	      "                        best (default: the best path available)\n"
 	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "      --no-confirm      no live RWF_ATOMIC writes: statx's word alone\n"
 	      "  -h, --help            show this help\n",
 	      out);
 }
@@ -30,6 +34,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		{ "size", required_argument, NULL, 's' },
 		{ "path", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -37,6 +42,8 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	enum output_format format = g->format;
 	struct lcloud_probe *p = NULL;
 	const char *target;
+	uint32_t flags = LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC;
+	bool have_size = false;
 	uint64_t size = 0;
 	char why[1024];
 	int c, r;
@@ -49,6 +56,10 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 				fprintf(stderr, "lcloudctl check: --size '%s' is not a size (try 16384 or 16K)\n", optarg);
 				return EXIT_USAGE;
 			}
+			have_size = true;
+			break;
+		case 'C':
+			flags &= ~(uint32_t)LCLOUD_PROBE_CONFIRM_ATOMIC;
 			break;
 		case 'p':
 			if (lcloud_io_path_from_string(optarg, &path) < 0) {
@@ -71,19 +82,23 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc || !size) {
+	if (optind + 1 != argc || !have_size) {
 		fputs(optind + 1 != argc ? "lcloudctl check: give exactly one PATH\n"
 					 : "lcloudctl check: --size is required (e.g. --size 16K)\n",
 		      stderr);
 		return EXIT_USAGE;
 	}
 	target = argv[optind];
-	if (size & (size - 1)) {
+	if (!*target) {
+		fputs("lcloudctl check: the PATH is empty; give a file, directory or device\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (!size || (size & (size - 1))) {
 		fprintf(stderr, "lcloudctl check: --size %" PRIu64 " is not a power of two: atomic writes are "
 			"powers of two (4K, 8K, 16K...)\n", size);
 		return EXIT_USAGE;
 	}
-	r = lcloud_probe_path(ctx, target, LCLOUD_PROBE_NO_SIGNATURES, &p);
+	r = lcloud_probe_path(ctx, target, flags, &p);
 	if (r < 0)
 		return report_probe_error("lcloudctl check", target, r);
 	r = lcloud_probe_check(p, path, size, &decided, why, sizeof(why));
@@ -101,7 +116,8 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 
 		json_object_object_add(o, "path", json_object_new_string(target));
 		json_object_object_add(o, "size", json_object_new_uint64(size));
-		json_object_object_add(o, "untorn", json_object_new_boolean(r == 1));
+		json_object_object_add(o, "untorn", json_object_new_boolean(r == LCLOUD_ANSWER_UNTORN));
+		json_object_object_add(o, "answer", json_object_new_string(lcloud_answer_to_string(r)));
 		json_object_object_add(o, "io_path", json_object_new_string(lcloud_io_path_to_string(decided)));
 		json_object_object_add(o, "why", json_object_new_string(why));
 		print_json(stdout, o);
@@ -109,5 +125,5 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	} else {
 		printf("%s: %s\n", target, why);
 	}
-	return r == 1 ? EXIT_OK : EXIT_NOT_UNTORN;
+	return r == LCLOUD_ANSWER_UNTORN ? EXIT_OK : r == LCLOUD_ANSWER_UNKNOWN ? EXIT_UNKNOWN : EXIT_NOT_UNTORN;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lcloudctl probe PATH...: every layer of every path. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,18 +22,22 @@ void cmd_probe_usage(FILE *out)
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "      --no-follow       refuse a PATH that is a symbolic link\n"
 	      "      --no-signatures   do not read on-disk signatures (libblkid)\n"
+	      "      --confirm         files and directories: confirm statx's atomic write\n"
+	      "                        limits with live RWF_ATOMIC writes to a temporary\n"
+	      "                        file in the same directory (as check does)\n"
 	      "  -h, --help            show this help\n",
 	      out);
 }
 
 int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
-	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES };
+	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM };
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-signatures", no_argument, NULL, OPT_NO_SIGNATURES },
+		{ "confirm", no_argument, NULL, OPT_CONFIRM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -59,6 +64,9 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		case OPT_NO_SIGNATURES:
 			flags |= LCLOUD_PROBE_NO_SIGNATURES;
 			break;
+		case OPT_CONFIRM:
+			flags |= LCLOUD_PROBE_CONFIRM_ATOMIC;
+			break;
 		case 'h':
 			cmd_probe_usage(stdout);
 			return EXIT_OK;
@@ -79,7 +87,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	}
 	for (int i = optind; i < argc; i++) {
 		struct lcloud_probe *p = NULL;
-		int r = lcloud_probe_path(ctx, argv[i], flags, &p);
+		int r = *argv[i] ? lcloud_probe_path(ctx, argv[i], flags, &p) : -ENOENT;
 
 		if (r < 0) {
 			int code = report_probe_error("lcloudctl probe", argv[i], r);

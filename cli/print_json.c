@@ -66,8 +66,14 @@ static json_object *verdict_to_json(const struct lcloud_probe *p)
 
 		json_object_object_add(jv, "max_untorn_bytes", json_object_new_uint64(lcloud_verdict_get_max_untorn_bytes(v)));
 		json_object_object_add(jv, "min_untorn_bytes", json_object_new_uint64(lcloud_verdict_get_min_untorn_bytes(v)));
-		/* "natural": a write must start at a multiple of its own size */
-		json_object_object_add(jv, "alignment", align ? json_object_new_uint64(align) : json_object_new_string("natural"));
+		const char *unknown = lcloud_verdict_get_unknown_reason(v);
+
+		/* one type per key: alignment 0 with aligned_to_size true means a multiple of the write's own size */
+		json_object_object_add(jv, "alignment", json_object_new_uint64(align));
+		json_object_object_add(jv, "aligned_to_size", json_object_new_boolean(align == 0));
+		/* sizes above max_untorn_bytes: "no", or "unknown" when evidence could not be read */
+		json_object_object_add(jv, "above_max", json_object_new_string(unknown ? "unknown" : "no"));
+		json_object_object_add(jv, "unknown_reason", json_object_new_string(unknown ? unknown : ""));
 		json_object_object_add(jv, "boundary_bytes", json_object_new_uint64(lcloud_verdict_get_boundary(v)));
 		json_object_object_add(jv, "boundary_offset_bytes", json_object_new_uint64(lcloud_verdict_get_boundary_offset(v)));
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {

@@ -75,9 +75,12 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 			snprintf(size, sizeof(size), "%" PRIu64, max);
 		else if (max)
 			format_size(max, size, sizeof(size));
-		fprintf(out, "  %-13s %s", lcloud_io_path_to_string((enum lcloud_io_path)path), max ? size : "none");
+		fprintf(out, "  %-13s %s", lcloud_io_path_to_string((enum lcloud_io_path)path),
+			max ? size : lcloud_verdict_get_unknown_reason(v) ? "unknown" : "none");
 		if (max && lcloud_verdict_get_boundary(v))
 			fprintf(out, ", not crossing %" PRIu64 "-byte boundaries", lcloud_verdict_get_boundary(v));
+		if (max && lcloud_verdict_get_unknown_reason(v))
+			fputs("; larger: unknown", out);
 		fputc('\n', out);
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
 			fprintf(out, "      - %s [%s]\n", lcloud_verdict_get_reason(v, i),

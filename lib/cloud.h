@@ -2,6 +2,8 @@
 #ifndef LCLOUD_CLOUD_H
 #define LCLOUD_CLOUD_H
 
+#include <stdbool.h>
+
 #include "nvme_identify.h"
 #include "report.h"
 
@@ -15,6 +17,11 @@ int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identi
 /* A provider's documented promise, as the facts every cloud layer carries. */
 struct cloud_promise {
 	uint64_t untorn_max, granularity, boundary; /* bytes */
+	/*
+	 * true: a write is covered when aligned to its own size (AWS);
+	 * false: when it stays inside one BOUNDARY-aligned block (Google's physical block).
+	 */
+	bool aligned_to_size;
 	const char *conditions, *source_title, *evidence;
 };
 int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr);

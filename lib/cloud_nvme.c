@@ -67,6 +67,7 @@ static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity
 			.untorn_max = (ntwpu + 1ull) * lba,
 			.granularity = (ntwpg + 1ull) * lba,
 			.boundary = ntwpb ? (ntwpb + 1ull) * lba : 0,
+			.aligned_to_size = true,
 			.conditions = "size a multiple of the granularity up to the unit, start LBA aligned to the "
 				      "write size, not crossing the boundary; O_DIRECT; no stack layer may split, "
 				      "merge or move the write (LVM/partition starts on 16 KiB multiples); tested by "
@@ -105,6 +106,8 @@ int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr)
 		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, pr->granularity, pr->evidence);
 	if (r >= 0)
 		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, pr->boundary, pr->evidence);
+	if (r >= 0)
+		r = layer_add_string(l, "promise_alignment", pr->aligned_to_size ? "size" : "boundary", pr->evidence);
 	if (r >= 0)
 		r = layer_add_string(l, "promise_conditions", pr->conditions, pr->evidence);
 	if (r >= 0)

@@ -9,6 +9,14 @@
  * Conditions there: 16 KiB-aligned writes of 16 KiB, O_DIRECT
  * (innodb_flush_method=O_DIRECT), ext4 with bigalloc and 16 KiB clusters
  * so that files are allocated in aligned 16 KiB units.
+ *
+ * What liblcloud takes it to cover: a write that stays inside one aligned
+ * 16 KiB physical block. The disk updates a physical block as a whole, so a
+ * smaller write inside one (a read-modify-write of that block) is as untorn
+ * as a whole-block write; a write that crosses from one physical block into
+ * the next is two block updates and is not covered, whatever its size.
+ * The same rule holds on the disk, in its partitions and in dm segments:
+ * offsets there are shifted onto the disk before the rule is applied.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,9 +51,12 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	{
 		const struct cloud_promise pr = {
 			.untorn_max = 16384,
-			.granularity = 16384,
-			.boundary = 16384, /* the physical block: aligned writes never cross it */
-			.conditions = "16 KiB writes aligned to 16 KiB on the disk (the physical block); O_DIRECT; "
+			/* the logical block: any O_DIRECT write inside one physical block */
+			.granularity = layer_u64_or(report_layer(p, disk), "logical_block_size", 512),
+			.boundary = 16384, /* the physical block */
+			.aligned_to_size = false,
+			.conditions = "writes inside one 16 KiB-aligned 16 KiB physical block of the disk (16 KiB "
+				      "writes aligned to 16 KiB, or smaller ones that do not cross a physical block); O_DIRECT; "
 				      "Google's recipe: ext4 with bigalloc and 16 KiB clusters, data files only",
 			.source_title = "Google Cloud: Best practices for 16 KB persistent disk and MySQL",
 			.evidence = src,

@@ -68,11 +68,20 @@ static int add_ext4_cluster(const struct lcloud_ctx *ctx, struct lcloud_layer *l
 	if (ctx_has_sysroot(ctx) || !has_prefix(source_dev, "/dev/"))
 		return 0;
 	fd = open(source_dev, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
-					 errno == EACCES || errno == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
-					 src, errno == EACCES || errno == EPERM ? "reading the ext4 superblock needs root"
-										: strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+		char why[1200];
+
+		/* root refused: a device cgroup or security policy, not a missing privilege */
+		if ((e == EACCES || e == EPERM) && geteuid() != 0)
+			return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+						 LCLOUD_FACT_NEEDS_ROOT, src, "reading the ext4 superblock needs root");
+		snprintf(why, sizeof(why), "opening %s to read the ext4 superblock failed: %s%s", source_dev,
+			 strerror(e), e == EACCES || e == EPERM ? " (refused even for root: a device cgroup or "
+								  "security policy)" : "");
+		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+					 src, why);
+	}
 	n = pread(fd, sb, sizeof(sb), 1024);
 	close(fd);
 	if (n != (ssize_t)sizeof(sb) || sb[0x38] != 0x53 || sb[0x39] != 0xef)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "align.h"
+#include "atomic_confirm.h"
 #include "devdb.h"
 #include "filesystem.h"
 #include "nvme_layer.h"
@@ -28,7 +29,8 @@
 #include "util.h"
 #include "verdict.h"
 
-#define LCLOUD_PROBE_KNOWN_FLAGS (LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY)
+#define LCLOUD_PROBE_KNOWN_FLAGS \
+	(LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_CONFIRM_ATOMIC)
 
 /* The stack below a file system's device; a device-less file system just ends there. */
 static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
@@ -60,6 +62,43 @@ static int probe_file_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, i
 	if (index < 0)
 		return index;
 	return probe_fs_stack(ctx, p, index, &dev);
+}
+
+/* The file system layer (the first layer) confirmed by live writes in directory DIRFD. */
+static int confirm_in_dir(struct lcloud_probe *p, int dirfd)
+{
+	if (p->n_layers == 0 || p->layers[0].kind != LCLOUD_LAYER_FILESYSTEM)
+		return 0;
+	return atomic_confirm(p, 0, dirfd);
+}
+
+/* A regular file's live confirmation happens beside it, in its directory. */
+static int confirm_beside(struct lcloud_probe *p)
+{
+	char *dir, *slash;
+	int dirfd, r;
+
+	if (!p->resolved_path || p->resolved_path[0] != '/' || strstr(p->resolved_path, " (deleted)"))
+		return layer_add_missing(&p->layers[0], "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64,
+					 LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
+					 "the file's directory is not known (an unlinked file?): nothing was confirmed");
+	dir = strdup(p->resolved_path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0)
+		return layer_add_missing(&p->layers[0], "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64,
+					 LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
+					 "the file's directory could not be opened: nothing was confirmed");
+	r = confirm_in_dir(p, dirfd);
+	close(dirfd);
+	return r;
 }
 
 /*
@@ -174,7 +213,7 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 
 /* FD is any open descriptor (O_PATH is enough); DISPLAY names it in notes. */
 static int probe_open_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
-			 const char *display)
+			 const char *display, uint32_t flags)
 {
 	char dir[SYSFS_PATH_MAX];
 	struct stat st;
@@ -185,10 +224,16 @@ static int probe_open_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, i
 	switch (st.st_mode & S_IFMT) {
 	case S_IFREG:
 		p->target_type = LCLOUD_TARGET_REGULAR;
-		return probe_file_fd(ctx, p, fd);
+		r = probe_file_fd(ctx, p, fd);
+		if (r >= 0 && (flags & LCLOUD_PROBE_CONFIRM_ATOMIC))
+			r = confirm_beside(p);
+		return r;
 	case S_IFDIR:
 		p->target_type = LCLOUD_TARGET_DIRECTORY;
-		return probe_directory(ctx, p, fd, display);
+		r = probe_directory(ctx, p, fd, display);
+		if (r >= 0 && (flags & LCLOUD_PROBE_CONFIRM_ATOMIC))
+			r = confirm_in_dir(p, fd);
+		return r;
 	case S_IFBLK:
 		r = sysfs_dev_dir(ctx, "block", major(st.st_rdev), minor(st.st_rdev), dir, sizeof(dir));
 		if (r < 0)
@@ -257,7 +302,7 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 		r = -errno;
 		goto done;
 	}
-	r = probe_open_fd(ctx, p, fd, p->resolved_path);
+	r = probe_open_fd(ctx, p, fd, p->resolved_path, flags);
 done:
 	if (fd >= 0)
 		close(fd);
@@ -296,7 +341,7 @@ LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags
 			return -ENOMEM;
 		}
 	}
-	r = probe_open_fd(ctx, p, fd, p->path);
+	r = probe_open_fd(ctx, p, fd, p->path, flags);
 	if (r >= 0)
 		r = finish(ctx, p, flags);
 	if (r < 0) {

@@ -31,6 +31,10 @@ static const struct queue_attr queue_attrs[] = {
 	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19" },
 	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL },
 	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL },
+	/* how the block layer splits a request: segments per request, their size, gaps between them */
+	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL },
+	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
+	{ "virt_boundary_mask", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "5.1" },
 	{ "atomic_write_unit_min_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
 	{ "atomic_write_unit_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
 	{ "atomic_write_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },

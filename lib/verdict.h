@@ -23,6 +23,9 @@ struct lcloud_verdict {
 	uint64_t boundary_offset;
 	struct verdict_reason *reasons;
 	unsigned int n_reasons;
+	/* sizes above max_untorn rest on evidence that could not be read */
+	bool unknown;
+	unsigned int unknown_reason; /* index into reasons when unknown */
 };
 
 /* Joins the probe's layers into one verdict per path (stored in the probe). */

@@ -145,10 +145,18 @@ static bool untorn(const struct lcloud_verdict *v, uint64_t size)
 	return !v->boundary || (v->boundary % size == 0 && v->boundary_offset % size == 0);
 }
 
+/* Untorn, not, or resting on evidence that could not be read (only sizes above what is proved). */
+static enum lcloud_answer answer(const struct lcloud_verdict *v, uint64_t size)
+{
+	if (untorn(v, size))
+		return LCLOUD_ANSWER_UNTORN;
+	return v->unknown && size > v->max_untorn ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO;
+}
+
 /*
  * The reason that limited the size: the last one, past the remarks that
  * limit nothing (the closing word on the kernel, the software path, the
- * missing hardware atomics).
+ * missing hardware atomics, a confirmation).
  */
 static const struct verdict_reason *limiting_reason(const struct lcloud_verdict *v)
 {
@@ -156,13 +164,15 @@ static const struct verdict_reason *limiting_reason(const struct lcloud_verdict 
 		const char *e = v->reasons[i - 1].evidence;
 
 		if (i == 1 || (!streq(e, "kernel") && !streq(e, "statx:stx_atomic_write_unit_max_opt") &&
-			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes")))
+			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes") &&
+			       !has_prefix(v->reasons[i - 1].text, "confirmed:")))
 			return &v->reasons[i - 1];
 	}
 	return NULL;
 }
 
-static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, char *why, size_t why_size)
+static void describe(const struct lcloud_verdict *v, uint64_t size, enum lcloud_answer a, char *why,
+		     size_t why_size)
 {
 	const char *name = lcloud_io_path_to_string(v->path);
 	const char *first = v->n_reasons ? v->reasons[0].text : "no reason recorded";
@@ -170,10 +180,20 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, ch
 
 	if (!why || !why_size)
 		return;
-	if (yes) {
-		snprintf(why, why_size, "untorn on %s: %" PRIu64 "-byte writes %s%s; %s [%s]", name, size,
-			 v->alignment ? "aligned to " : "at offsets that are multiples of their size",
-			 v->alignment ? "the block size" : "", first, evidence);
+	if (a == LCLOUD_ANSWER_UNTORN) {
+		snprintf(why, why_size, "untorn on %s: %" PRIu64 "-byte writes at offsets that are multiples of their "
+			 "size; %s [%s]", name, size, first, evidence);
+		return;
+	}
+	if (a == LCLOUD_ANSWER_UNKNOWN) {
+		const struct verdict_reason *u = &v->reasons[v->unknown_reason];
+
+		if (v->max_untorn)
+			snprintf(why, why_size, "unknown on %s: %" PRIu64 "-byte writes are proved untorn, larger ones "
+				 "rest on evidence that could not be read: %s [%s]", name, v->max_untorn, u->text,
+				 u->evidence);
+		else
+			snprintf(why, why_size, "unknown on %s: %s [%s]", name, u->text, u->evidence);
 		return;
 	}
 	if (size < v->min_untorn)
@@ -193,6 +213,29 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, bool yes, ch
 			 v->n_reasons ? v->reasons[v->n_reasons - 1].evidence : evidence);
 }
 
+LCLOUD_EXPORT enum lcloud_answer lcloud_verdict_check_size(const struct lcloud_verdict *v, uint64_t size)
+{
+	return v && is_power_of_2(size) ? answer(v, size) : LCLOUD_ANSWER_NO;
+}
+
+LCLOUD_EXPORT const char *lcloud_verdict_get_unknown_reason(const struct lcloud_verdict *v)
+{
+	return v && v->unknown ? v->reasons[v->unknown_reason].text : NULL;
+}
+
+LCLOUD_EXPORT const char *lcloud_answer_to_string(enum lcloud_answer a)
+{
+	switch (a) {
+	case LCLOUD_ANSWER_NO:
+		return "no";
+	case LCLOUD_ANSWER_UNTORN:
+		return "untorn";
+	case LCLOUD_ANSWER_UNKNOWN:
+		return "unknown";
+	}
+	return "invalid";
+}
+
 /* The size of what the target is: the top device (a file may grow, so only devices limit). */
 static uint64_t target_size(const struct lcloud_probe *p)
 {
@@ -206,12 +249,24 @@ static uint64_t target_size(const struct lcloud_probe *p)
 	return UINT64_MAX;
 }
 
-LCLOUD_EXPORT int lcloud_probe_check(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
-				     enum lcloud_io_path *ret_path, char *why, size_t why_size)
+/*
+ * Since 0.2 the answer has three values. Programs built against 0.1 expect
+ * 1 or 0 and may test "r > 0" or "r != 0": they keep lcloud_probe_check@LCLOUD_0.1,
+ * which answers 0 ("not untorn") where the evidence could not be read.
+ */
+int lcloud_probe_check_v2(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+			  enum lcloud_io_path *ret_path, char *why, size_t why_size);
+int lcloud_probe_check_v1(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+			  enum lcloud_io_path *ret_path, char *why, size_t why_size);
+__asm__(".symver lcloud_probe_check_v1, lcloud_probe_check@LCLOUD_0.1");
+__asm__(".symver lcloud_probe_check_v2, lcloud_probe_check@@LCLOUD_0.2");
+
+LCLOUD_EXPORT int lcloud_probe_check_v2(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+					enum lcloud_io_path *ret_path, char *why, size_t why_size)
 {
 	static const enum lcloud_io_path order[] = { LCLOUD_PATH_RWF_ATOMIC, LCLOUD_PATH_PASSTHROUGH,
 						     LCLOUD_PATH_PLAIN_DIRECT };
-	const struct lcloud_verdict *best = NULL;
+	const struct lcloud_verdict *best = NULL, *undecided = NULL;
 
 	if (!p || !p->verdicts || !is_power_of_2(size) || path > LCLOUD_PATH_BUFFERED)
 		return -EINVAL;
@@ -219,30 +274,44 @@ LCLOUD_EXPORT int lcloud_probe_check(const struct lcloud_probe *p, enum lcloud_i
 		return -ERANGE;
 	if (path != LCLOUD_PATH_BEST) {
 		const struct lcloud_verdict *v = &p->verdicts[path - 1];
-		bool yes = untorn(v, size);
+		enum lcloud_answer a = answer(v, size);
 
-		describe(v, size, yes, why, why_size);
+		describe(v, size, a, why, why_size);
 		if (ret_path)
 			*ret_path = path;
-		return yes;
+		return (int)a;
 	}
 	/* the kernel's guarantee first, then liblcloud's own enforcement, then a promise */
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		const struct lcloud_verdict *v = &p->verdicts[order[i] - 1];
+		enum lcloud_answer a = answer(v, size);
 
-		if (untorn(v, size)) {
-			describe(v, size, true, why, why_size);
+		if (a == LCLOUD_ANSWER_UNTORN) {
+			describe(v, size, a, why, why_size);
 			if (ret_path)
 				*ret_path = v->path;
-			return 1;
+			return (int)a;
 		}
+		if (a == LCLOUD_ANSWER_UNKNOWN && !undecided)
+			undecided = v;
 		if (!best || v->max_untorn > best->max_untorn)
 			best = v;
 	}
-	describe(best, size, false, why, why_size);
+	/* no path proves it; one that could not be decided makes the answer unknown, not no */
+	if (undecided)
+		best = undecided;
+	describe(best, size, undecided ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO, why, why_size);
 	if (ret_path)
 		*ret_path = best->path;
-	return 0;
+	return undecided ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO;
+}
+
+LCLOUD_EXPORT int lcloud_probe_check_v1(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+					enum lcloud_io_path *ret_path, char *why, size_t why_size)
+{
+	int r = lcloud_probe_check_v2(p, path, size, ret_path, why, why_size);
+
+	return r == LCLOUD_ANSWER_UNKNOWN ? LCLOUD_ANSWER_NO : r;
 }
 
 LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcloud_page_plan *ret_plan)
@@ -260,14 +329,17 @@ LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcl
 	if (r < 0)
 		return r;
 	/* no signature reading: a data file's device is in use, and start-up must be quick */
-	r = lcloud_probe_fd(ctx, fd, LCLOUD_PROBE_NO_SIGNATURES, &p);
+	r = lcloud_probe_fd(ctx, fd, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC, &p);
 	if (r < 0)
 		goto out;
 	memset(&plan, 0, sizeof(plan));
 	plan.size = sizeof(plan);
-	r = lcloud_probe_check(p, LCLOUD_PATH_BEST, page_size, &path, plan.reason, sizeof(plan.reason));
+	r = lcloud_probe_check_v2(p, LCLOUD_PATH_BEST, page_size, &path, plan.reason, sizeof(plan.reason));
 	if (r < 0)
 		goto out;
+	/* a plan is a yes or a no: what could not be decided is planned as not untorn, with its reason */
+	if (r == LCLOUD_ANSWER_UNKNOWN)
+		r = 0;
 	if (r == 1) {
 		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, path);
 

@@ -56,6 +56,13 @@ enum lcloud_probe_flags {
 	LCLOUD_PROBE_NO_SIGNATURES = 1u << 1,
 	/* Skip the commands sent to devices (NVMe Identify, SCSI INQUIRY/VPD): sysfs and statx only. */
 	LCLOUD_PROBE_NO_DEVICE_QUERY = 1u << 2,
+	/*
+	 * Files and directories: confirm statx's atomic write limits with live
+	 * RWF_ATOMIC writes to a nameless O_TMPFILE file in the same directory
+	 * (never the file itself), and one write that must be refused. The
+	 * kernel's answer wins over statx. Needs write access there. (0.2)
+	 */
+	LCLOUD_PROBE_CONFIRM_ATOMIC = 1u << 3,
 };
 
 int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,
@@ -201,12 +208,31 @@ unsigned int lcloud_verdict_get_reason_count(const struct lcloud_verdict *verdic
 const char *lcloud_verdict_get_reason(const struct lcloud_verdict *verdict, unsigned int index);
 const char *lcloud_verdict_get_reason_evidence(const struct lcloud_verdict *verdict, unsigned int index);
 
+/* The answer to "is it untorn?" (0.2). Compare with these names, never with "> 0". */
+enum lcloud_answer {
+	LCLOUD_ANSWER_NO = 0,      /* not untorn: the evidence says so */
+	LCLOUD_ANSWER_UNTORN = 1,  /* untorn: the evidence proves it */
+	LCLOUD_ANSWER_UNKNOWN = 2, /* the evidence could not be read: neither; treat as not untorn */
+};
+/* "no", "untorn", "unknown". */
+const char *lcloud_answer_to_string(enum lcloud_answer answer);
+/* The answer for an aligned write of SIZE bytes on this verdict's path. */
+enum lcloud_answer lcloud_verdict_check_size(const struct lcloud_verdict *verdict, uint64_t size);
+/*
+ * Why sizes above the largest proved one could not be decided (evidence that
+ * needs root, a directory that could not be written, ...); NULL when the
+ * verdict rests on everything it needs.
+ */
+const char *lcloud_verdict_get_unknown_reason(const struct lcloud_verdict *verdict);
+
 /*
  * Is an aligned write of SIZE bytes untorn on PATH (LCLOUD_PATH_BEST: on any
- * path, the kernel's guarantee preferred)? Returns 1 yes, 0 no, -EINVAL for a
- * SIZE that is 0 or not a power of two, -ERANGE for a SIZE larger than the
- * device or file system. RET_PATH gets the path that decided (may be NULL);
- * WHY gets one line saying why either way (may be NULL).
+ * path, the kernel's guarantee preferred)? Returns LCLOUD_ANSWER_UNTORN (1),
+ * LCLOUD_ANSWER_NO (0), LCLOUD_ANSWER_UNKNOWN (2) when the evidence could not
+ * be read, -EINVAL for a SIZE that is 0 or not a power of two, -ERANGE for a
+ * SIZE larger than the device or file system. RET_PATH gets the path that
+ * decided (may be NULL); WHY gets one line saying why either way (may be NULL).
+ * Programs built against liblcloud 0.1 get 0 where this returns 2.
  */
 int lcloud_probe_check(const struct lcloud_probe *probe, enum lcloud_io_path path, uint64_t size,
 		       enum lcloud_io_path *ret_path, char *why, size_t why_size);

@@ -7,8 +7,11 @@ from the documented rules applied to independent readings:
   - plain_direct: 0 on loop devices and virtio disks, which promise nothing;
   - rwf_atomic on a block device: its sysfs atomic_write_unit_max_bytes;
   - buffered: never."""
+import errno
 import json
+import mmap
 import os
+import subprocess
 
 from hostlib import (layer, lcloudctl, loop_device, main, mounted_fs, need_root, own_statx, probe_json,
                      read_sysfs, scratch_dir, sysfs_block_dir)
@@ -37,7 +40,8 @@ def test_xfs_file():
         v = verdict(path)
         assert v["rwf_atomic"]["max_untorn_bytes"] == pow2_floor(mine["stx_atomic_write_unit_max"])
         assert v["rwf_atomic"]["min_untorn_bytes"] == mine["stx_atomic_write_unit_min"]
-        assert v["rwf_atomic"]["alignment"] == "natural"
+        assert v["rwf_atomic"]["alignment"] == 0 and v["rwf_atomic"]["aligned_to_size"] is True
+        assert all(isinstance(v[k]["alignment"], int) for k in v), "one type per key"
         assert v["plain_direct"]["max_untorn_bytes"] == 0, "a loop device promises nothing"
         assert any("promises no untorn writes" in r["reason"] for r in v["plain_direct"]["reasons"])
         assert v["passthrough"]["max_untorn_bytes"] == 0
@@ -51,6 +55,95 @@ def test_xfs_file():
         advice = json.loads(lcloudctl("advise", "--db", "mysql", "-o", "json", mnt).stdout)
         assert advice["settings"]["innodb_doublewrite"] == "ON"
         assert any("RWF_ATOMIC" in line for line in advice["advice"])
+
+
+RWF_ATOMIC = 0x40
+
+
+def own_atomic_write(path, size):
+    """The test's own RWF_ATOMIC write (O_DIRECT, page-aligned buffer): 0 or the errno."""
+    buf = mmap.mmap(-1, size)
+    buf.write(b"\x6c" * size)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o600)
+    try:
+        n = os.pwritev(fd, [buf], 0, RWF_ATOMIC)
+        return 0 if n == size else errno.EIO
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+        buf.close()
+
+
+def test_overlayfs_does_not_inherit_xfs_guarantee():
+    """overlayfs passes XFS's statx limits through, but its files refuse RWF_ATOMIC: the verdict
+    must follow the kernel (the test's own pwritev2), not statx."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        lower, upper, work, ov = (os.path.join(mnt, n) for n in ("lower", "upper", "work", "ov"))
+        for d in (lower, upper, work, ov):
+            os.mkdir(d)
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s,workdir=%s" % (lower, upper, work), ov], check=True)
+        try:
+            path = os.path.join(ov, "ibdata1")
+            open(path, "w").close()
+            assert own_statx(path).get("stx_atomic_write_unit_max", 0) >= 16384, "overlay forwards statx"
+            assert own_atomic_write(path, 16384) == errno.EOPNOTSUPP, "the kernel refuses RWF_ATOMIC on overlay"
+            assert own_atomic_write(os.path.join(upper, "direct"), 16384) == 0, "and accepts it on XFS"
+            for target in (path, ov):
+                rc, out, err = check(target, 16384)
+                assert rc == 6, (rc, out, err)
+                assert "overlay" in out, out
+                rc, out, _ = check(target, 16384, "--no-confirm")
+                assert rc == 6 and "overlay" in out, out
+            p = probe_json(path, extra=("--confirm",))
+            fs = layer(p, "filesystem")
+            assert "EOPNOTSUPP" in fs["facts"]["live_rwf_atomic_refused"], fs["facts"]
+            reasons = [r["reason"] for r in p["verdict"]["rwf_atomic"]["reasons"]]
+            assert any("EOPNOTSUPP" in r and "live" in r for r in reasons), reasons
+            assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 0
+            advice = json.loads(lcloudctl("advise", "--db", "mysql", "-o", "json", ov).stdout)
+            assert advice["settings"]["innodb_doublewrite"] == "ON"
+            assert not any("RWF_ATOMIC" in line and "would guarantee" in line for line in advice["advice"])
+            # and the XFS below, checked the same way, agrees with the kernel
+            rc, out, _ = check(upper, 16384)
+            assert rc == 0 and "confirmed" not in out or rc == 0, out
+            p = probe_json(upper, extra=("--confirm",))
+            assert layer(p, "filesystem")["facts"]["live_rwf_atomic_max_bytes"] == \
+                p["verdict"]["rwf_atomic"]["max_untorn_bytes"] >= 16384
+        finally:
+            subprocess.run(["umount", ov])
+
+
+def test_unreadable_evidence_is_unknown():
+    """As nobody, a directory on XFS cannot hold the temporary file statx needs: unknown (8), not no
+    (6); as root the same check is untorn (0)."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        rc, out, err = check(mnt, 16384)
+        assert rc == 0, (rc, out, err)
+        p = lcloudctl("check", "--size", "16K", mnt, user="nobody")
+        assert p.returncode == 8, (p.returncode, p.stdout, p.stderr)
+        assert "unknown" in p.stdout and "sudo" in p.stdout, p.stdout
+        p = lcloudctl("check", "--size", "16K", "-o", "json", mnt, user="nobody")
+        doc = json.loads(p.stdout)
+        assert doc["answer"] == "unknown" and doc["untorn"] is False, doc
+        # InnoDB's advice rests on plain_direct, which is known here (a loop device promises nothing)
+        p = lcloudctl("advise", "--db", "mysql", "-o", "json", mnt, user="nobody")
+        doc = json.loads(p.stdout)
+        assert p.returncode == 0 and doc["settings"]["innodb_doublewrite"] == "ON", (p.returncode, doc)
+        assert any("could not be told" in line for line in doc["advice"]), doc["advice"]
+        # where it rests on what could not be read (a dm table without root), there is no advice
+        tree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "fixtures", "scsi")
+        p = lcloudctl("--sysroot", tree, "advise", "--db", "mysql", "-o", "json", "/dev/dm-0")
+        doc = json.loads(p.stdout)
+        assert p.returncode == 8 and doc["settings"] == {} and doc["answer"] == "unknown", (p.returncode, doc)
+        assert "run as root" in doc["advice"][0], doc
+        # a file in it needs no temporary file: statx of the file is evidence enough
+        path = os.path.join(mnt, "ibdata1")
+        open(path, "w").close()
+        os.chmod(path, 0o644)
+        p = lcloudctl("check", "--size", "16K", path, user="nobody")
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
 
 
 def test_ext4_file():
@@ -92,4 +185,5 @@ def test_root_disk_and_partitions():
 
 
 if __name__ == "__main__":
-    main([test_xfs_file, test_ext4_file, test_root_disk_and_partitions])
+    main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
+          test_ext4_file, test_root_disk_and_partitions])

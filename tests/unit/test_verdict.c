@@ -8,16 +8,23 @@
  *    start is a multiple of max(unit min, boundary); the kernel assumes
  *    boundaries from 0.
  *  - AWS torn write prevention: (NTWPU+1) LBAs, aligned to the write size.
- *  - Google PD: 16 KiB physical block = 16 KiB atomic, aligned.
+ *  - Google PD: 16 KiB physical block = a write inside one aligned 16 KiB
+ *    block is untorn; one that crosses into the next is not.
  *  - buffered: never.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "dm_table.h"
+
+static bool streq_dev(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
 
 static bool any_reason(const struct lcloud_verdict *v, const char *needle)
 {
@@ -161,6 +168,117 @@ static void test_boundary_crossing_refused(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * Google's promise covers a write inside one 16 KiB-aligned physical block of
+ * the disk. Worked out by hand: sda1 starts at sector 20488 = byte 10489856
+ * = 640 * 16384 + 4096, so a write aligned in sda1 to 4 KiB sits inside one
+ * physical block, and one aligned to 16 KiB straddles two; the same for a dm
+ * segment shifted by 8 sectors (4096 bytes). The whole disk keeps both.
+ */
+static int shifted_gpd_table(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
+			     struct dm_target_line *t, int max)
+{
+	(void)ctx;
+	if (major != 252 || minor != 0 || max < 1)
+		return -ENXIO;
+	memset(t, 0, sizeof(*t));
+	t[0] = (struct dm_target_line){ .start = 0, .length = 1048576, .type = "linear", .params = "8:0 8" };
+	return 1;
+}
+
+static void check_gpd_rule(struct lcloud_probe *p, int yes_4k, int yes_16k)
+{
+	char why[512];
+
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)), yes_4k);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)), yes_16k);
+	if (!yes_16k) /* the reason names the size that holds, and says it does */
+		assert_non_null(strstr(why, "more than the largest untorn write, 4096 bytes"));
+}
+
+static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
+{
+	struct lcloud_probe *p;
+	const struct lcloud_verdict *pd;
+	char why[256];
+	(void)state;
+
+	p = fixture_probe("scsi", "/dev/sda");
+	check_gpd_rule(p, LCLOUD_ANSWER_UNTORN, LCLOUD_ANSWER_UNTORN);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	/* inside one physical block at any logical-block offset; across two never */
+	assert_int_equal(lcloud_verdict_allows(pd, 4096 + 512, 2048, why, sizeof(why)), 1);
+	assert_int_equal(lcloud_verdict_allows(pd, 12288, 8192, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "crosses the device's atomic boundary at 16384"));
+	lcloud_probe_free(p);
+
+	p = fixture_probe("scsi", "/dev/sda1");
+	check_gpd_rule(p, LCLOUD_ANSWER_UNTORN, LCLOUD_ANSWER_NO);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 4096);
+	assert_true(any_reason(pd, "10489856"));
+	lcloud_probe_free(p);
+
+	dm_table_set_reader(shifted_gpd_table);
+	p = fixture_probe("scsi", "/dev/dm-0");
+	dm_table_set_reader(NULL);
+	check_gpd_rule(p, LCLOUD_ANSWER_UNTORN, LCLOUD_ANSWER_NO);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), "4096"));
+	lcloud_probe_free(p);
+
+	/* without the table (no root) where writes land is unknown: neither yes nor no */
+	p = fixture_probe("scsi", "/dev/dm-0");
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "run as root"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(lcloud_verdict_get_unknown_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)));
+	lcloud_probe_free(p);
+}
+
+/*
+ * The block layer's split rules, one disk each (Google PD clones: 16 KiB
+ * promised), with 4 KiB memory pages: sdf 2 segments -> 8 KiB; sdg 4
+ * segments of 2 KiB, two per page -> 8 KiB; sdh a 64 KiB virt boundary,
+ * split at every page gap -> 4 KiB; sdi max_sectors_kb 8 -> 8 KiB; sdj
+ * without max_segments -> one page proved, above it unknown.
+ */
+static void test_block_layer_split_rules(void **state)
+{
+	static const struct {
+		const char *dev;
+		uint64_t max;
+		const char *evidence;
+	} rows[] = {
+		{ "/dev/sdf", 8192, "sysfs:queue/max_segments" },
+		{ "/dev/sdg", 8192, "sysfs:queue/max_segments" },
+		{ "/dev/sdh", 4096, "sysfs:queue/virt_boundary_mask" },
+		{ "/dev/sdi", 8192, "sysfs:queue/max_sectors_kb" },
+		{ "/dev/sdj", 4096, "sysfs:queue/max_segments" },
+	};
+	char why[512];
+	(void)state;
+
+	assert_int_equal(sysconf(_SC_PAGESIZE), 4096);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("scsi", rows[i].dev);
+		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+		const struct lcloud_layer *disk = layer_of_kind(p, LCLOUD_LAYER_DISK);
+
+		print_message("%s: %llu\n", rows[i].dev, (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), rows[i].max);
+		assert_true(any_reason(pd, rows[i].evidence));
+		/* the limits the verdict used are facts of the disk */
+		assert_non_null(lcloud_layer_find_fact(disk, "max_segment_size"));
+		assert_non_null(lcloud_layer_find_fact(disk, "virt_boundary_mask"));
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+				 streq_dev(rows[i].dev, "/dev/sdj") ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, rows[i].max, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_UNTORN);
+		lcloud_probe_free(p);
+	}
+}
+
 static void test_check_answers_and_errors(void **state)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
@@ -203,6 +321,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dm_segments_each_checked),
 		cmocka_unit_test(test_boundary_crossing_refused),
 		cmocka_unit_test(test_check_answers_and_errors),
+		cmocka_unit_test(test_gpd_rule_same_on_disk_partition_and_dm),
+		cmocka_unit_test(test_block_layer_split_rules),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -27,10 +27,12 @@ from typing import Dict, List, Optional, Union
 from . import _ffi
 
 __all__ = [
+    "Check",
     "Layer",
     "Note",
     "Probe",
     "blockdevs",
+    "check",
     "library_name",
     "probe",
     "probe_blockdev",
@@ -169,7 +171,8 @@ class Probe:
         self.target: str = target
         self.layers: List[Layer] = layers
         self.notes: List[Note] = notes
-        # path name -> {"max_untorn_bytes", "min_untorn_bytes", "alignment", "boundary_bytes",
+        # path name -> {"max_untorn_bytes", "min_untorn_bytes", "alignment", "aligned_to_size",
+        #               "above_max" ("no" or "unknown"), "unknown_reason", "boundary_bytes",
         #               "boundary_offset_bytes", "reasons": [{"reason", "evidence"}]}
         self.verdict: Dict[str, dict] = verdict or {}
         # (kind enum, fact name) -> (rc, value) from lcloud_probe_get_u64
@@ -239,10 +242,14 @@ class Probe:
         for value_, name in _ffi.IO_PATHS.items():
             v = lib.lcloud_probe_get_verdict(p, value_)
             align = int(lib.lcloud_verdict_get_alignment(v))
+            unknown = text(lib.lcloud_verdict_get_unknown_reason(v))
             verdict[name] = {
                 "max_untorn_bytes": int(lib.lcloud_verdict_get_max_untorn_bytes(v)),
                 "min_untorn_bytes": int(lib.lcloud_verdict_get_min_untorn_bytes(v)),
-                "alignment": align if align else "natural",
+                "alignment": align,
+                "aligned_to_size": align == 0,
+                "above_max": "unknown" if unknown else "no",
+                "unknown_reason": unknown or "",
                 "boundary_bytes": int(lib.lcloud_verdict_get_boundary(v)),
                 "boundary_offset_bytes": int(lib.lcloud_verdict_get_boundary_offset(v)),
                 "reasons": [{"reason": text(lib.lcloud_verdict_get_reason(v, i)),
@@ -320,25 +327,82 @@ def _run_probe(func, ctx, arg, flags, what) -> Probe:
         lib.lcloud_probe_free(p)
 
 
-def _flags(follow=True, signatures=True) -> int:
+def _flags(follow=True, signatures=True, confirm=False) -> int:
     flags = 0
     if not follow:
         flags |= _ffi.PROBE_NOFOLLOW
     if not signatures:
         flags |= _ffi.PROBE_NO_SIGNATURES
+    if confirm:
+        flags |= _ffi.PROBE_CONFIRM_ATOMIC
     return flags
 
 
-def probe(path, *, follow=True, signatures=True, sysroot=None) -> Probe:
+def probe(path, *, follow=True, signatures=True, confirm=False, sysroot=None) -> Probe:
     """Probe PATH: a file, a directory, a block device, /dev/ngXnY or a symlink to one.
 
     follow=False refuses a final symlink (OSError ELOOP); signatures=False skips
-    reading on-disk signatures (libblkid). Under SYSROOT only /dev/NAME works.
+    reading on-disk signatures (libblkid); confirm=True confirms statx's atomic
+    write limits of a file or directory with live RWF_ATOMIC writes to a
+    temporary file beside it. Under SYSROOT only /dev/NAME works.
     """
     data = _cbytes(path, "path")
     with _Context(sysroot) as ctx:
         return _run_probe(_ffi.lib().lcloud_probe_path, ctx, data,
-                          _flags(follow, signatures), os.fspath(path))
+                          _flags(follow, signatures, confirm), os.fspath(path))
+
+
+class Check:
+    """lcloud_probe_check(3): the answer for one write size.
+
+    answer is "untorn", "no" or "unknown" (the evidence could not be read:
+    treat it as not untorn, and act on why); untorn is True only for "untorn".
+    """
+
+    __slots__ = ("answer", "io_path", "why")
+
+    def __init__(self, answer: str, io_path: Optional[str], why: str):
+        self.answer: str = answer
+        self.io_path: Optional[str] = io_path
+        self.why: str = why
+
+    @property
+    def untorn(self) -> bool:
+        return self.answer == "untorn"
+
+    def __repr__(self):
+        return "<lcloud.Check %s on %s>" % (self.answer, self.io_path)
+
+
+def check(path, size: int, io_path: str = "best", *, confirm=True, sysroot=None) -> Check:
+    """Is an aligned SIZE-byte write to PATH untorn on power loss, on IO_PATH?
+
+    As 'lcloudctl check': on a file or directory, confirm=True (the default)
+    confirms the kernel's RWF_ATOMIC limits with live writes to a temporary
+    file in the same directory. Raises OSError for a bad path, ValueError for
+    a bad size or path name.
+    """
+    lib = _ffi.lib()
+    which = ctypes.c_int()
+    if lib.lcloud_io_path_from_string(_cbytes(io_path, "I/O path"), ctypes.byref(which)) < 0:
+        raise ValueError("unknown I/O path %r (rwf_atomic, passthrough, plain_direct, buffered, best)" % io_path)
+    if size <= 0 or size & (size - 1):
+        raise ValueError("size %r is not a power of two" % size)
+    data = _cbytes(path, "path")
+    with _Context(sysroot) as ctx:
+        p = ctypes.c_void_p()
+        r = lib.lcloud_probe_path(ctx, data, _flags(True, False, confirm), ctypes.byref(p))
+        if r < 0:
+            raise _error(r, os.fspath(path))
+        try:
+            decided = ctypes.c_int()
+            why = ctypes.create_string_buffer(1024)
+            r = lib.lcloud_probe_check(p, which.value, size, ctypes.byref(decided), why, len(why))
+        finally:
+            lib.lcloud_probe_free(p)
+    if r < 0:
+        raise _error(r, os.fspath(path))
+    return Check(_ffi.ANSWERS[r], _ffi.IO_PATHS.get(decided.value), _ffi.text(why.value))
 
 
 def probe_fd(fd: int, *, signatures=True) -> Probe:

@@ -19,6 +19,10 @@ import threading
 # enum lcloud_probe_flags
 PROBE_NOFOLLOW = 1 << 0
 PROBE_NO_SIGNATURES = 1 << 1
+PROBE_CONFIRM_ATOMIC = 1 << 3
+
+# enum lcloud_answer
+ANSWERS = {0: "no", 1: "untorn", 2: "unknown"}
 
 # enum lcloud_layer_kind
 LAYER_KINDS = {
@@ -103,6 +107,9 @@ _PROTOTYPES = {
     "lcloud_verdict_get_reason": (_cp, [_vp, _uint]),
     "lcloud_verdict_get_reason_evidence": (_cp, [_vp, _uint]),
     "lcloud_plan_page_writes": (_int, [_int, _u64, _vp]),
+    "lcloud_verdict_get_unknown_reason": (_cp, [_vp]),
+    "lcloud_probe_check": (_int, [_vp, _int, _u64, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t]),
+    "lcloud_io_path_from_string": (_int, [_cp, ctypes.POINTER(ctypes.c_int)]),
 }
 
 # enum lcloud_io_path values of the four paths, in lcloudctl's JSON order

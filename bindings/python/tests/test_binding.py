@@ -353,6 +353,67 @@ class PagePlan(unittest.TestCase):
         self.assertEqual(cm.exception.errno, errno.EINVAL)
 
 
+SCSI_TREE = os.path.join(os.path.dirname(THIS_FILE), "..", "..", "..", "tests", "unit", "fixtures", "scsi")
+
+
+class Check(unittest.TestCase):
+    """check() against 'lcloudctl check' on the crafted Google PD tree: untorn, no and unknown."""
+
+    CASES = (("/dev/sda", 16384, "untorn", 0), ("/dev/sda1", 16384, "no", 6), ("/dev/sda1", 4096, "untorn", 0),
+             ("/dev/dm-0", 4096, "unknown", 8), ("/dev/sdf", 16384, "no", 6))
+
+    def test_check_same_as_cli(self):
+        for dev, size, answer, code in self.CASES:
+            with self.subTest(dev=dev, size=size):
+                got = lcloud.check(dev, size, "plain_direct", sysroot=SCSI_TREE)
+                rc, doc = lcloudctl("--sysroot", SCSI_TREE, "check", dev, "--size", str(size),
+                                    "--path", "plain_direct", "-o", "json", ok=False)
+                self.assertEqual(rc, code)
+                self.assertEqual(got.answer, answer)
+                self.assertEqual(doc["answer"], answer)
+                self.assertEqual(doc["untorn"], got.untorn)
+                self.assertEqual(doc["why"], got.why)
+                self.assertEqual(got.io_path, "plain_direct")
+
+    def test_unknown_reason_in_verdict(self):
+        p = lcloud.probe("/dev/dm-0", sysroot=SCSI_TREE)
+        v = p.verdict["plain_direct"]
+        self.assertEqual(v["above_max"], "unknown")
+        self.assertIn("run as root", v["unknown_reason"])
+        cli = lcloudctl("--sysroot", SCSI_TREE, "probe", "-o", "json", "/dev/dm-0")[1]["probes"][0]
+        self.assertEqual(cli["verdict"]["plain_direct"], v)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            lcloud.check("/dev/sda", 12288, sysroot=SCSI_TREE)
+        with self.assertRaises(ValueError):
+            lcloud.check("/dev/sda", 4096, "atomic", sysroot=SCSI_TREE)
+
+    def test_old_programs_never_see_unknown(self):
+        """Programs built against 0.1 call lcloud_probe_check@LCLOUD_0.1, which must answer 0, never 2."""
+        import ctypes
+        libdl = ctypes.CDLL(None)
+        libdl.dlvsym.restype = ctypes.c_void_p
+        libdl.dlvsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        handle = ctypes.CDLL(lcloud.library_name())._handle
+        old = libdl.dlvsym(handle, b"lcloud_probe_check", b"LCLOUD_0.1")
+        new = libdl.dlvsym(handle, b"lcloud_probe_check", b"LCLOUD_0.2")
+        self.assertTrue(old and new and old != new)
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p,
+                                 ctypes.c_char_p, ctypes.c_size_t)
+        lib = lcloud._ffi.lib()
+        ctx, p = ctypes.c_void_p(), ctypes.c_void_p()
+        self.assertEqual(lib.lcloud_ctx_new(ctypes.byref(ctx)), 0)
+        try:
+            self.assertEqual(lib.lcloud_ctx_set_sysroot(ctx, SCSI_TREE.encode()), 0)
+            self.assertEqual(lib.lcloud_probe_path(ctx, b"/dev/dm-0", 0, ctypes.byref(p)), 0)
+            self.assertEqual(proto(new)(p, 3, 4096, None, None, 0), 2)
+            self.assertEqual(proto(old)(p, 3, 4096, None, None, 0), 0)
+            lib.lcloud_probe_free(p)
+        finally:
+            lib.lcloud_ctx_free(ctx)
+
+
 class Enumeration(unittest.TestCase):
 
     def test_blockdevs_same_as_cli_list(self):

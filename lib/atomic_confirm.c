@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The live confirmation of statx's atomic write limits: RWF_ATOMIC writes of
+ * every power of two the file system claims, to a nameless O_TMPFILE file in
+ * the same directory, and one write that RWF_ATOMIC must refuse. It catches a
+ * file system whose statx promises more than its write path gives (overlayfs
+ * forwards the limits of the file system below, and its own files fail
+ * RWF_ATOMIC) without anyone having to name it. It never touches an existing
+ * file's data, and the temporary file vanishes when closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "atomic_confirm.h"
+#include "compat.h"
+#include "util.h"
+
+/* The largest size confirmed: 2 x this many bytes are written in all. */
+#define CONFIRM_MAX_BYTES (8ull << 20)
+
+static const char src[] = "live:pwritev2(RWF_ATOMIC)";
+
+static const char *errno_name(int e)
+{
+	switch (e) {
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EINVAL:
+		return "EINVAL";
+	case EIO:
+		return "EIO";
+	case ENOSPC:
+		return "ENOSPC";
+	default:
+		return "errno";
+	}
+}
+
+static int not_run(struct lcloud_layer *l, enum lcloud_fact_state state, const char *why)
+{
+	return layer_add_missing(l, "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, state, src, why);
+}
+
+/* One RWF_ATOMIC write; 0 when all of it was written, else -errno (-EIO for a short write). */
+static int atomic_write(int fd, void *buf, uint64_t size, uint64_t offset)
+{
+	struct iovec iov = { buf, size };
+	ssize_t n = pwritev2(fd, &iov, 1, (off_t)offset, RWF_ATOMIC);
+
+	if (n < 0)
+		return -errno;
+	return (uint64_t)n == size ? 0 : -EIO;
+}
+
+static uint64_t u64_fact(const struct lcloud_layer *l, const char *name)
+{
+	const struct lcloud_fact *f = layer_fact(l, name);
+
+	return f && f->state == LCLOUD_FACT_PRESENT && f->type != LCLOUD_FACT_STRING ? f->u64 : 0;
+}
+
+int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
+{
+	struct lcloud_layer *l = report_layer(p, fs_index);
+	uint64_t umin = u64_fact(l, "stx_atomic_write_unit_min"), umax = u64_fact(l, "stx_atomic_write_unit_max");
+	uint64_t align = u64_fact(l, "stx_dio_mem_align"), top, confirmed = 0;
+	const struct lcloud_fact *dev = layer_fact(l, "dev");
+	char why[256];
+	struct stat st;
+	void *buf = NULL;
+	int fd, r = 0;
+
+	if (!umax || !u64_fact(l, "stx_attr_write_atomic"))
+		return 0; /* statx claims nothing: there is nothing to confirm */
+	if (!is_power_of_2(umin))
+		umin = 512;
+	top = umax;
+	while (top & (top - 1))
+		top &= top - 1;
+	if (top > CONFIRM_MAX_BYTES)
+		top = CONFIRM_MAX_BYTES;
+	if (top < umin)
+		return not_run(l, LCLOUD_FACT_UNREADABLE, "statx's unit max is below its unit min: nothing to confirm");
+
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(why, sizeof(why), "could not create a temporary file in the directory for a live RWF_ATOMIC "
+			 "write (%s)%s", strerror(e),
+			 e == EACCES || e == EPERM ? ": run as a user who may write there" : "");
+		return not_run(l, e == EACCES || e == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
+	}
+	/* a directory that is a mount point of another file system would test the wrong one */
+	if (fstat(fd, &st) < 0 || !dev || !dev->string) {
+		r = not_run(l, LCLOUD_FACT_UNREADABLE, "could not tell which file system the temporary file is on");
+		goto out;
+	}
+	{
+		char here[32];
+
+		snprintf(here, sizeof(here), "%u:%u", major(st.st_dev), minor(st.st_dev));
+		if (!streq(here, dev->string)) {
+			r = not_run(l, LCLOUD_FACT_UNREADABLE, "the temporary file landed on another file system than "
+				    "the target (a mount point or a bind mount): nothing was confirmed");
+			goto out;
+		}
+	}
+	if (align < 4096)
+		align = 4096;
+	if (posix_memalign(&buf, align, top) != 0) {
+		buf = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	memset(buf, 0x5a, top);
+	for (uint64_t size = umin; size <= top; size *= 2) {
+		int w = atomic_write(fd, buf, size, 0);
+
+		if (w < 0) {
+			snprintf(why, sizeof(why), "a %" PRIu64 "-byte RWF_ATOMIC write failed with %s (%s)", size,
+				 errno_name(-w), strerror(-w));
+			r = layer_add_string(l, "live_rwf_atomic_refused", why, src);
+			break;
+		}
+		confirmed = size;
+	}
+	if (r >= 0)
+		r = layer_add_u64(l, "live_rwf_atomic_max_bytes", LCLOUD_UNIT_BYTES, confirmed, src);
+	/* RWF_ATOMIC must refuse a write that is not aligned to its own size */
+	if (r >= 0 && confirmed >= 2 * umin && atomic_write(fd, buf, 2 * umin, umin) == 0) {
+		snprintf(why, sizeof(why), "a %" PRIu64 "-byte write at offset %" PRIu64 " succeeded", 2 * umin, umin);
+		r = layer_add_string(l, "live_rwf_atomic_unenforced", why, src);
+	}
+out:
+	free(buf);
+	close(fd);
+	return r;
+}

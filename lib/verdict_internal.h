@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the verdict's paths share: reading facts, walking layers, giving reasons. */
+#ifndef LCLOUD_VERDICT_INTERNAL_H
+#define LCLOUD_VERDICT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "verdict.h"
+
+uint64_t pow2_floor(uint64_t v);
+/* Largest power of two dividing V (V == 0: no limit). */
+uint64_t pow2_dividing(uint64_t v);
+uint64_t min_u64(uint64_t a, uint64_t b);
+
+/* Adds a reason with the evidence it rests on. Returns 0 or -ENOMEM. */
+__attribute__((format(printf, 3, 4)))
+int reason(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...);
+/*
+ * The evidence a larger size would rest on could not be read: sizes above
+ * what is proved are unknown, not "no". The reason says what to do instead.
+ */
+__attribute__((format(printf, 3, 4)))
+int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...);
+
+/* A PRESENT fact, or NULL. */
+const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name);
+/* A fact that exists but could not be read (needs root, unreadable), or NULL. */
+const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, const char *name);
+uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback);
+const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind);
+const struct lcloud_layer *child_of_kind(const struct lcloud_probe *p, int parent, enum lcloud_layer_kind kind);
+int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);
+/* The first block layer: the device the target is, or the file system sits on. */
+int top_block(const struct lcloud_probe *p);
+bool is_stack_layer(enum lcloud_layer_kind k);
+/* Does the probe carry a note with CODE? */
+bool has_note(const struct lcloud_probe *p, const char *code);
+
+struct promise {
+	uint64_t bytes; /* largest untorn write the device/provider promises */
+	uint64_t lba;
+	bool natural;   /* the start must be aligned to the write's size */
+	uint64_t boundary, boundary_offset;
+	const char *evidence;
+	char what[160];
+};
+
+/* What the device (NVMe identify) or the provider (cloud layer) promises for disk layer DISK. */
+void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, struct promise *pr);
+/*
+ * The devices at the bottom of the stack under layer INDEX: disks, loop
+ * devices, anything without slaves. Returns how many there are, which may
+ * be more than MAX (only MAX are stored).
+ */
+int leaf_disks(const struct lcloud_probe *p, int index, int *out, int max);
+
+int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v);
+int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v);
+int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v);
+
+#endif

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * passthrough: NVMe commands liblcloud sends itself through io_uring, within
+ * the namespace's power-fail atomic size and boundaries, which it enforces
+ * because NVMe has no atomic flag.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+#include "verdict_internal.h"
+
+/* ---- passthrough ---------------------------------------------------------- */
+
+int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
+{
+	int top = top_block(p), disk = -1;
+	uint64_t start = 0;
+	struct promise pr;
+
+	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM))
+		return reason(v, "target:file", "passthrough writes address the namespace's blocks; a file's blocks "
+			      "are placed by its file system: use rwf_atomic or plain_direct for files");
+	for (int i = top; i >= 0 && i < (int)p->n_layers;) {
+		const struct lcloud_layer *l = &p->layers[i];
+
+		if (l->kind == LCLOUD_LAYER_PARTITION) {
+			start += num(l, "start_bytes", 0);
+			i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK));
+			continue;
+		}
+		if (l->kind == LCLOUD_LAYER_DISK)
+			disk = i;
+		break;
+	}
+	if (disk < 0)
+		return reason(v, "stack", "passthrough needs an NVMe namespace directly below the target, and %s is "
+			      "a %s: NVMe commands cannot go through it", p->layers[top].name,
+			      lcloud_layer_kind_to_string(p->layers[top].kind));
+	if (!child_of_kind(p, disk, LCLOUD_LAYER_NVME))
+		return reason(v, "stack", "%s is not an NVMe namespace: passthrough sends NVMe commands, which "
+			      "only an NVMe namespace (/dev/nvmeXnY, /dev/ngXnY) takes", p->layers[disk].name);
+	device_promise(p, disk, true, &pr);
+	if (!pr.bytes)
+		return unknown(v, "nvme", "the namespace's Identify data could not be read (see the notes; NVMe "
+			       "admin commands need root): without its power-fail atomic size no passthrough write "
+			       "is known to be untorn; run as root");
+	if (num(child_of_kind(p, disk, LCLOUD_LAYER_NVME), "lba_metadata_size", 0))
+		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
+			      "passthrough commands do not transfer");
+	/* a write larger than the boundary always crosses one */
+	v->max_untorn = pow2_floor(pr.boundary ? min_u64(pr.bytes, pr.boundary) : pr.bytes);
+	v->alignment = pr.natural ? 0 : pr.lba;
+	v->boundary = pr.boundary;
+	/* The boundary falls at device offset NABO + k*B; in the partition that is shifted by its start. */
+	v->boundary_offset = pr.boundary ? (pr.boundary_offset + pr.boundary - start % pr.boundary) % pr.boundary : 0;
+	reason(v, pr.evidence, "%s; liblcloud refuses larger passthrough writes, which the device would "
+	       "accept silently non-atomic", pr.what);
+	if (pr.natural && start && pow2_dividing(start) < v->max_untorn) {
+		/* the promise wants alignment on the device; aligned in the partition is not that */
+		uint64_t fits = pow2_dividing(start);
+		struct promise own;
+
+		v->max_untorn = fits < pr.lba ? 0 : fits;
+		reason(v, "stack", "the partition starts at byte %" PRIu64 ", a multiple of only %" PRIu64 ": writes "
+		       "aligned in it are aligned on the device only up to that size", start, fits);
+		/* the device's own promise needs no such alignment: keep it if it gives more */
+		device_promise(p, disk, false, &own);
+		if (own.bytes && pow2_floor(own.boundary ? min_u64(own.bytes, own.boundary) : own.bytes) > v->max_untorn) {
+			v->max_untorn = pow2_floor(own.boundary ? min_u64(own.bytes, own.boundary) : own.bytes);
+			v->alignment = own.lba;
+			v->boundary = own.boundary;
+			v->boundary_offset = own.boundary ? (own.boundary_offset + own.boundary - start % own.boundary) %
+								    own.boundary
+							  : 0;
+			pr = own;
+			reason(v, own.evidence, "%s, which holds here", own.what);
+		}
+	}
+	if (pr.boundary)
+		reason(v, "nvme:id-ns:nabspf", "writes must not cross a %" PRIu64 "-byte boundary at offset %" PRIu64
+		       " + k * %" PRIu64 " of the target", pr.boundary, v->boundary_offset, pr.boundary);
+	return 0;
+}
+

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * plain_direct: aligned O_DIRECT writes. The kernel promises nothing here:
+ * untorn only where the device or the provider promises it, the stack does
+ * not shift the write off the promise's alignment, the block layer does not
+ * split it and the file system keeps it in one extent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "util.h"
+#include "verdict_internal.h"
+
+/* ---- plain_direct -------------------------------------------------------- */
+
+/* Did the probe read the dm device's table (dm_target_N facts)? */
+static bool has_dm_table(const struct lcloud_layer *l)
+{
+	for (unsigned int f = 0; f < l->n_facts; f++)
+		if (has_prefix(l->facts[f].name, "dm_target_") && l->facts[f].state == LCLOUD_FACT_PRESENT)
+			return true;
+	return false;
+}
+
+#define STARTS_MAX 16
+
+/*
+ * Where byte 0 of layer TOP may land on disk layer LEAF: walk up from the
+ * disk adding partition starts, md member data offsets and dm linear
+ * offsets. A dm device with several linear segments on one disk gives
+ * several candidates. Returns how many (>= 1), 0 when unknown (with a
+ * reason), or -ENOMEM. Starts are signed: a dm segment may shift backwards.
+ */
+static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf, int64_t *starts,
+				 struct lcloud_verdict *v)
+{
+	int n = 1, r;
+
+	starts[0] = 0;
+	for (int i = leaf; i != top && p->layers[i].parent >= 0; i = p->layers[i].parent) {
+		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
+		const struct lcloud_fact *dev = layer_fact(&p->layers[i], "dev");
+		int64_t shifts[STARTS_MAX];
+		int n_shifts = 0;
+
+		if (up->kind == LCLOUD_LAYER_PARTITION) {
+			for (int k = 0; k < n; k++)
+				starts[k] += (int64_t)num(up, "start_bytes", 0);
+			continue;
+		}
+		if (up->kind == LCLOUD_LAYER_MD) {
+			char name[96];
+			const struct lcloud_fact *off;
+
+			snprintf(name, sizeof(name), "md_data_offset_%s", p->layers[i].name);
+			off = fact(up, name);
+			if (!off) {
+				r = unknown(v, "sysfs:md/dev-*/offset", "%s: where member %s's data starts could not be "
+					    "read, so where writes land on it is unknown", up->name, p->layers[i].name);
+				return r < 0 ? r : 0;
+			}
+			for (int k = 0; k < n; k++)
+				starts[k] += (int64_t)off->u64;
+			continue;
+		}
+		if (up->kind != LCLOUD_LAYER_DM)
+			continue;
+		for (unsigned int f = 0; f < up->n_facts && dev && dev->string; f++) {
+			unsigned long long ts, tl, off;
+			unsigned int ma, mi;
+			char type[16], want[32];
+
+			if (!has_prefix(up->facts[f].name, "dm_target_") || !up->facts[f].string)
+				continue;
+			if (sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
+			    !streq(type, "linear")) {
+				n_shifts = -1; /* a target type whose placement is not a plain shift */
+				break;
+			}
+			snprintf(want, sizeof(want), "%u:%u", ma, mi);
+			if (!streq(dev->string, want))
+				continue;
+			if (n_shifts == STARTS_MAX) {
+				n_shifts = -1;
+				break;
+			}
+			/* a dm sector s in this segment is sector s - ts + off below */
+			shifts[n_shifts++] = (int64_t)off * 512 - (int64_t)ts * 512;
+		}
+		if (n_shifts == 0 && !has_dm_table(up)) {
+			r = unknown(v, "dm:table", "%s: its device-mapper table could not be read (it needs root), so "
+				    "where writes land on %s is unknown; run as root", up->name, p->layers[leaf].name);
+			return r < 0 ? r : 0;
+		}
+		if (n_shifts <= 0 || n * n_shifts > STARTS_MAX) {
+			r = reason(v, "dm:table", "%s: its device-mapper table is not linear or is too fragmented, so "
+				   "liblcloud does not follow where writes land on %s", up->name, p->layers[leaf].name);
+			return r < 0 ? r : 0;
+		}
+		{
+			int64_t prev[STARTS_MAX];
+			int m = 0;
+
+			memcpy(prev, starts, (size_t)n * sizeof(*starts));
+			for (int k = 0; k < n; k++)
+				for (int s = 0; s < n_shifts; s++)
+					starts[m++] = prev[k] + shifts[s];
+			n = m;
+		}
+	}
+	return n;
+}
+
+/* Largest power of two dividing X - OFFSET modulo B (B 0: X itself); UINT64_MAX for 0. */
+static uint64_t fits_from(int64_t x, uint64_t offset, uint64_t b)
+{
+	int64_t d = x - (int64_t)offset;
+
+	if (b)
+		d = ((d % (int64_t)b) + (int64_t)b) % (int64_t)b;
+	return pow2_dividing((uint64_t)d);
+}
+
+/* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
+static bool parity_raid(const struct lcloud_layer *l)
+{
+	const struct lcloud_fact *level = fact(l, "md_level");
+
+	return level && level->string &&
+	       (streq(level->string, "raid4") || streq(level->string, "raid5") || streq(level->string, "raid6"));
+}
+
+/*
+ * The largest write promise PR keeps whole on disk LEAF, given where the
+ * target may start on it (STARTS): the start must keep writes aligned in the
+ * target aligned as the promise needs, and inside its boundaries.
+ */
+static int leaf_limit(const struct lcloud_probe *p, int leaf, const struct promise *pr, const int64_t *starts,
+		      int n_starts, struct lcloud_verdict *v, uint64_t *ret)
+{
+	const struct lcloud_layer *d = &p->layers[leaf];
+	uint64_t ok = pr->boundary ? min_u64(pr->bytes, pr->boundary) : pr->bytes;
+	int r;
+
+	for (int s = 0; s < n_starts; s++) {
+		uint64_t fits;
+
+		if (!pr->natural && !pr->boundary) {
+			if ((uint64_t)starts[s] % (pr->lba ? pr->lba : 512)) {
+				ok = 0;
+				r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, off its %" PRIu64
+					   "-byte blocks", starts[s], d->name, pr->lba);
+				if (r < 0)
+					return r;
+			}
+			continue;
+		}
+		/* A write aligned in the target stays aligned on the disk only up to the start's alignment. */
+		fits = fits_from(starts[s], pr->boundary_offset, pr->boundary);
+		if (fits >= ok)
+			continue;
+		ok = fits < pr->lba ? 0 : fits;
+		if (pr->boundary)
+			r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, whose %" PRIu64 "-byte "
+				   "atomic boundaries fall at %" PRIu64 " + k * %" PRIu64 ": writes of more than %" PRIu64
+				   " bytes aligned in the target can cross one", starts[s], d->name, pr->boundary,
+				   pr->boundary_offset, pr->boundary, fits);
+		else
+			r = reason(v, "stack", "the target starts at byte %" PRId64 " of %s, a multiple of only "
+				   "%" PRIu64 ": writes of more than %" PRIu64 " bytes aligned in the target are not "
+				   "aligned on the device, as the promise needs", starts[s], d->name, fits, fits);
+		if (r < 0)
+			return r;
+	}
+	*ret = ok;
+	return 0;
+}
+
+/*
+ * The block layer also splits a write whose buffer needs more segments than
+ * queue/max_segments, a segment larger than queue/max_segment_size, or a gap
+ * that breaks queue/virt_boundary_mask. A user buffer is contiguous only per
+ * memory page, so a page-aligned buffer of N bytes may need N / page size
+ * segments. Returns the largest write every layer keeps in one request (0
+ * with an "unknown" reason when a limit could not be read), or -ENOMEM.
+ */
+static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struct lcloud_verdict *v)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int r;
+
+	for (unsigned int i = 0; i < p->n_layers && limit > page; i++) {
+		const struct lcloud_layer *l = &p->layers[i];
+		const struct lcloud_fact *segs = fact(l, "max_segments"), *seg_size = fact(l, "max_segment_size");
+		const struct lcloud_fact *vbm = fact(l, "virt_boundary_mask");
+		uint64_t per_page, cap;
+
+		if (l->kind != LCLOUD_LAYER_DISK && l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DM &&
+		    l->kind != LCLOUD_LAYER_MD)
+			continue;
+		if (!segs || !seg_size || !vbm || !segs->u64 || !seg_size->u64) {
+			const char *name = !segs ? "max_segments" : !seg_size ? "max_segment_size" : "virt_boundary_mask";
+
+			r = unknown(v, "sysfs:queue/max_segments", "%s: queue/%s could not be read, so whether the block "
+				    "layer splits writes of more than one memory page (%" PRIu64 " bytes) is unknown",
+				    l->name, name, page);
+			return r < 0 ? r : (int64_t)page;
+		}
+		if (vbm->u64 && vbm->u64 + 1 > page) {
+			cap = page;
+			r = reason(v, "sysfs:queue/virt_boundary_mask", "%s: virt_boundary_mask %#" PRIx64 " is wider "
+				   "than a memory page, so the block layer splits a write at every gap between the "
+				   "buffer's pages: writes of more than %" PRIu64 " bytes can reach the device as several "
+				   "requests", l->name, vbm->u64, page);
+		} else {
+			per_page = seg_size->u64 >= page ? 1 : (page + seg_size->u64 - 1) / seg_size->u64;
+			cap = segs->u64 >= per_page ? segs->u64 / per_page * page : segs->u64 * seg_size->u64;
+			cap = pow2_floor(cap);
+			if (cap >= limit)
+				continue;
+			r = reason(v, "sysfs:queue/max_segments", "%s takes at most %" PRIu64 " segments of at most %" PRIu64
+				   " bytes per request (max_segments, max_segment_size); a buffer is contiguous only per "
+				   "%" PRIu64 "-byte memory page, so writes of more than %" PRIu64 " bytes can be split "
+				   "into several requests", l->name, segs->u64, seg_size->u64, page, cap);
+		}
+		if (r < 0)
+			return r;
+		if (cap < limit)
+			limit = cap;
+	}
+	return (int64_t)limit;
+}
+
+int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
+{
+	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
+	int top = top_block(p), leaves[16], n_leaves;
+	uint64_t limit = UINT64_MAX, boundary = 0, boundary_offset = 0, align = 512, top_start = 0;
+	bool natural = false;
+	int r;
+
+	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
+		return reason(v, "target:nvme-generic", "O_DIRECT needs a file or the block device: the NVMe generic "
+			      "node takes passthrough commands only");
+	if (top < 0)
+		return reason(v, "stack", "no block device below the target: nothing promises untorn writes");
+	n_leaves = leaf_disks(p, top, leaves, (int)ARRAY_SIZE(leaves));
+	if (n_leaves == 0)
+		return reason(v, "stack", "the device stack below the target could not be followed to a disk");
+	if (n_leaves > (int)ARRAY_SIZE(leaves))
+		return reason(v, "stack", "the stack ends in %d devices, more than liblcloud follows (%zu): no "
+			      "promise is claimed for it", n_leaves, ARRAY_SIZE(leaves));
+	for (unsigned int i = 0; i < p->n_layers; i++)
+		if (p->layers[i].kind == LCLOUD_LAYER_MD && parity_raid(&p->layers[i]))
+			return reason(v, "sysfs:md/level", "%s is %s: a partial-stripe write updates data and parity "
+				      "separately, so a crash can leave it torn whatever the disks promise",
+				      p->layers[i].name, fact(&p->layers[i], "md_level")->string);
+	/* where the target starts on the device directly below its partitions (for chunk edges) */
+	for (int i = top; i >= 0 && p->layers[i].kind == LCLOUD_LAYER_PARTITION;
+	     i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK)))
+		top_start += num(&p->layers[i], "start_bytes", 0);
+
+	/* Every disk a write may reach must promise it; the smallest promise counts. */
+	for (int k = 0; k < n_leaves; k++) {
+		const struct lcloud_layer *d = &p->layers[leaves[k]];
+		int64_t starts[STARTS_MAX];
+		struct promise pr;
+		uint64_t ok;
+		int n_starts;
+
+		device_promise(p, leaves[k], true, &pr);
+		if (!pr.bytes) {
+			bool unread = child_of_kind(p, leaves[k], LCLOUD_LAYER_NVME) != NULL;
+
+			limit = 0;
+			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (see the "
+					     "notes; NVMe admin commands need root), so its power-fail atomic size is "
+					     "unknown; run as root", d->name)
+				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
+					    "size and is no cloud disk with a documented promise%s", d->name,
+					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = reason(v, pr.evidence, "%s", pr.what);
+		if (r < 0)
+			return r;
+		n_starts = target_starts_on_disk(p, top, leaves[k], starts, v);
+		if (n_starts < 0)
+			return n_starts;
+		if (n_starts == 0) {
+			limit = 0;
+			continue;
+		}
+		r = leaf_limit(p, leaves[k], &pr, starts, n_starts, v, &ok);
+		if (r < 0)
+			return r;
+		if (pr.natural) {
+			/* the provider's promise wants alignment; the device's own may hold where it does not */
+			struct promise own;
+			uint64_t ok_own = 0;
+
+			device_promise(p, leaves[k], false, &own);
+			if (own.bytes && (r = leaf_limit(p, leaves[k], &own, starts, n_starts, v, &ok_own)) < 0)
+				return r;
+			if (ok_own > ok) {
+				ok = ok_own;
+				pr = own;
+			}
+		}
+		align = pr.lba > align ? pr.lba : align;
+		limit = min_u64(limit, ok);
+		natural = natural || pr.natural;
+		if (pr.boundary) {
+			/* one disk, one start: the boundary can be given in the target's terms */
+			if (n_leaves == 1 && n_starts == 1) {
+				boundary = pr.boundary;
+				boundary_offset = (uint64_t)((((int64_t)pr.boundary_offset - starts[0]) % (int64_t)pr.boundary +
+							     (int64_t)pr.boundary) % (int64_t)pr.boundary);
+			} else {
+				natural = true; /* the caps above keep aligned writes inside every boundary */
+			}
+		}
+	}
+
+	/*
+	 * The block layer splits writes larger than max_sectors_kb, and writes that
+	 * cross a chunk (chunk_sectors, md chunks) or a dm segment's edge: only
+	 * naturally aligned writes no larger than the chunk, and whose chunk edges
+	 * fall on multiples of their size in the target, stay whole.
+	 */
+	for (unsigned int i = 0; i < p->n_layers && limit; i++) {
+		const struct lcloud_layer *l = &p->layers[i];
+		uint64_t max_kb = num(l, "max_sectors_kb", 0), chunk = num(l, "chunk_sectors", 0) * 512;
+		uint64_t md_chunk = l->kind == LCLOUD_LAYER_MD ? num(l, "md_chunk_size", 0) : 0;
+
+		if (!is_stack_layer(l->kind))
+			continue;
+		if (max_kb && max_kb * 1024 < limit) {
+			limit = pow2_floor(max_kb * 1024);
+			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name, max_kb);
+			if (r < 0)
+				return r;
+		}
+		if (md_chunk > chunk)
+			chunk = md_chunk;
+		if (chunk) {
+			uint64_t cap = min_u64(pow2_dividing(chunk), fits_from((int64_t)top_start, 0, 0));
+
+			natural = true;
+			if (cap < limit) {
+				limit = cap;
+				r = reason(v, md_chunk ? "sysfs:md/chunk_size" : "sysfs:queue/chunk_sectors",
+					   "%s splits writes at its %" PRIu64 "-byte chunk edges", l->name, chunk);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (l->kind == LCLOUD_LAYER_DM) {
+			/* each segment's start in the dm device is an edge too */
+			for (unsigned int f = 0; f < l->n_facts; f++) {
+				unsigned long long ts;
+				uint64_t cap;
+
+				if (!has_prefix(l->facts[f].name, "dm_target_") || !l->facts[f].string ||
+				    sscanf(l->facts[f].string, "%llu", &ts) != 1 || !ts)
+					continue;
+				natural = true;
+				cap = fits_from((int64_t)(ts * 512) - (int64_t)top_start, 0, 0);
+				if (cap < limit) {
+					limit = cap;
+					r = reason(v, "dm:table", "%s: a segment starts at byte %llu, and writes across it "
+						   "are split", l->name, ts * 512);
+					if (r < 0)
+						return r;
+				}
+			}
+		}
+	}
+
+	if (limit && limit != UINT64_MAX) {
+		int64_t seg = segment_limit(p, limit, v);
+
+		if (seg < 0)
+			return (int)seg;
+		limit = (uint64_t)seg;
+	}
+
+	/* The file system must keep a page in one extent: one block, or one bigalloc cluster. */
+	if (fs && limit) {
+		uint64_t unit = num(fs, "cluster_size", num(fs, "block_size", 0));
+		const char *what = fact(fs, "cluster_size") ? "cluster size" : "block size";
+
+		if (fact_unread(fs, "cluster_size") && unit && unit < limit) {
+			r = unknown(v, "ext4:superblock:s_log_cluster_size", "%s: its cluster size (bigalloc) could not be "
+				    "read (%s), so whether it keeps writes of more than its %" PRIu64 "-byte blocks in one "
+				    "extent is unknown; run as root", fs->name, fact_unread(fs, "cluster_size")->reason,
+				    unit);
+			if (r < 0)
+				return r;
+		}
+
+		if (unit && unit < limit) {
+			limit = pow2_floor(unit);
+			r = reason(v, fact(fs, "cluster_size") ? "ext4:superblock:s_log_cluster_size" : "statfs:f_bsize",
+				   "%s allocates in %" PRIu64 "-byte units (%s): a larger write can span two extents and "
+				   "reach the device as two writes; %s", fs->name, unit, what,
+				   streq(fs->name, "ext4") ? "ext4 with bigalloc (mkfs.ext4 -O bigalloc -C SIZE) allocates "
+							       "larger clusters"
+							     : "a file system with larger blocks keeps larger pages whole");
+			if (r < 0)
+				return r;
+		}
+		natural = true;
+	}
+	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
+	v->alignment = natural ? 0 : align;
+	v->boundary = natural ? 0 : boundary;
+	v->boundary_offset = natural ? 0 : boundary_offset;
+	if (v->max_untorn)
+		return reason(v, "kernel", "the kernel makes no promise for plain O_DIRECT writes: this rests on the "
+			      "device or provider promise and on nothing in the stack splitting, merging or moving "
+			      "the write");
+	return 0;
+}
+
+

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rwf_atomic: O_DIRECT + pwritev2(RWF_ATOMIC). The kernel guarantees these
+ * writes untorn or fails them; the verdict says which sizes it accepts here.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+#include "verdict_internal.h"
+
+/* ---- rwf_atomic ------------------------------------------------------------ */
+
+/*
+ * A block device without a statx reading (a captured tree): the kernel's
+ * queue limits of its disk, and its rule for partitions: atomic writes only
+ * where the start is a multiple of max(unit min, boundary).
+ */
+static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct lcloud_verdict *v)
+{
+	uint64_t start = 0;
+	int disk = top;
+
+	while (disk >= 0 && p->layers[disk].kind == LCLOUD_LAYER_PARTITION) {
+		start += num(&p->layers[disk], "start_bytes", 0);
+		disk = index_of(p, child_of_kind(p, disk, LCLOUD_LAYER_DISK));
+	}
+	if (disk < 0)
+		return reason(v, "stack", "the disk below the partition was not found");
+	{
+		const struct lcloud_layer *d = &p->layers[disk];
+		const struct lcloud_fact *umax = fact(d, "atomic_write_unit_max_bytes");
+		uint64_t umin = num(d, "atomic_write_unit_min_bytes", 0), boundary = num(d, "atomic_write_boundary_bytes", 0);
+		uint64_t need = umin > boundary ? umin : boundary;
+
+		if (!umax)
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: this kernel provides no atomic "
+				      "write limits (Linux 6.11+ does): RWF_ATOMIC is not available", d->name);
+		if (!umax->u64)
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: the kernel reports no atomic "
+				      "writes for this device (atomic_write_unit_max_bytes 0)", d->name);
+		if (start && need && start % need)
+			return reason(v, "sysfs:start", "the partition starts at byte %" PRIu64 ", not a multiple of "
+				      "%" PRIu64 ": the kernel refuses RWF_ATOMIC on it", start, need);
+		v->max_untorn = pow2_floor(umax->u64);
+		v->min_untorn = umin;
+		v->boundary = boundary;
+		v->boundary_offset = boundary ? (boundary - start % boundary) % boundary : 0;
+		return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: the kernel accepts RWF_ATOMIC writes "
+			      "of %" PRIu64 " to %" PRIu64 " bytes, naturally aligned%s, untorn or failing", d->name,
+			      umin, umax->u64, boundary ? ", not crossing its atomic write boundary" : "");
+	}
+}
+
+/*
+ * File systems whose files report the atomic limits of the file system below
+ * them through statx, while their own files do not accept RWF_ATOMIC.
+ */
+static const char *const stacking_fs[] = { "overlay", "ecryptfs", "shiftfs" };
+/* File systems whose statx atomic limits the kernel honours (Linux 6.11+). */
+static const char *const atomic_fs[] = { "xfs", "ext4" };
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(name, list[i]))
+			return true;
+	return false;
+}
+
+/*
+ * What a live RWF_ATOMIC write to a temporary file beside the target said
+ * (LCLOUD_PROBE_CONFIRM_ATOMIC). The kernel's answer wins over statx.
+ * Returns 1 when it decided the verdict, 0 when statx stands, -ENOMEM.
+ */
+static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_verdict *v, bool *confirmed)
+{
+	const struct lcloud_fact *refused = fact(fs, "live_rwf_atomic_refused");
+	const struct lcloud_fact *unchecked = fact(fs, "live_rwf_atomic_unenforced");
+	const struct lcloud_fact *max = fact(fs, "live_rwf_atomic_max_bytes");
+	int r;
+
+	*confirmed = false;
+	if (refused) {
+		v->max_untorn = max ? max->u64 : 0;
+		if (!v->max_untorn)
+			v->min_untorn = 0;
+		r = reason(v, "live:pwritev2(RWF_ATOMIC)", "a live RWF_ATOMIC write to a temporary file in the same "
+			   "directory was refused: %s; the kernel's answer wins over statx, which promised more%s",
+			   refused->string, v->max_untorn ? "" : ": RWF_ATOMIC does not work here");
+		return r < 0 ? r : 1;
+	}
+	if (unchecked) {
+		v->max_untorn = 0;
+		v->min_untorn = 0;
+		r = unknown(v, "live:pwritev2(RWF_ATOMIC)", "a live test write that RWF_ATOMIC must refuse was "
+			    "accepted (%s): this kernel or file system does not enforce atomic writes here, so "
+			    "none is known to be untorn", unchecked->string);
+		return r < 0 ? r : 1;
+	}
+	if (max) {
+		*confirmed = true;
+		if (max->u64 < v->max_untorn) {
+			v->max_untorn = max->u64;
+			r = unknown(v, "live:pwritev2(RWF_ATOMIC)", "live RWF_ATOMIC writes were confirmed up to %" PRIu64
+				    " bytes only; larger sizes were not tried", max->u64);
+			if (r < 0)
+				return r;
+		}
+		r = reason(v, "live:pwritev2(RWF_ATOMIC)", "confirmed: live RWF_ATOMIC writes of %" PRIu64 " to %" PRIu64
+			   " bytes to a temporary file in the same directory succeeded, and a misaligned one was "
+			   "refused", v->min_untorn, v->max_untorn);
+		return r < 0 ? r : 0;
+	}
+	return 0;
+}
+
+int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
+{
+	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
+	int top = top_block(p);
+	const struct lcloud_layer *src = fs ? fs : (top >= 0 ? &p->layers[top] : NULL);
+	const struct lcloud_fact *attr, *umax;
+	uint64_t unit_min, unit_max, opt;
+	bool confirmed = false;
+	int r;
+
+	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
+		return reason(v, "target:nvme-generic", "RWF_ATOMIC needs a file or the block device: the NVMe generic "
+			      "node takes passthrough commands only; use /dev/%s or the passthrough path",
+			      top >= 0 ? p->layers[top].name : "nvmeXnY");
+	if (fs && in_list(fs->name, stacking_fs, ARRAY_SIZE(stacking_fs))) {
+		/* the kernel's own word first, where a live write was tried */
+		if (fact(fs, "live_rwf_atomic_refused")) {
+			r = apply_live_confirmation(fs, v, &confirmed);
+			v->max_untorn = 0;
+			v->min_untorn = 0;
+			if (r < 0)
+				return r;
+		}
+		return reason(v, "mountinfo:fstype", "%s is a stacking file system: statx shows the atomic write limits "
+			      "of the file system below it, but %s's own files do not accept RWF_ATOMIC (the kernel "
+			      "fails such writes with EOPNOTSUPP); write to the file system below it directly", fs->name,
+			      fs->name);
+	}
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY &&
+	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused")))
+		return unknown(v, "statx", "could not create a temporary file in the directory, and file systems report "
+			       "atomic write limits only for files: run as a user who may write there (e.g. with "
+			       "sudo), or check a file in the directory instead");
+	umax = fact(src, "stx_atomic_write_unit_max");
+	attr = fact(src, "stx_attr_write_atomic");
+	if (!fs && top >= 0 && !umax)
+		return rwf_atomic_from_queue(p, top, v);
+	if (!umax && src && fact_unread(src, "stx_atomic_write_unit_max"))
+		return unknown(v, "statx", "statx's atomic write limits could not be read (%s)",
+			       fact_unread(src, "stx_atomic_write_unit_max")->reason);
+	if (!umax && src && layer_fact(src, "stx_atomic_write_unit_max"))
+		return reason(v, "statx", "the kernel reports no atomic write limits here (statx "
+			      "STATX_WRITE_ATOMIC unset: no support for this %s, or a kernel before 6.11)",
+			      fs ? "file" : "device");
+	if (!umax)
+		return reason(v, "statx", "no statx reading of atomic write limits for this target");
+	unit_min = num(src, "stx_atomic_write_unit_min", 0);
+	unit_max = umax->u64;
+	if (!unit_max || (attr && !attr->u64) || (fs && !attr))
+		return reason(v, "statx", "statx: atomic writes are not supported for this %s (unit max %" PRIu64
+			      "%s)", fs ? "file on this file system" : "device", unit_max,
+			      fs && fs->name[0] ? "" : "");
+	v->max_untorn = pow2_floor(unit_max);
+	v->min_untorn = unit_min;
+	v->alignment = 0;
+	r = reason(v, "statx", "statx: RWF_ATOMIC writes of %" PRIu64 " to %" PRIu64 " bytes (powers of two, "
+		   "naturally aligned, one segment) are untorn or fail: the kernel guarantees it", unit_min, unit_max);
+	if (r < 0)
+		return r;
+	if (fs) {
+		r = apply_live_confirmation(fs, v, &confirmed);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		if (!confirmed && !in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs))) {
+			v->max_untorn = 0;
+			v->min_untorn = 0;
+			return unknown(v, "mountinfo:fstype", "%s is not a file system known to honour its statx atomic "
+				       "write limits (XFS and ext4 are): confirm them with a live write (lcloudctl check "
+				       "does one by default; LCLOUD_PROBE_CONFIRM_ATOMIC in the library)", fs->name);
+		}
+	}
+	opt = num(src, "stx_atomic_write_unit_max_opt", 0);
+	if (opt && opt < unit_max)
+		reason(v, "statx:stx_atomic_write_unit_max_opt", "writes above %" PRIu64 " bytes take the file "
+		       "system's slower software path (copy on write)", opt);
+	if (fs && top >= 0) {
+		/* a partition has no queue of its own: the disk below it has the hardware limits */
+		int dev = top;
+
+		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
+			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
+		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
+				      "(atomic_write_unit_max_bytes 0): %s provides them in software",
+				      p->layers[dev].name, fs->name);
+	}
+	return 0;
+}
+

@@ -7,7 +7,8 @@ the device paths are what is tested here), table driven:
   - a Google-PD-shaped SCSI disk with 16 KiB physical blocks: 16 KiB on
     plain_direct, with Google's conditions;
   - that disk partitioned with sfdisk: a partition at sector 2049 (byte
-    1049088) is refused, naming its offset; one at 4 MiB keeps 16 KiB."""
+    1049088, 512 past a 16 KiB physical block) keeps only 512-byte writes
+    inside one physical block, naming its offset; one at 4 MiB keeps 16 KiB."""
 import os
 import subprocess
 import tempfile
@@ -64,7 +65,7 @@ def test_device_paths():
     assert whole["max_untorn_bytes"] == 16384
     assert any(r["evidence"] == "cloud:gcp-pd-16k" for r in whole["reasons"])
     p1 = run.json(n + "1.json")["probes"][0]["verdict"]["plain_direct"]
-    assert p1["max_untorn_bytes"] == 0
+    assert p1["max_untorn_bytes"] == 512
     assert any("1049088" in r["reason"] for r in p1["reasons"]), p1
     p2 = run.json(n + "2.json")["probes"][0]["verdict"]["plain_direct"]
     assert p2["max_untorn_bytes"] == 16384

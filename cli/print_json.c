@@ -74,6 +74,9 @@ static json_object *verdict_to_json(const struct lcloud_probe *p)
 		/* sizes above max_untorn_bytes: "no", or "unknown" when evidence could not be read */
 		json_object_object_add(jv, "above_max", json_object_new_string(unknown ? "unknown" : "no"));
 		json_object_object_add(jv, "unknown_reason", json_object_new_string(unknown ? unknown : ""));
+		/* rwf_atomic: up to here the device itself, above it the file system's software path */
+		json_object_object_add(jv, "hardware_max_bytes",
+				       json_object_new_uint64(lcloud_verdict_get_hardware_max_bytes(v)));
 		json_object_object_add(jv, "boundary_bytes", json_object_new_uint64(lcloud_verdict_get_boundary(v)));
 		json_object_object_add(jv, "boundary_offset_bytes", json_object_new_uint64(lcloud_verdict_get_boundary_offset(v)));
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {

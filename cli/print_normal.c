@@ -81,6 +81,15 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 			fprintf(out, ", not crossing %" PRIu64 "-byte boundaries", lcloud_verdict_get_boundary(v));
 		if (max && lcloud_verdict_get_unknown_reason(v))
 			fputs("; larger: unknown", out);
+		if (max && path == LCLOUD_PATH_RWF_ATOMIC) {
+			uint64_t hw = lcloud_verdict_get_hardware_max_bytes(v);
+
+			if (!hw)
+				fputs(" (in software)", out);
+			else if (hw < max)
+				fprintf(out, " (by the device up to %s, in software above)",
+					bytes ? (snprintf(size, sizeof(size), "%" PRIu64, hw), size) : format_size(hw, size, sizeof(size)));
+		}
 		fputc('\n', out);
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
 			fprintf(out, "      - %s [%s]\n", lcloud_verdict_get_reason(v, i),

@@ -82,6 +82,7 @@ int verdict_compute(struct lcloud_probe *p)
 	r = verdict_rwf_atomic(p, &v[0]);
 	if (r >= 0)
 		r = cap_for_shifted_boundary(p, &v[0]);
+	v[0].hw_max = min_u64(v[0].hw_max, v[0].max_untorn);
 	if (r >= 0)
 		r = verdict_passthrough(p, &v[1]);
 	if (r >= 0)

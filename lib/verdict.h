@@ -21,6 +21,7 @@ struct lcloud_verdict {
 	uint64_t alignment; /* 0: natural */
 	uint64_t boundary;
 	uint64_t boundary_offset;
+	uint64_t hw_max; /* rwf_atomic: the largest size the device writes atomically itself */
 	struct verdict_reason *reasons;
 	unsigned int n_reasons;
 	/* sizes above max_untorn rest on evidence that could not be read */

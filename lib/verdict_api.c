@@ -182,7 +182,12 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, enum lcloud_
 		return;
 	if (a == LCLOUD_ANSWER_UNTORN) {
 		snprintf(why, why_size, "untorn on %s: %" PRIu64 "-byte writes at offsets that are multiples of their "
-			 "size; %s [%s]", name, size, first, evidence);
+			 "size%s; %s [%s]", name, size,
+			 v->path != LCLOUD_PATH_RWF_ATOMIC ? ""
+			 : size <= v->hw_max		   ? ", written atomically by the device"
+							   : ", written atomically in software by the file system "
+							     "(copy on write, slower)",
+			 first, evidence);
 		return;
 	}
 	if (a == LCLOUD_ANSWER_UNKNOWN) {
@@ -216,6 +221,11 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, enum lcloud_
 LCLOUD_EXPORT enum lcloud_answer lcloud_verdict_check_size(const struct lcloud_verdict *v, uint64_t size)
 {
 	return v && is_power_of_2(size) ? answer(v, size) : LCLOUD_ANSWER_NO;
+}
+
+LCLOUD_EXPORT uint64_t lcloud_verdict_get_hardware_max_bytes(const struct lcloud_verdict *v)
+{
+	return v ? v->hw_max : 0;
 }
 
 LCLOUD_EXPORT const char *lcloud_verdict_get_unknown_reason(const struct lcloud_verdict *v)

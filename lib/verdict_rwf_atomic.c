@@ -48,6 +48,7 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 			return reason(v, "sysfs:start", "the partition starts at byte %" PRIu64 ", not a multiple of "
 				      "%" PRIu64 ": the kernel refuses RWF_ATOMIC on it", start, need);
 		v->max_untorn = pow2_floor(umax->u64);
+		v->hw_max = v->max_untorn; /* a block device's RWF_ATOMIC is the device's own */
 		v->min_untorn = umin;
 		v->boundary = boundary;
 		v->boundary_offset = boundary ? (boundary - start % boundary) % boundary : 0;
@@ -120,13 +121,66 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	return 0;
 }
 
+/*
+ * Which sizes the device writes atomically itself, and which the file
+ * system does in software (XFS, Linux 6.16+: copy on write, much slower).
+ * stx_atomic_write_unit_max_opt names the split where there is one; where
+ * it is 0 the device's own limit tells all-hardware from all-software.
+ * ext4 has no software path: what it accepts, the device does.
+ */
+static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_layer *fs,
+			     const struct lcloud_layer *src, int top, struct lcloud_verdict *v)
+{
+	uint64_t opt = num(src, "stx_atomic_write_unit_max_opt", 0), dev_max = 0;
+	const struct lcloud_layer *disk = NULL;
+	int dev = top;
+
+	if (!v->max_untorn)
+		return 0;
+	if (!fs) {
+		v->hw_max = v->max_untorn; /* a block device's RWF_ATOMIC is the device's own */
+		return 0;
+	}
+	while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
+		dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+	if (dev >= 0)
+		disk = &p->layers[dev];
+	if (disk && fact(disk, "atomic_write_unit_max_bytes"))
+		dev_max = num(disk, "atomic_write_unit_max_bytes", 0);
+	if (streq(fs->name, "ext4")) {
+		v->hw_max = v->max_untorn;
+		return 0;
+	}
+	if (opt && opt < v->max_untorn) {
+		v->hw_max = pow2_floor(opt);
+		return reason(v, "statx:stx_atomic_write_unit_max_opt", "the device writes up to %" PRIu64 " bytes "
+			      "atomically itself; larger RWF_ATOMIC writes take %s's software path (copy on write: "
+			      "untorn too, but much slower)", opt, fs->name);
+	}
+	if (disk && fact(disk, "atomic_write_unit_max_bytes") && !dev_max) {
+		v->hw_max = 0;
+		return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
+			      "(atomic_write_unit_max_bytes 0): %s does every RWF_ATOMIC write in software (copy on "
+			      "write: untorn, but much slower)", disk->name, fs->name);
+	}
+	if (dev_max) {
+		v->hw_max = min_u64(v->max_untorn, pow2_floor(dev_max));
+		if (v->hw_max < v->max_untorn)
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s writes up to %" PRIu64 " bytes "
+				      "atomically itself; larger RWF_ATOMIC writes take %s's software path (copy on "
+				      "write: untorn too, but much slower)", disk->name, v->hw_max, fs->name);
+		return 0;
+	}
+	return 0; /* no device limits to tell by: hw_max stays 0, "not known to be hardware" */
+}
+
 int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
 	int top = top_block(p);
 	const struct lcloud_layer *src = fs ? fs : (top >= 0 ? &p->layers[top] : NULL);
 	const struct lcloud_fact *attr, *umax;
-	uint64_t unit_min, unit_max, opt;
+	uint64_t unit_min, unit_max;
 	bool confirmed = false;
 	int r;
 
@@ -191,22 +245,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				       "does one by default; LCLOUD_PROBE_CONFIRM_ATOMIC in the library)", fs->name);
 		}
 	}
-	opt = num(src, "stx_atomic_write_unit_max_opt", 0);
-	if (opt && opt < unit_max)
-		reason(v, "statx:stx_atomic_write_unit_max_opt", "writes above %" PRIu64 " bytes take the file "
-		       "system's slower software path (copy on write)", opt);
-	if (fs && top >= 0) {
-		/* a partition has no queue of its own: the disk below it has the hardware limits */
-		int dev = top;
-
-		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
-			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
-		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
-		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
-			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
-				      "(atomic_write_unit_max_bytes 0): %s provides them in software",
-				      p->layers[dev].name, fs->name);
-	}
+	return classify_hardware(p, fs, src, top, v);
 	return 0;
 }
 

@@ -219,6 +219,13 @@ const char *lcloud_answer_to_string(enum lcloud_answer answer);
 /* The answer for an aligned write of SIZE bytes on this verdict's path. */
 enum lcloud_answer lcloud_verdict_check_size(const struct lcloud_verdict *verdict, uint64_t size);
 /*
+ * rwf_atomic: the largest size the device writes atomically itself; larger
+ * untorn sizes are done by the file system in software (XFS: copy on write,
+ * much slower). 0 on the other paths, or when no size is known to be the
+ * device's own. (0.2)
+ */
+uint64_t lcloud_verdict_get_hardware_max_bytes(const struct lcloud_verdict *verdict);
+/*
  * Why sizes above the largest proved one could not be decided (evidence that
  * needs root, a directory that could not be written, ...); NULL when the
  * verdict rests on everything it needs.

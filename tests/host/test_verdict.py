@@ -42,6 +42,12 @@ def test_xfs_file():
         assert v["rwf_atomic"]["min_untorn_bytes"] == mine["stx_atomic_write_unit_min"]
         assert v["rwf_atomic"]["alignment"] == 0 and v["rwf_atomic"]["aligned_to_size"] is True
         assert all(isinstance(v[k]["alignment"], int) for k in v), "one type per key"
+        # hardware or software: loop has no atomic writes of its own (sysfs), and statx gives no split,
+        # so every RWF_ATOMIC write on this XFS is its copy-on-write software path
+        loop_hw = int(read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/queue/atomic_write_unit_max_bytes"))
+        assert loop_hw == 0 and mine.get("stx_atomic_write_unit_max_opt", 0) == 0
+        assert v["rwf_atomic"]["hardware_max_bytes"] == 0
+        assert "in software" in check(path, 16384)[1]
         assert v["plain_direct"]["max_untorn_bytes"] == 0, "a loop device promises nothing"
         assert any("promises no untorn writes" in r["reason"] for r in v["plain_direct"]["reasons"])
         assert v["passthrough"]["max_untorn_bytes"] == 0

@@ -249,7 +249,7 @@ static void test_block_layer_split_rules(void **state)
 		const char *dev;
 		uint64_t max;
 		const char *evidence;
-	} rows[] = {
+	} splits[] = {
 		{ "/dev/sdf", 8192, "sysfs:queue/max_segments" },
 		{ "/dev/sdg", 8192, "sysfs:queue/max_segments" },
 		{ "/dev/sdh", 4096, "sysfs:queue/virt_boundary_mask" },
@@ -260,20 +260,20 @@ static void test_block_layer_split_rules(void **state)
 	(void)state;
 
 	assert_int_equal(sysconf(_SC_PAGESIZE), 4096);
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct lcloud_probe *p = fixture_probe("scsi", rows[i].dev);
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("scsi", splits[i].dev);
 		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
 		const struct lcloud_layer *disk = layer_of_kind(p, LCLOUD_LAYER_DISK);
 
-		print_message("%s: %llu\n", rows[i].dev, (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
-		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), rows[i].max);
-		assert_true(any_reason(pd, rows[i].evidence));
+		print_message("%s: %llu\n", splits[i].dev, (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), splits[i].max);
+		assert_true(any_reason(pd, splits[i].evidence));
 		/* the limits the verdict used are facts of the disk */
 		assert_non_null(lcloud_layer_find_fact(disk, "max_segment_size"));
 		assert_non_null(lcloud_layer_find_fact(disk, "virt_boundary_mask"));
 		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
-				 streq_dev(rows[i].dev, "/dev/sdj") ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO);
-		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, rows[i].max, NULL, why, sizeof(why)),
+				 streq_dev(splits[i].dev, "/dev/sdj") ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, splits[i].max, NULL, why, sizeof(why)),
 				 LCLOUD_ANSWER_UNTORN);
 		lcloud_probe_free(p);
 	}

@@ -250,6 +250,7 @@ class Probe:
                 "aligned_to_size": align == 0,
                 "above_max": "unknown" if unknown else "no",
                 "unknown_reason": unknown or "",
+                "hardware_max_bytes": int(lib.lcloud_verdict_get_hardware_max_bytes(v)),
                 "boundary_bytes": int(lib.lcloud_verdict_get_boundary(v)),
                 "boundary_offset_bytes": int(lib.lcloud_verdict_get_boundary_offset(v)),
                 "reasons": [{"reason": text(lib.lcloud_verdict_get_reason(v, i)),

@@ -52,6 +52,10 @@ void cmd_write_usage(FILE *out);
 int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
+int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_udev_usage(FILE *out);
+int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_export_usage(FILE *out);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);

@@ -13,10 +13,12 @@ static void main_usage(FILE *out);
 static const struct command commands[] = {
 	{ "probe", "show every layer's atomic write and I/O facts for paths", cmd_probe, cmd_probe_usage },
 	{ "list", "list block devices with atomic write and stream limits", cmd_list, cmd_list_usage },
-	{ "check", "is an aligned N-byte write untorn? (exit 0 yes, 6 no)", cmd_check, cmd_check_usage },
+	{ "check", "is an aligned N-byte write untorn? (exit 0 yes, 6 no, 8 unknown)", cmd_check, cmd_check_usage },
 	{ "advise", "database settings for this storage (MySQL, MariaDB, PostgreSQL)", cmd_advise, cmd_advise_usage },
 	{ "write", "one hinted, aligned direct write (atomic if asked)", cmd_write, cmd_write_usage },
 	{ "read", "one hinted, aligned direct read", cmd_read, cmd_read_usage },
+	{ "udev", "a block device's verdict as udev properties (IMPORT{program})", cmd_udev, cmd_udev_usage },
+	{ "export", "every verdict as Prometheus gauges (node_exporter textfile)", cmd_export, cmd_export_usage },
 };
 
 bool parse_output_format(const char *arg, enum output_format *ret)
@@ -52,7 +54,7 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read) refused before submission.\n"
+	      "7 (write, read) refused before submission, 8 (check, advise) unknown.\n"
 	      "See lcloudctl(8).\n",
 	      out);
 }

@@ -20,6 +20,8 @@ enum {
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
 	EXIT_UNKNOWN = 8,    /* check, advise: the evidence could not be read; neither untorn nor not */
+	EXIT_CHANGED = 12,   /* diff: something changed, no verdict got weaker */
+	EXIT_WEAKER = 13,    /* diff: a verdict got weaker */
 };
 
 enum output_format {
@@ -54,6 +56,16 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_udev_usage(FILE *out);
+int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_diff_usage(FILE *out);
+
+/* probe --save / diff: the kernel, every fact and every verdict, as JSON (schema 1). */
+json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot);
+int fingerprint_save(const char *file, json_object *fp);
+/* -EBADMSG: not a fingerprint. */
+int fingerprint_load(const char *file, json_object **ret);
+/* Returns 0 same, 1 changed, 2 a verdict got weaker; *RET_REPORT is the JSON report. */
+int fingerprint_compare(json_object *old_fp, json_object *new_fp, json_object **ret_report);
 int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_export_usage(FILE *out);
 

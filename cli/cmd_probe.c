@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -22,6 +23,8 @@ void cmd_probe_usage(FILE *out)
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "      --no-follow       refuse a PATH that is a symbolic link\n"
 	      "      --no-signatures   do not read on-disk signatures (libblkid)\n"
+	      "      --save FILE       keep a fingerprint of PATH (kernel, facts, verdicts)\n"
+	      "                        for 'lcloudctl diff FILE' after an upgrade\n"
 	      "      --confirm         files and directories: confirm statx's atomic write\n"
 	      "                        limits with live RWF_ATOMIC writes to a temporary\n"
 	      "                        file in the same directory (as check does)\n"
@@ -31,19 +34,21 @@ void cmd_probe_usage(FILE *out)
 
 int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
-	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM };
+	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM, OPT_SAVE };
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-signatures", no_argument, NULL, OPT_NO_SIGNATURES },
 		{ "confirm", no_argument, NULL, OPT_CONFIRM },
+		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct global_opts opts = *g;
 	json_object *all = NULL, *probes = NULL;
 	uint32_t flags = 0;
+	const char *save = NULL;
 	int c, rc = EXIT_OK;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
@@ -67,6 +72,9 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		case OPT_CONFIRM:
 			flags |= LCLOUD_PROBE_CONFIRM_ATOMIC;
 			break;
+		case OPT_SAVE:
+			save = optarg;
+			break;
 		case 'h':
 			cmd_probe_usage(stdout);
 			return EXIT_OK;
@@ -78,6 +86,10 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	if (optind >= argc) {
 		fputs("lcloudctl probe: no PATH given (try 'lcloudctl probe .')\n", stderr);
 		cmd_probe_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (save && argc - optind != 1) {
+		fputs("lcloudctl probe: --save keeps the fingerprint of one PATH\n", stderr);
 		return EXIT_USAGE;
 	}
 	if (opts.format == OUTPUT_JSON) {
@@ -97,6 +109,16 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			if (probes)
 				json_object_array_add(probes, probe_error_to_json(argv[i], r));
 			continue;
+		}
+		if (save) {
+			json_object *fp = fingerprint_new(p, g->sysroot);
+
+			r = fingerprint_save(save, fp);
+			json_object_put(fp);
+			if (r < 0) {
+				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", save, strerror(-r));
+				rc = exit_code_for_error(r);
+			}
 		}
 		if (probes) {
 			json_object_array_add(probes, probe_to_json(p));

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "write", "one hinted, aligned direct write (atomic if asked)", cmd_write, cmd_write_usage },
 	{ "read", "one hinted, aligned direct read", cmd_read, cmd_read_usage },
 	{ "udev", "a block device's verdict as udev properties (IMPORT{program})", cmd_udev, cmd_udev_usage },
+	{ "diff", "what changed since 'probe --save' (exit 13: a verdict got weaker)", cmd_diff, cmd_diff_usage },
 	{ "export", "every verdict as Prometheus gauges (node_exporter textfile)", cmd_export, cmd_export_usage },
 };
 
@@ -54,7 +55,8 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read) refused before submission, 8 (check, advise) unknown.\n"
+	      "7 (write, read) refused before submission, 8 (check, advise) unknown,\n"
+	      "12 (diff) changed, 13 (diff) a verdict got weaker.\n"
 	      "See lcloudctl(8).\n",
 	      out);
 }

@@ -135,5 +135,44 @@ def test_prometheus_textfile():
     assert p.returncode == 2 and "--prometheus" in p.stderr
 
 
+def test_drift_after_a_kernel_change():
+    """A saved fingerprint, then the same device as a kernel that dropped its atomic limits shows it
+    (a copy of the crafted tree with queue/atomic_write_unit_max_bytes lowered): diff must name the
+    fact and the weaker verdict, and exit 13; unchanged, 0; a cosmetic change, 12."""
+    import json
+    import shutil
+    with tempfile.TemporaryDirectory() as d:
+        tree = os.path.join(d, "tree")
+        shutil.copytree(os.path.join(FIXTURES, "nvme-crafted"), tree, symlinks=True)
+        saved = os.path.join(d, "nvme0n1.fp")
+        p = lcloudctl("--sysroot", tree, "probe", "--save", saved, "/dev/nvme0n1")
+        assert p.returncode == 0, p.stderr
+        with open(saved) as f:
+            fp = json.load(f)
+        assert fp["kind"] == "lcloud-fingerprint" and fp["schema"] == 1
+        p = lcloudctl("--sysroot", tree, "diff", saved)
+        assert p.returncode == 0 and "nothing changed" in p.stdout, (p.returncode, p.stdout)
+        queue = os.path.join(tree, "sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/queue")
+        with open(os.path.join(queue, "write_cache"), "w") as f:
+            f.write("write through\n")
+        p = lcloudctl("--sysroot", tree, "diff", saved)
+        assert p.returncode == 12 and "write_cache" in p.stdout, (p.returncode, p.stdout)
+        with open(os.path.join(queue, "atomic_write_unit_max_bytes"), "w") as f:
+            f.write("4096\n")
+        p = lcloudctl("--sysroot", tree, "diff", saved)
+        assert p.returncode == 13, (p.returncode, p.stdout, p.stderr)
+        assert "atomic_write_unit_max_bytes 16384 -> 4096" in p.stdout, p.stdout
+        p = lcloudctl("--sysroot", tree, "diff", "-o", "json", saved)
+        report = json.loads(p.stdout)
+        weaker = [c for c in report["verdict_changes"] if c["weaker"]]
+        assert report["weaker"] and any(c["io_path"] == "rwf_atomic" and c["field"] == "max_untorn_bytes"
+                                        and c["old"] == 16384 and c["new"] == 4096 for c in weaker), report
+        with open(os.path.join(d, "junk"), "w") as f:
+            f.write("{}")
+        p = lcloudctl("diff", os.path.join(d, "junk"))
+        assert p.returncode == 2 and "not a fingerprint" in p.stderr, (p.returncode, p.stderr)
+
+
 if __name__ == "__main__":
-    main([test_udev_properties_on_crafted_devices, test_udev_rule_through_udevadm, test_prometheus_textfile])
+    main([test_udev_properties_on_crafted_devices, test_udev_rule_through_udevadm, test_prometheus_textfile,
+          test_drift_after_a_kernel_change])

@@ -67,7 +67,7 @@ struct lcloud_queue {
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
-	char error[512];
+	char error[8192]; /* room for a mount point or two of PATH_MAX */
 };
 
 __attribute__((format(printf, 3, 4)))

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,39 +18,44 @@
 #include "sysfs.h"
 #include "util.h"
 
-/* Is device MAJ:MIN or a partition of it mounted? Returns the mount point in MP. */
-static bool mounted(const struct lcloud_ctx *ctx, const char *name, char *mp, size_t size)
+struct mount_of {
+	const struct lcloud_ctx *ctx;
+	char devdir[SYSFS_PATH_MAX];
+	char *mount_point; /* the first mount found, allocated */
+};
+
+static int match_device(struct mountinfo_entry *e, void *data)
 {
-	char path[4200], line[8192], devdir[SYSFS_PATH_MAX];
-	struct mountinfo_entry e;
-	bool found = false;
-	FILE *f;
+	struct mount_of *m = data;
+	char dir[SYSFS_PATH_MAX];
+	size_t len = strlen(m->devdir);
 
-	if (ctx_path(ctx, "/proc/self/mountinfo", path, sizeof(path)) < 0 || !(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char dir[SYSFS_PATH_MAX];
+	if (e->major == 0 || sysfs_dev_dir(m->ctx, "block", e->major, e->minor, dir, sizeof(dir)) < 0)
+		return 0;
+	/* the mounted device is the device itself or sits inside its folder (a partition) */
+	if (!streq(dir, m->devdir) && !(has_prefix(dir, m->devdir) && dir[len] == '/'))
+		return 0;
+	m->mount_point = strdup(e->mount_point);
+	return m->mount_point ? 1 : -ENOMEM;
+}
 
-		if (mountinfo_parse_line(line, &e) < 0 || e.major == 0)
-			continue;
-		if (sysfs_dev_dir(ctx, "block", e.major, e.minor, dir, sizeof(dir)) < 0)
-			continue;
-		/* the mounted device is NAME itself or sits inside NAME's folder (a partition) */
-		if (sysfs_block_dir(ctx, name, devdir, sizeof(devdir)) == 0 &&
-		    (streq(dir, devdir) || (has_prefix(dir, devdir) && dir[strlen(devdir)] == '/'))) {
-			snprintf(mp, size, "%s", e.mount_point);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
+/* Is device NAME or a partition of it mounted? Returns the mount point (to free), or NULL. */
+static char *mounted(const struct lcloud_ctx *ctx, const char *name)
+{
+	struct mount_of m = { .ctx = ctx };
+
+	if (sysfs_block_dir(ctx, name, m.devdir, sizeof(m.devdir)) < 0)
+		return NULL;
+	if (mountinfo_foreach(ctx, match_device, &m, NULL) < 0)
+		return NULL;
+	return m.mount_point;
 }
 
 int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q)
 {
 	const struct lcloud_probe *p = q->probe;
 	const struct lcloud_layer *top = NULL;
-	char mp[1024], holders[SYSFS_PATH_MAX], full[4200];
+	char holders[SYSFS_PATH_MAX], full[4200], *mp;
 
 	/* files are the caller's; a directory is refused when it is opened (EISDIR) */
 	if (p->target_type == LCLOUD_TARGET_REGULAR || p->target_type == LCLOUD_TARGET_DIRECTORY)
@@ -59,9 +65,14 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q)
 			top = &p->layers[i];
 	if (!top)
 		return 0;
-	if (mounted(ctx, top->name, mp, sizeof(mp)))
-		return queue_fail(q, -EBUSY, "/dev/%s is mounted (at %s): writing to it would corrupt the file "
-				  "system; unmount it, or pass --force if you mean it", top->name, mp);
+	mp = mounted(ctx, top->name);
+	if (mp) {
+		int r = queue_fail(q, -EBUSY, "/dev/%s is mounted (at %s): writing to it would corrupt the file "
+				   "system; unmount it, or pass --force if you mean it", top->name, mp);
+
+		free(mp);
+		return r;
+	}
 	if (sysfs_block_dir(ctx, top->name, holders, sizeof(holders)) == 0 &&
 	    path_printf(full, sizeof(full), "%s%s/holders", ctx->sysroot, holders) == 0) {
 		/* a holder (dm, md) means another layer owns the device */

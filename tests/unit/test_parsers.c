@@ -19,12 +19,14 @@
 static void test_mountinfo_line(void **state)
 {
 	struct mountinfo_entry e;
+	char *line, *want;
 	(void)state;
 
 	/* optional fields before the separator, an escaped space in the mount point */
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 /mnt1 /mnt/my\\040data rw,noatime master:1 shared:7 - "
 					      "xfs /dev/loop0 rw,attr2\n", &e), 0);
 	assert_int_equal(e.mount_id, 36);
+	assert_int_equal(e.parent_id, 35);
 	assert_int_equal(e.major, 98);
 	assert_int_equal(e.minor, 0);
 	assert_string_equal(e.root, "/mnt1");
@@ -32,15 +34,44 @@ static void test_mountinfo_line(void **state)
 	assert_string_equal(e.options, "rw,noatime");
 	assert_string_equal(e.fstype, "xfs");
 	assert_string_equal(e.source, "/dev/loop0");
+	assert_string_equal(e.super_options, "rw,attr2");
+	mountinfo_entry_free(&e);
 	/* no optional fields */
 	assert_int_equal(mountinfo_parse_line("22 27 0:21 / /proc rw,relatime - proc proc rw", &e), 0);
 	assert_string_equal(e.fstype, "proc");
+	mountinfo_entry_free(&e);
+	/* an empty source field (two spaces) is a field, not a missing one */
+	assert_int_equal(mountinfo_parse_line("40 22 0:44 / /run/x rw - tmpfs  rw,size=1024k\n", &e), 0);
+	assert_string_equal(e.fstype, "tmpfs");
+	assert_string_equal(e.source, "");
+	assert_string_equal(e.super_options, "rw,size=1024k");
+	mountinfo_entry_free(&e);
+	/* backslash, tab and newline escapes */
+	assert_int_equal(mountinfo_parse_line("41 22 7:3 / /a\\134b\\011c\\012d rw - ext4 /dev/loop3 rw", &e), 0);
+	assert_string_equal(e.mount_point, "/a\\b\tc\nd");
+	mountinfo_entry_free(&e);
+	/* a mount point far beyond any fixed buffer: 5000 bytes */
+	line = malloc(6000);
+	want = malloc(6000);
+	assert_non_null(line);
+	assert_non_null(want);
+	want[0] = '/';
+	memset(want + 1, 'd', 4999);
+	want[5000] = '\0';
+	snprintf(line, 6000, "42 22 7:4 / %s rw,relatime - ext4 /dev/loop4 rw\n", want);
+	assert_int_equal(mountinfo_parse_line(line, &e), 0);
+	assert_string_equal(e.mount_point, want);
+	assert_string_equal(e.source, "/dev/loop4");
+	mountinfo_entry_free(&e);
+	free(line);
+	free(want);
 	/* garbage and truncation */
 	assert_int_equal(mountinfo_parse_line("", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("x 35 98:0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98-0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw - xfs", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw -  /dev/a rw", &e), -EINVAL);
 }
 
 static const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)

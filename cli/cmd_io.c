@@ -215,7 +215,8 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (r < 0) {
 		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx)
 												   : strerror(-r));
-		return r == -EBUSY ? EXIT_REFUSED : exit_code_for_error(r);
+		/* in use, holds data, under a sysroot, or swapped while being opened: nothing was done */
+		return r == -EBUSY || r == -EROFS || r == -ESTALE ? EXIT_REFUSED : exit_code_for_error(r);
 	}
 	if (posix_memalign(&buf, 4096, o->length)) {
 		lcloud_queue_free(q);
@@ -280,9 +281,12 @@ void cmd_write_usage(FILE *out)
 {
 	fputs("Usage: lcloudctl write [options] PATH --offset N --length N (--pattern BYTE | --input FILE)\n"
 	      "\n"
-	      "Write one aligned direct I/O to PATH through the liblcloud queue. A device that\n"
-	      "is mounted, in use by dm/md, or carries a file system or partition table is\n"
-	      "refused unless --force; regular files are written as they are.\n"
+	      "Write one aligned direct I/O to PATH through the liblcloud queue. PATH is opened\n"
+	      "once and checked and written through that one descriptor. A block device is\n"
+	      "opened with O_EXCL: one that is mounted or held by dm, md, swap or another\n"
+	      "program is refused, --force or not. One that carries a file system or a\n"
+	      "partition table is refused unless --force. Nothing is written under --sysroot.\n"
+	      "Regular files are written as they are.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
@@ -294,7 +298,7 @@ void cmd_write_usage(FILE *out)
 	      "      --fua             durable on completion\n"
 	      "  -p, --pattern BYTE    fill the buffer with BYTE (0-255, 0x5a...)\n"
 	      "  -i, --input FILE      take the data from FILE\n"
-	      "  -f, --force           write to a device even if it is in use or holds data\n"
+	      "  -f, --force           write to a device even if it holds data (never one in use)\n"
 	      "      --backend NAME    auto (default), passthrough, io_uring or sync\n"
 	      "  -h, --help            show this help\n",
 	      out);

@@ -311,8 +311,9 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 	char why[400];
 	int r;
 
-	if (!len || len > INT32_MAX)
-		return queue_fail(q, -EINVAL, "length %" PRIu64 " is out of range (1 byte to 2 GiB)", len);
+	if (!len || len > QUEUE_IO_MAX)
+		return queue_fail(q, -EINVAL, "length %" PRIu64 " is out of range (1 to %llu bytes, 2 GiB less 4 KiB: "
+				  "the most one read or write carries in Linux)", len, QUEUE_IO_MAX);
 	if (write && !q->writable)
 		return queue_fail(q, -EBADF, "the queue was opened for reading only");
 	if (offset % q->lba || len % q->lba)
@@ -321,9 +322,14 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 	if ((uintptr_t)buf % q->mem_align)
 		return queue_fail(q, -EINVAL, "the buffer at %p is not aligned to %" PRIu64 " bytes, as direct I/O "
 				  "here needs", buf, q->mem_align);
-	if (q->dev_size && (offset >= q->dev_size || len > q->dev_size - offset))
-		return queue_fail(q, -ENOSPC, "[%" PRIu64 ", %" PRIu64 ") is past the end of the device (%" PRIu64
-				  " bytes)", offset, offset + len, q->dev_size);
+	/* never offset + len: it can wrap */
+	if (q->dev_size && offset >= q->dev_size)
+		return queue_fail(q, -ENOSPC, "offset %" PRIu64 " is past the end of the device (%" PRIu64 " bytes)",
+				  offset, q->dev_size);
+	if (q->dev_size && len > q->dev_size - offset)
+		return queue_fail(q, -ENOSPC, "%" PRIu64 " bytes at offset %" PRIu64 " run past the end of the device "
+				  "(%" PRIu64 " bytes: %" PRIu64 " are left there)", len, offset, q->dev_size,
+				  q->dev_size - offset);
 	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && q->max_transfer && len > q->max_transfer)
 		return queue_fail(q, -EINVAL, "%" PRIu64 " bytes is more than one command may carry here (%" PRIu64
 				  " bytes, MDTS)", len, q->max_transfer);
@@ -403,7 +409,7 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
 static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
 			   const struct lcloud_hint *hint)
 {
-	return !hint && len - 1 < INT32_MAX && !((offset | len) & q->fast_pos_mask) &&
+	return !hint && len - 1 < QUEUE_IO_MAX && !((offset | len) & q->fast_pos_mask) &&
 	       !((uintptr_t)buf & q->fast_mem_mask) && !q->n_reg;
 }
 

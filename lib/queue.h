@@ -10,6 +10,8 @@
 #include "lcloud/lcloud.h"
 
 #define QUEUE_FDP_PIDS_MAX 16
+/* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
+#define QUEUE_IO_MAX 0x7ffff000ULL
 
 /* A queued I/O of the sync backend, or the bookkeeping of an io_uring one. */
 struct queue_op {

@@ -133,6 +133,27 @@ def test_exclusive_holder_refused():
         assert p.returncode == 0, p.stderr
 
 
+def test_held_disk_below_partition_refused():
+    need_root()
+    with scratch_dir() as d, loop_device(os.path.join(d, "img"), 32 << 20, partitions="start=2048, size=16384\n") as dev:
+        part = dev + "p1"
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, dev], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            p = write(part, 0, 4096, "--pattern", "0x22", "--force")
+            assert p.returncode == 7, (p.returncode, p.stderr)
+            # the holder of the disk below is named, with the disk it holds
+            assert "open in process %d (python3" % holder.pid in p.stderr, p.stderr
+        finally:
+            holder.kill()
+            holder.wait()
+        p = write(part, 0, 4096, "--pattern", "0x22")
+        assert p.returncode == 0, p.stderr
+        with open(os.path.join(d, "img"), "rb") as f:
+            f.seek(2048 * 512)
+            assert f.read(4096) == b"\x22" * 4096
+
+
 def test_mount_at_long_path():
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "img"), 64 << 20) as dev:
@@ -160,4 +181,5 @@ def test_mount_at_long_path():
 
 if __name__ == "__main__":
     main([test_symlink_swapped_during_write, test_sysroot_never_writes, test_exclusive_holder_refused,
+          test_held_disk_below_partition_refused,
           test_mount_at_long_path])

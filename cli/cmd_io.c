@@ -244,7 +244,11 @@ static void io_error(const char *cmd, const char *path, const char *message)
 		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, message);
 }
 
-/* The size of the device the queue writes to, or 0 for a file (files grow; reads end short). */
+/*
+ * The size of the device the queue writes to, or 0 for a file (files grow;
+ * reads end short) and for a whole namespace on passthrough, where the
+ * device itself answers a command past its end.
+ */
 static uint64_t device_size(const struct lcloud_queue *q)
 {
 	const struct lcloud_probe *p = lcloud_queue_get_probe(q);
@@ -253,7 +257,9 @@ static uint64_t device_size(const struct lcloud_queue *q)
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
 
-		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM)
+		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM ||
+		    (lcloud_queue_get_backend(q) == LCLOUD_BACKEND_PASSTHROUGH &&
+		     lcloud_layer_get_kind(l) != LCLOUD_LAYER_PARTITION))
 			return 0;
 		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME || lcloud_layer_get_kind(l) == LCLOUD_LAYER_SCSI ||
 		    lcloud_layer_get_kind(l) == LCLOUD_LAYER_CLOUD)

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "align.h"
@@ -72,6 +74,63 @@ static void test_mountinfo_line(void **state)
 	assert_int_equal(mountinfo_parse_line("36 35 98-0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw - xfs", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw -  /dev/a rw", &e), -EINVAL);
+}
+
+static int count_entry(struct mountinfo_entry *e, void *data)
+{
+	char **points = data;
+
+	for (int i = 0; i < 3; i++)
+		if (!points[i]) {
+			points[i] = strdup(e->mount_point);
+			return 0;
+		}
+	return -E2BIG;
+}
+
+/* The whole file: a line longer than any stdio buffer, a bad line counted (never dropped silently). */
+static void test_mountinfo_file(void **state)
+{
+	char dir[] = "/tmp/lcloud-mountinfo-XXXXXX", path[128], *points[3] = { NULL, NULL, NULL };
+	char *longdir = malloc(20001);
+	struct mountinfo_bad bad;
+	struct lcloud_ctx *ctx;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/self", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	longdir[0] = '/';
+	memset(longdir + 1, 'x', 19999);
+	longdir[20000] = '\0';
+	fprintf(f, "22 1 0:21 / /proc rw - proc proc rw\n");
+	fprintf(f, "this is not a mountinfo line\n");
+	fprintf(f, "23 1 7:0 / %s rw - ext4 /dev/loop0 rw\n", longdir);
+	fclose(f);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, dir), 0);
+	assert_int_equal(mountinfo_foreach(ctx, count_entry, points, &bad), 0);
+	assert_string_equal(points[0], "/proc");
+	assert_string_equal(points[1], longdir);
+	assert_null(points[2]);
+	assert_int_equal(bad.count, 1);
+	assert_int_equal(bad.first_line, 2);
+	lcloud_ctx_free(ctx);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/self", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(points[0]);
+	free(points[1]);
+	free(longdir);
 }
 
 static const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)
@@ -205,6 +264,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mountinfo_line),
+		cmocka_unit_test(test_mountinfo_file),
 		cmocka_unit_test(test_statx_by_mask),
 		cmocka_unit_test(test_malformed_sysfs_values),
 		cmocka_unit_test(test_alignment_rules),

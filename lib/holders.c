@@ -26,7 +26,7 @@
 
 /* The device, and its partitions (a disk) or its disk (a partition): who holds one, holds the data. */
 struct related {
-	char dirs[RELATED_MAX][SYSFS_PATH_MAX / 8]; /* sysfs folders, short enough for any real device */
+	char *dirs[RELATED_MAX]; /* sysfs folders */
 	dev_t devs[RELATED_MAX];
 	unsigned int n;
 };
@@ -59,11 +59,17 @@ static void related_add(const struct lcloud_ctx *ctx, struct related *rel, const
 	char buf[32];
 	unsigned int maj, min;
 
-	if (rel->n == RELATED_MAX || strlen(dir) >= sizeof(rel->dirs[0]) ||
-	    sysfs_read_attr(ctx, dir, "dev", buf, sizeof(buf)) <= 0 || sscanf(buf, "%u:%u", &maj, &min) != 2)
+	if (rel->n == RELATED_MAX || sysfs_read_attr(ctx, dir, "dev", buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%u:%u", &maj, &min) != 2 || !(rel->dirs[rel->n] = strdup(dir)))
 		return;
-	snprintf(rel->dirs[rel->n], sizeof(rel->dirs[0]), "%s", dir);
 	rel->devs[rel->n++] = makedev(maj, min);
+}
+
+static void related_free(struct related *rel)
+{
+	for (unsigned int i = 0; i < rel->n; i++)
+		free(rel->dirs[i]);
+	rel->n = 0;
 }
 
 static void related_read(const struct lcloud_ctx *ctx, const char *devdir, struct related *rel)
@@ -138,8 +144,9 @@ char *holders_mount_point(const struct lcloud_ctx *ctx, const char *devdir, bool
 	s.only = with_partitions && sysfs_attr_exists(ctx, devdir, "partition") <= 0 ? rel.n : 1;
 	if (mountinfo_foreach(ctx, add_mount, &s, NULL) < 0) {
 		free(s.found);
-		return NULL;
+		s.found = NULL;
 	}
+	related_free(&rel);
 	return s.found;
 }
 
@@ -289,5 +296,6 @@ void holders_describe(const struct lcloud_ctx *ctx, const char *devdir, char *bu
 		add_swaps(rel, &t);
 		add_processes(rel, &t);
 	}
+	related_free(rel);
 	free(rel);
 }

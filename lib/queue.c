@@ -120,7 +120,7 @@ static int open_direct(struct lcloud_queue *q, const char *path)
 				  "or the block device", path);
 	fl = fcntl(q->fd, F_GETFL);
 	if (fl < 0 || fcntl(q->fd, F_SETFL, fl | O_DIRECT) < 0)
-		return queue_fail(q, -errno, "cannot use O_DIRECT on %s: %s", path, strerror(errno));
+		return queue_fail(q, -errno, "%s: O_DIRECT refused: %s", path, strerror(errno));
 	q->mem_align = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_mem_align", 512);
 	q->lba = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_offset_align", 512);
 	if (!q->lba)

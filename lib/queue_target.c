@@ -68,9 +68,9 @@ int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, cons
 	/* O_PATH opens nothing yet (no device is touched) and needs no permission on the file itself */
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
-		return queue_fail(q, -errno, "cannot open %s: %s", path, strerror(errno));
+		return queue_fail(q, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(pfd, &st) < 0) {
-		r = queue_fail(q, -errno, "cannot stat %s: %s", path, strerror(errno));
+		r = queue_fail(q, -errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	switch (st.st_mode & S_IFMT) {
@@ -102,9 +102,9 @@ int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, cons
 		if (r == -EBUSY && S_ISBLK(st.st_mode))
 			r = refuse_held(ctx, q, path, st.st_rdev);
 		else if (r == -ENOENT && access("/proc/self/fd", F_OK) < 0)
-			r = queue_fail(q, -ENOSYS, "cannot reopen %s: /proc is not mounted", path);
+			r = queue_fail(q, -ENOSYS, "%s: cannot reopen it: /proc is not mounted", path);
 		else
-			r = queue_fail(q, r, "cannot open %s%s: %s", path, q->writable ? " for writing" : "",
+			r = queue_fail(q, r, "%s: cannot open it%s: %s", path, q->writable ? " for writing" : "",
 				       strerror(-r));
 		goto out;
 	}

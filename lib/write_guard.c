@@ -85,14 +85,14 @@ static int check_contents(struct lcloud_queue *q, const struct lcloud_layer *top
 	const struct lcloud_fact *pt = layer_fact(top, "partition_table");
 
 	if (sig && sig->state == LCLOUD_FACT_PRESENT)
-		return queue_fail(q, -EBUSY, "/dev/%s carries a %s signature (%s): a write destroys what it "
+		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s signature (%s): a write destroys what it "
 				  "describes; wipe it first (wipefs), or pass --force to write anyway and lose it",
-				  top->name, sig->string,
+				  top->name, sig->string[0] && strchr("aeiouAEIOU", sig->string[0]) ? "an" : "a", sig->string,
 				  layer_fact(top, "signature_usage") ? layer_fact(top, "signature_usage")->string : "data");
 	if (pt && pt->state == LCLOUD_FACT_PRESENT)
-		return queue_fail(q, -EBUSY, "/dev/%s carries a %s partition table: write to a partition, or pass "
+		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s partition table: write to a partition, or pass "
 				  "--force to write anyway (a write over the table loses every partition)", top->name,
-				  pt->string);
+				  pt->string[0] && strchr("aeiouAEIOU", pt->string[0]) ? "an" : "a", pt->string);
 	/* could the signatures be read at all? unread is not "none" */
 	for (unsigned int i = 0; i < p->n_notes; i++) {
 		const struct lcloud_note *n = &p->notes[i];

@@ -92,4 +92,14 @@ int exit_code_for_error(int err);
 
 void print_json(FILE *out, json_object *obj);
 
+/*
+ * Text output of a string that may come from a device: bytes outside
+ * printable ASCII, and '\\', as \xNN (escape.c). escape_text() truncates
+ * to SIZE (never inside an escape) and returns BUF.
+ */
+const char *escape_text(const char *s, char *buf, size_t size);
+void fputs_escaped(const char *s, FILE *out);
+/* A JSON string of S, valid UTF-8 whatever S holds: a byte that is not UTF-8 becomes U+0080..U+00FF. */
+json_object *json_string_from_device(const char *s);
+
 #endif

@@ -33,6 +33,7 @@ struct global_opts {
 	const char *sysroot;
 	enum output_format format;
 	bool bytes; /* raw byte values instead of human units */
+	bool human; /* probe -H: decode the bits of NVMe capability fields */
 };
 
 struct command {
@@ -83,7 +84,9 @@ const char *format_size(uint64_t bytes, char *buf, size_t size);
 /* JSON value of a fact: number, boolean, string or null when not present. */
 json_object *fact_to_json(const struct lcloud_fact *f);
 json_object *probe_to_json(const struct lcloud_probe *p);
-void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes);
+void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct global_opts *opts);
+/* NVMe raw Identify fields as nvme-cli shows them (hex; -H: bits by name); false: not one of those. */
+bool nvme_field_print(FILE *out, const struct lcloud_fact *f, int width, bool human);
 
 /* Reports a failed probe of PATH on stderr with what to do; returns the exit code. */
 int report_probe_error(const char *prog, const char *path, int err);

@@ -21,6 +21,8 @@ void cmd_probe_usage(FILE *out)
 	      "Options:\n"
 	      "  -o, --output FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
+	      "  -H, --human-readable  decode the bits of NVMe capability fields (OACS,\n"
+	      "                        ONCS, CTRATT, VWC, NSFEAT) by name, as nvme-cli -H\n"
 	      "      --no-follow       refuse a PATH that is a symbolic link\n"
 	      "      --no-signatures   do not read on-disk signatures (libblkid)\n"
 	      "      --save FILE       keep a fingerprint of PATH (kernel, facts, verdicts)\n"
@@ -38,6 +40,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
+		{ "human-readable", no_argument, NULL, 'H' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-signatures", no_argument, NULL, OPT_NO_SIGNATURES },
 		{ "confirm", no_argument, NULL, OPT_CONFIRM },
@@ -52,7 +55,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	int c, rc = EXIT_OK;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:bHh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!parse_output_format(optarg, &opts.format)) {
@@ -62,6 +65,9 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			break;
 		case 'b':
 			opts.bytes = true;
+			break;
+		case 'H':
+			opts.human = true;
 			break;
 		case OPT_NO_FOLLOW:
 			flags |= LCLOUD_PROBE_NOFOLLOW;
@@ -125,7 +131,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		} else {
 			if (i > optind)
 				fputs("\n", stdout);
-			print_probe_normal(stdout, p, opts.bytes);
+			print_probe_normal(stdout, p, &opts);
 		}
 		lcloud_probe_free(p);
 	}

@@ -40,8 +40,9 @@ static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigne
 	fputc('\n', out);
 }
 
-void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
+void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct global_opts *opts)
 {
+	bool bytes = opts->bytes;
 	unsigned int n_layers = lcloud_probe_get_layer_count(p);
 	unsigned int n_notes = lcloud_probe_get_note_count(p);
 	const char *resolved = lcloud_probe_get_resolved_path(p);
@@ -72,6 +73,8 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 			const struct lcloud_fact *f = lcloud_layer_get_fact(l, j);
 			char value[4 * 4096 + 64]; /* a PATH_MAX mount point, every byte escaped */
 
+			if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME && nvme_field_print(out, f, (int)width, opts->human))
+				continue;
 			fprintf(out, "  %-*s  %s\n", (int)width, lcloud_fact_get_name(f),
 				format_fact_value(f, bytes, value, sizeof(value)));
 		}

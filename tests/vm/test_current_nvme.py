@@ -7,7 +7,9 @@ test chooses, driven by a kernel that has the atomic queue limits:
     atomic writes at all;
   - lcC: AWUPF-only controller (AWUN=AWUPF=3, the namespace without NSABP):
     Linux ignores AWUPF and reports one block;
-  - lcD: 512-byte LBAs, NAWUPF=31 (16 KiB), NABSPF=63 (32 KiB boundary).
+  - lcD: 512-byte LBAs, NAWUPF=31 (16 KiB), NABSPF=63 (32 KiB boundary);
+  - lcF: FDP on its subsystem, 8 reclaim unit handles of 1 MiB: Linux shows
+    them as write streams.
 Every raw NVMe field lcloudctl reports must equal nvme-cli's reading in the
 same guest, the derived byte sizes must follow the NVMe rules computed here
 from nvme-cli's fields, and the disk layer's atomic limits must equal the
@@ -27,7 +29,7 @@ for d in /sys/block/nvme*n*; do
     nvme id-ctrl /dev/${n%n*} -o json > /out/id-ctrl-$s.json
     nvme id-ns /dev/$n -o json > /out/id-ns-$s.json
     for f in logical_block_size atomic_write_unit_min_bytes atomic_write_unit_max_bytes \
-             atomic_write_max_bytes atomic_write_boundary_bytes; do
+             atomic_write_max_bytes atomic_write_boundary_bytes max_write_streams write_stream_granularity; do
         echo "$f $(cat $d/queue/$f)"
     done > /out/queue-$s
     echo $s >> /out/serials
@@ -40,7 +42,8 @@ DEVICES = ["--nvme", "lbs=4096,size=16M,serial=lcA," + ATOMIC_A,
            "--nvme", "lbs=4096,size=16M,serial=lcB,atomic.nabo=2," + ATOMIC_A,
            "--nvme", "lbs=4096,size=16M,serial=lcC,ctrl.atomic.awun=3,ctrl.atomic.awupf=3",
            "--nvme", "lbs=512,size=16M,serial=lcD,atomic.nawun=31,atomic.nawupf=31,"
-                     "atomic.nabsn=63,atomic.nabspf=63"]
+                     "atomic.nabsn=63,atomic.nabspf=63",
+           "--nvme", "lbs=4096,size=16M,serial=lcF,subsys.fdp=on,subsys.fdp.nruh=8,subsys.fdp.runs=1M,fdp.ruhs=0-7"]
 
 # What Linux 7 puts in queue/: unit_min, unit_max, max, boundary.
 KERNEL = {
@@ -48,6 +51,7 @@ KERNEL = {
     "lcB": (0, 0, 0, 0),          # NABO != 0: no atomic writes
     "lcC": (4096, 4096, 4096, 0),  # "AWUPF ignored, only NAWUPF accepted"
     "lcD": (512, 16384, 16384, 32768),
+    "lcF": (4096, 4096, 4096, 0),
 }
 QUEUE_KEYS = ("atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
               "atomic_write_max_bytes", "atomic_write_boundary_bytes")
@@ -134,6 +138,21 @@ def test_kernel_limits_equal_sysfs():
     assert "AWUPF ignored" in run.text("dmesg")
 
 
+def test_fdp_write_streams():
+    """FDP (CTRATT bit 19) as nvme-cli reads it; Linux turns the reclaim unit
+    handles into write streams, which the disk layer must show as sysfs does."""
+    run = guest()
+    for s in KERNEL:
+        ctratt = run.json("id-ctrl-%s.json" % s)["ctratt"]
+        probe = run.json("probe-%s.json" % s)["probes"][0]
+        nvme = next(l for l in probe["layers"] if l["layer"] == "nvme")
+        assert nvme["facts"]["fdp_supported"] == bool(ctratt & (1 << 19)) == (s == "lcF"), (s, ctratt)
+        q, disk = queue(run, s), layer(probe, "disk")["facts"]
+        for k in ("max_write_streams", "write_stream_granularity"):
+            assert disk[k] == q[k], (s, k, disk[k], q[k])
+        assert (q["max_write_streams"], q["write_stream_granularity"]) == ((8, 1 << 20) if s == "lcF" else (0, 0)), (s, q)
+
+
 def test_rwf_atomic_maximum_is_the_kernels():
     run = guest()
     for s in KERNEL:
@@ -143,4 +162,4 @@ def test_rwf_atomic_maximum_is_the_kernels():
 
 if __name__ == "__main__":
     main([test_nvme_fields_equal_nvme_cli, test_the_device_promises_what_lcvm_asked, test_kernel_limits_equal_sysfs,
-          test_rwf_atomic_maximum_is_the_kernels])
+          test_fdp_write_streams, test_rwf_atomic_maximum_is_the_kernels])

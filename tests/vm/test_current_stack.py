@@ -9,6 +9,8 @@ not write:
   - md raid0 (16 KiB chunks) over two NVMe namespaces with NAWUPF 16 KiB and
     a 32 KiB boundary: level, chunk and data offsets equal mdadm's, the
     stacked atomic limits equal sysfs;
+  - then md raid1 and raid10 and dm-striped (16 KiB chunks) over the same
+    two namespaces, one after the other: limits equal sysfs;
   - dm-linear over such a namespace, once at a 32 KiB-aligned start and once
     shifted by 4 KiB: Linux keeps the atomic limits for the first and drops
     them for the second; lcloudctl's table and limits equal dmsetup's/sysfs.
@@ -41,11 +43,24 @@ for m in ${LCVM_NVME0}n1 ${LCVM_NVME1}n1; do
 done > /out/md-offsets
 cat /sys/block/md0/md/chunk_size > /out/md-chunk
 q md0 > /out/queue-md
+mdadm --stop /dev/md0 >/dev/null 2>&1
+for level in 1 10; do
+    chunk=""
+    [ $level = 10 ] && chunk=--chunk=16
+    mdadm --zero-superblock ${LCVM_NVME0}n1 ${LCVM_NVME1}n1
+    mdadm --create /dev/md$level --run --level=$level $chunk --raid-devices=2 --assume-clean \
+        ${LCVM_NVME0}n1 ${LCVM_NVME1}n1 > /out/mdadm-raid$level.txt 2>&1
+    "$LCLOUDCTL" probe -o json /dev/md$level > /out/probe-raid$level.json
+    q md$level > /out/queue-raid$level
+    mdadm --stop /dev/md$level >/dev/null 2>&1
+done
+mdadm --zero-superblock ${LCVM_NVME0}n1 ${LCVM_NVME1}n1
+echo "0 16384 striped 2 32 ${LCVM_NVME0}n1 0 ${LCVM_NVME1}n1 0" | dmsetup create --noudevsync striped
 
 ns=${LCVM_NVME2}n1
 echo "0 8192 linear $ns 65536" | dmsetup create --noudevsync aligned
 echo "0 8192 linear $ns 8" | dmsetup create --noudevsync shifted
-for t in aligned shifted; do
+for t in aligned shifted striped; do
     d=$(basename $(ls -d /sys/block/dm-*/dm | while read x; do [ "$(cat $x/name)" = $t ] && echo ${x%/dm}; done))
     "$LCLOUDCTL" probe -o json /dev/$d > /out/probe-$t.json
     dmsetup table $t > /out/table-$t
@@ -67,6 +82,9 @@ QUEUE_KEYS = ("atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
 KERNEL = {
     "sd": (8192, 32768, 32768, 0),    # gran 2 blocks .. 8 blocks of 4 KiB
     "md": (4096, 16384, 16384, 32768),  # min(chunk, NAWUPF); the devices' boundary
+    "raid1": (4096, 16384, 16384, 32768),
+    "raid10": (4096, 16384, 16384, 32768),
+    "striped": (4096, 16384, 16384, 32768),
     "aligned": (4096, 16384, 16384, 32768),
     "shifted": (0, 0, 0, 0),          # a start off the atomic boundary: none
 }
@@ -149,9 +167,17 @@ def test_md_raid0_equals_mdadm_and_sysfs():
         {line.split()[0] for line in run.text("md-offsets").splitlines()}
 
 
-def test_dm_linear_aligned_and_shifted():
+def test_md_raid1_raid10_limits():
     run = guest()
-    for t in ("aligned", "shifted"):
+    for level in ("raid1", "raid10"):
+        assert "started" in run.text("mdadm-%s.txt" % level), run.text("mdadm-%s.txt" % level)
+        p = check_limits(run, level, "md")
+        assert layer(p, "md")["facts"]["md_level"] == level
+
+
+def test_dm_linear_and_striped():
+    run = guest()
+    for t in ("aligned", "shifted", "striped"):
         p = check_limits(run, t, "dm")
         dm = layer(p, "dm")["facts"]
         assert dm["dm_name"] == t
@@ -159,4 +185,5 @@ def test_dm_linear_aligned_and_shifted():
 
 
 if __name__ == "__main__":
-    main([test_scsi_debug_atomic_equals_sg_vpd, test_md_raid0_equals_mdadm_and_sysfs, test_dm_linear_aligned_and_shifted])
+    main([test_scsi_debug_atomic_equals_sg_vpd, test_md_raid0_equals_mdadm_and_sysfs, test_md_raid1_raid10_limits,
+          test_dm_linear_and_striped])

@@ -9,7 +9,7 @@ project's own reader:
      image QEMU left. A Google-PD-shaped scsi-hd (512-byte LBAs, 512-byte log
      sectors) logs the same kind of write as one 32-sector entry.
   2. debian12 lane (QEMU 7.2 has blklogwrites too), same image directory,
-     QEMU killed 3 s after an 8 KiB write (a power cut): lcvm keeps the reused
+     QEMU killed 5 s after an 8 KiB write (a power cut): lcvm keeps the reused
      image as the log's starting image and writes the log's superblock QEMU
      never closed; replaying the log onto the start gives the final image."""
 import json
@@ -115,7 +115,7 @@ def test_log_entries_replay_and_lanes():
         shutil.rmtree(os.path.dirname(run.outdir))
 
         # QEMU 7.2, the same image: its starting state is kept with the log.
-        run = run_guest(GUEST_2, ["--image-dir", imgs, "--kill-after", "3",
+        run = run_guest(GUEST_2, ["--image-dir", imgs, "--kill-after", "5",
                                   "--nvme", nvme.replace(",atomic.nawun=3,atomic.nawupf=3", "")], lane="debian12")
         assert open(os.path.join(run.outdir, "status")).read().strip() == "killed"
         logs = os.path.join(run.outdir, "logs")

@@ -19,6 +19,9 @@ enum {
 	EXIT_WRONG_KIND = 5,
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
+	EXIT_TORN = 8,       /* torture verify: torn or damaged pages; replay --cut-all: an image shows one */
+	EXIT_LOST = 9,       /* torture verify: acknowledged writes lost (and no torn page) */
+	EXIT_TEARABLE = 10,  /* replay: a page write a power cut could tear under the model */
 };
 
 enum output_format {
@@ -51,6 +54,9 @@ void cmd_write_usage(FILE *out);
 int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
+int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_torture_usage(FILE *out);
+int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);

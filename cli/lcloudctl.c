@@ -17,6 +17,8 @@ static const struct command commands[] = {
 	{ "advise", "database settings for this storage (MySQL, MariaDB, PostgreSQL)", cmd_advise, cmd_advise_usage },
 	{ "write", "one hinted, aligned direct write (atomic if asked)", cmd_write, cmd_write_usage },
 	{ "read", "one hinted, aligned direct read", cmd_read, cmd_read_usage },
+	{ "torture", "write self-describing pages, then find torn and lost ones after a crash", cmd_torture,
+	  cmd_torture_usage },
 };
 
 bool parse_output_format(const char *arg, enum output_format *ret)
@@ -52,7 +54,8 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read) refused before submission.\n"
+	      "7 (write, read, torture run) refused before submission, 8 (torture verify)\n"
+	      "torn or damaged pages, 9 (torture verify) lost acknowledged writes.\n"
 	      "See lcloudctl(8).\n",
 	      out);
 }

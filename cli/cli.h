@@ -56,6 +56,8 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_torture_usage(FILE *out);
+int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_replay_usage(FILE *out);
 int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */

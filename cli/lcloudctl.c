@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{ "read", "one hinted, aligned direct read", cmd_read, cmd_read_usage },
 	{ "torture", "write self-describing pages, then find torn and lost ones after a crash", cmd_torture,
 	  cmd_torture_usage },
+	{ "replay", "which page writes in a device's write log a power cut could tear; crash images",
+	  cmd_replay, cmd_replay_usage },
 };
 
 bool parse_output_format(const char *arg, enum output_format *ret)
@@ -55,7 +57,8 @@ static void main_usage(FILE *out)
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
 	      "7 (write, read, torture run) refused before submission, 8 (torture verify)\n"
-	      "torn or damaged pages, 9 (torture verify) lost acknowledged writes.\n"
+	      "torn or damaged pages (replay --cut-all: an image shows one), 9 (torture\n"
+	      "verify) lost acknowledged writes, 10 (replay) a page write could tear.\n"
 	      "See lcloudctl(8).\n",
 	      out);
 }

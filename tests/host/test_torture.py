@@ -168,5 +168,116 @@ def test_device_refusals():
             assert rc == 8 and v["summary"]["damaged"] == PAGES, v["summary"]
 
 
+def replay(*args):
+    p = lcloudctl("replay", *args)
+    return p.returncode, (json.loads(p.stdout) if "-o" in args and p.stdout else p.stdout), p.stderr
+
+
+def test_replay_crafted_log():
+    """A write log made here from a torture file's pages, in the layout QEMU's
+    blklogwrites writes with log-sector-size=4096: page A in two commands,
+    page B in one, pages C and C+1 merged into one 32 KiB command."""
+    need_root()
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        data, record = os.path.join(mnt, "pages"), os.path.join(mnt, "pages.record")
+        out = torture_run(data, record, "--path", "rwf_atomic", "--writes", "100", "--seed", "11")
+        run_id, gen = int(out["run_id"], 16), out["last_generation"] + 1
+        base = os.path.join(mnt, "base")
+        shutil.copy(data, base)
+        a, b, c = 3, 10, 20
+        ss = 4096
+        page_a = stamps.page(run_id, a, gen, PAGE)
+        merged = stamps.page(run_id, c, gen + 2, PAGE) + stamps.page(run_id, c + 1, gen + 3, PAGE)
+        log = os.path.join(mnt, "log")
+        stamps.write_log(log, [
+            (a * PAGE // ss, 0, page_a[:8192]),
+            (a * PAGE // ss + 2, 0, page_a[8192:]),
+            (0, stamps.FLUSH, b""),
+            (b * PAGE // ss, 0, stamps.page(run_id, b, gen + 1, PAGE)),
+            (c * PAGE // ss, 0, merged),
+            (0, stamps.FLUSH, b""),
+        ], sector_size=ss)
+
+        model = ("--lba", "4096", "--atomic-bytes", "16384")
+        rc, doc, err = replay(log, "-o", "json", "--all", *model)
+        assert rc == 10 and doc["schema"] == 1 and doc["result"] == "tearable", (rc, err)
+        assert doc["log"]["entries"] == 6 and doc["log"]["sector_size"] == ss and doc["log"]["flushes"] == 2
+        assert doc["summary"]["page_writes"] == 4 and doc["summary"]["tearable"] == 3, doc["summary"]
+        pw = {p["page"]: p for p in doc["page_writes"]}
+        assert all(p["run_id"] == out["run_id"] for p in pw.values())
+        assert pw[a]["verdict"] == "tearable" and pw[a]["rules"] == ["split"], pw[a]
+        assert [(x["entry"], x["offset"], x["length"], x["first_block"], x["blocks"]) for x in pw[a]["commands"]] == \
+            [(0, a * PAGE, 8192, 0, 16), (1, a * PAGE + 8192, 8192, 16, 16)], pw[a]["commands"]
+        assert pw[a]["tearing_cut"] == {"cut": 1, "tear_blocks": 0, "tear_bytes": 0}, pw[a]
+        assert pw[b]["verdict"] == "atomic" and pw[b]["rules"] == [] and pw[b]["tearing_cut"] is None, pw[b]
+        assert pw[b]["commands"][0]["offset"] == b * PAGE and pw[b]["commands"][0]["atomic"]
+        assert pw[c]["verdict"] == "tearable" and pw[c]["rules"] == ["over-unit"], pw[c]
+        assert pw[c]["tearing_cut"] == {"cut": 4, "tear_blocks": 2, "tear_bytes": 8192}, pw[c]
+        # a 32 KiB atomic unit: only the split page can tear
+        rc, doc, _ = replay(log, "-o", "json", "--lba", "4096", "--atomic-bytes", "32K")
+        assert rc == 10 and [p["page"] for p in doc["page_writes"]] == [a], doc["page_writes"]
+        # the model from a probe: an NVMe namespace with a 32 KiB NAWUPF (the probe's own JSON shape)
+        probe = os.path.join(mnt, "probe.json")
+        with open(probe, "w") as f:
+            json.dump({"probes": [{"path": "/dev/nvme0n1", "layers": [
+                {"layer": "disk", "name": "nvme0n1", "facts": {"logical_block_size": 4096, "write_cache": "write back"}},
+                {"layer": "nvme", "name": "nvme0n1", "facts": {
+                    "lba_size": 4096, "atomic_write_power_fail_bytes": 32768, "atomic_boundary_power_fail_bytes": 0,
+                    "atomic_boundary_offset_bytes": 0, "volatile_write_cache": True}}]}]}, f)
+        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe)
+        assert doc["model"]["lba"] == 4096 and doc["model"]["atomic_bytes"] == 32768, doc["model"]
+        assert doc["model"]["volatile_cache"] and "nvme" in doc["model"]["sources"]["atomic_bytes"], doc["model"]
+        assert rc == 10 and doc["summary"]["tearable"] == 1 and doc["summary"]["not_durable"] == 0, doc["summary"]
+        # ... and from the real probe of the loop device: 512-byte blocks, one of them atomic
+        with open(probe, "w") as f:
+            f.write(lcloudctl("probe", "-o", "json", dev).stdout)
+        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe)
+        assert doc["model"]["lba"] == 512 and doc["model"]["atomic_bytes"] == 512, doc["model"]
+        assert rc == 10 and doc["summary"]["tearable"] == 4, doc["summary"]
+
+        # the text report a person reads
+        rc, text, _ = replay(log, *model)
+        assert rc == 10 and "page %d generation %d: tearable: arrived in 2 commands" % (a, gen) in text, text
+        assert "summary: 4 page writes: 1 atomic, 3 tearable" in text, text
+
+        # crash images: the cut the oracle names shows the tear to torture verify
+        img = os.path.join(mnt, "img")
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut", "1", "-o", "json", *model)
+        assert rc == 0 and doc["image"]["cut"] == 1 and doc["image"]["entry_in_flight"]["entry"] == 1, (rc, err)
+        rc, v = verify(img, record)
+        assert rc == 8 and v["summary"]["torn"] == 1, v["summary"]
+        t = v["page_reports"][0]
+        assert t["page"] == a and t["status"] == "torn", t
+        assert t["parts"][0] == {"first_block": 0, "blocks": 16, "kind": "generation", "generation": gen,
+                                 "age": "new"}, t["parts"]
+        assert t["parts"][1]["first_block"] == 16 and t["parts"][1]["age"] == "old", t["parts"]
+        # inside the merged command: 2 of its 8 logical blocks survive
+        rc, _, err = replay(log, "--base", base, "--out", img, "--cut", "4", "--tear", "2", *model)
+        assert rc == 0, err
+        rc, v = verify(img, record)
+        torn = {p["page"]: p for p in v["page_reports"]}
+        assert rc == 8 and set(torn) == {c}, sorted(torn)
+        assert [(p["first_block"], p["blocks"], p["age"]) for p in torn[c]["parts"]] == [(0, 16, "new"), (16, 16, "old")]
+        # a command within the atomic unit is whole or absent: no tear inside it
+        rc, _, err = replay(log, "--base", base, "--out", img, "--cut", "3", "--tear", "1", *model)
+        assert rc == 2 and "whole or not at all" in err, (rc, err)
+        # everything applied: nothing torn, four pages newer than the record
+        rc, _, err = replay(log, "--base", base, "--out", img, "--cut", "6", *model)
+        rc, v = verify(img, record)
+        assert rc == 0 and v["summary"]["newer_than_record"] == 4, v["summary"]
+        # --cut-all finds an image with a torn page by itself
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "-o", "json", *model)
+        assert rc == 8 and doc["result"] == "torn" and doc["tries"][0]["shown"] == "torn", (rc, err, doc)
+        rc, v = verify(img, record)
+        assert rc == 8 and v["summary"]["torn"] == 1, v["summary"]
+
+        # a damaged log: a clear error, exit 5
+        with open(log, "r+b") as f:
+            f.truncate(os.path.getsize(log) - 4096 * 3)
+        rc, _, err = replay(log)
+        assert rc == 5 and "truncated" in err, (rc, err)
+
+
 if __name__ == "__main__":
-    main([test_run_verify_and_simulated_crashes, test_buffered_and_plain_paths, test_device_refusals])
+    main([test_run_verify_and_simulated_crashes, test_buffered_and_plain_paths, test_device_refusals,
+          test_replay_crafted_log])

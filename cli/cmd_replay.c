@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lcloudctl replay LOG: read a device's write log (dm-log-writes format, as
+ * QEMU's blklogwrites writes it), find the torture pages in it and say which
+ * page writes a power cut could tear under the device's power-fail model;
+ * with --base, make the crash images that show it (replay_images.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "replay.h"
+#include "replay_images.h"
+
+void cmd_replay_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl replay [options] LOG\n"
+	      "       lcloudctl replay [options] LOG --base IMAGE --out IMAGE (--cut K [--tear BLOCKS] | --cut-all)\n"
+	      "\n"
+	      "Read a device's write log (QEMU blklogwrites, Linux dm-log-writes), find the\n"
+	      "pages 'lcloudctl torture run' wrote in it, and say for each page write whether\n"
+	      "a power cut could tear it under the device's power-fail model: it arrived in\n"
+	      "more than one command, or in one command larger than the atomic unit or\n"
+	      "crossing an atomic boundary. With --base, write the disk as a power cut would\n"
+	      "have left it: the first K entries of the log applied to a copy of the disk\n"
+	      "before the run, and the first BLOCKS logical blocks of entry K.\n"
+	      "\n"
+	      "Model (default: one logical block, the log's sector, is atomic):\n"
+	      "      --lba N               the device's logical block size\n"
+	      "      --atomic-bytes N      power-fail atomic write size (NVMe NAWUPF/AWUPF)\n"
+	      "      --boundary N          atomic boundary size (NVMe NABSPF); 0: none\n"
+	      "      --boundary-offset N   where the boundaries start (NVMe NABO)\n"
+	      "      --volatile-cache      writes are durable only after a FLUSH (or with FUA)\n"
+	      "      --model-from FILE     take the model from 'lcloudctl probe -o json' of the device\n"
+	      "\n"
+	      "Options:\n"
+	      "      --scan-tail           read entries past the super block's count (QEMU updates\n"
+	      "                            it only on a flush or every 4096 entries)\n"
+	      "      --all                 list every page write, not only the tearable ones\n"
+	      "      --base IMAGE          the disk before the logged run\n"
+	      "      --out IMAGE           the crash image to write\n"
+	      "      --cut K               apply entries 0 to K-1\n"
+	      "      --tear BLOCKS         and the first BLOCKS logical blocks of entry K\n"
+	      "      --cut-all             try the cut of every tearable page write; keep the first\n"
+	      "                            image that shows a torn page\n"
+	      "  -o, --output FORMAT       normal (default) or json\n"
+	      "  -h, --help                show this help\n"
+	      "\n"
+	      "Exit status: 0 no page write is tearable (or the image was written), 10 a page\n"
+	      "write is tearable, 8 (--cut-all) an image shows a torn page.\n",
+	      out);
+}
+
+static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
+{
+	if (parse_size(arg, ret) < 0) {
+		fprintf(stderr, "lcloudctl replay: bad value '%s' for --%s\n", arg, name);
+		return false;
+	}
+	return true;
+}
+
+static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
+{
+	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
+	       OPT_ALL, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL };
+	static const struct option options[] = {
+		{ "lba", required_argument, NULL, OPT_LBA },
+		{ "atomic-bytes", required_argument, NULL, OPT_ATOMIC },
+		{ "boundary", required_argument, NULL, OPT_BOUNDARY },
+		{ "boundary-offset", required_argument, NULL, OPT_BOUNDARY_OFFSET },
+		{ "volatile-cache", no_argument, NULL, OPT_VOLATILE },
+		{ "model-from", required_argument, NULL, OPT_MODEL_FROM },
+		{ "scan-tail", no_argument, NULL, OPT_SCAN_TAIL },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "cut", required_argument, NULL, OPT_CUT },
+		{ "tear", required_argument, NULL, OPT_TEAR },
+		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->format = g->format;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_LBA:
+			if (!parse_opt_size(optarg, &o->lba, "lba"))
+				return -1;
+			o->have_lba = true;
+			break;
+		case OPT_ATOMIC:
+			if (!parse_opt_size(optarg, &o->atomic, "atomic-bytes"))
+				return -1;
+			o->have_atomic = true;
+			break;
+		case OPT_BOUNDARY:
+			if (!parse_opt_size(optarg, &o->boundary, "boundary"))
+				return -1;
+			o->have_boundary = true;
+			break;
+		case OPT_BOUNDARY_OFFSET:
+			if (!parse_opt_size(optarg, &o->boundary_offset, "boundary-offset"))
+				return -1;
+			o->have_boundary_offset = true;
+			break;
+		case OPT_VOLATILE:
+			o->volatile_cache = true;
+			break;
+		case OPT_MODEL_FROM:
+			o->model_from = optarg;
+			break;
+		case OPT_SCAN_TAIL:
+			o->scan_tail = true;
+			break;
+		case OPT_ALL:
+			o->all = true;
+			break;
+		case OPT_BASE:
+			o->base = optarg;
+			break;
+		case OPT_OUT:
+			o->out = optarg;
+			break;
+		case OPT_CUT:
+			if (parse_size(optarg, &o->cut) < 0) {
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --cut\n", optarg);
+				return -1;
+			}
+			o->have_cut = true;
+			break;
+		case OPT_TEAR:
+			if (parse_size(optarg, &o->tear) < 0) {
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --tear\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CUT_ALL:
+			o->cut_all = true;
+			break;
+		case 'o':
+			if (!parse_output_format(optarg, &o->format)) {
+				fprintf(stderr, "lcloudctl replay: unknown output format '%s' (use normal or json)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			cmd_replay_usage(stdout);
+			return 1;
+		default:
+			cmd_replay_usage(stderr);
+			return -1;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "lcloudctl replay: give one LOG\n");
+		return -1;
+	}
+	o->log = argv[optind];
+	if ((o->base || o->out || o->have_cut || o->tear || o->cut_all) &&
+	    (!o->base || !o->out || o->have_cut == o->cut_all)) {
+		fprintf(stderr, "lcloudctl replay: a crash image needs --base, --out and one of --cut and --cut-all\n");
+		return -1;
+	}
+	if (o->tear && !o->have_cut) {
+		fprintf(stderr, "lcloudctl replay: --tear goes with --cut\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The model: the probe's facts, then the options over them; one logical block by default. */
+static int build_model(const struct replay_opts *o, uint32_t log_sector, struct replay_model *m)
+{
+	char err[400];
+
+	memset(m, 0, sizeof(*m));
+	if (o->model_from && replay_model_from_probe(o->model_from, m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lcloudctl replay: --model-from %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (o->have_lba) {
+		m->m.lba = o->lba;
+		snprintf(m->src_lba, sizeof(m->src_lba), "option");
+	}
+	if (!m->m.lba) {
+		m->m.lba = log_sector;
+		snprintf(m->src_lba, sizeof(m->src_lba), "log sector size");
+	}
+	if (o->have_atomic) {
+		m->m.atomic_bytes = o->atomic;
+		snprintf(m->src_atomic, sizeof(m->src_atomic), "option");
+	}
+	if (!m->m.atomic_bytes) {
+		m->m.atomic_bytes = m->m.lba;
+		snprintf(m->src_atomic, sizeof(m->src_atomic), "default: one logical block");
+	}
+	if (o->have_boundary) {
+		m->m.boundary = o->boundary;
+		m->m.boundary_offset = 0;
+		snprintf(m->src_boundary, sizeof(m->src_boundary), "option");
+	}
+	if (o->have_boundary_offset)
+		m->m.boundary_offset = o->boundary_offset;
+	if (!m->src_boundary[0])
+		snprintf(m->src_boundary, sizeof(m->src_boundary), "default: none");
+	if (o->volatile_cache) {
+		m->m.volatile_cache = true;
+		snprintf(m->src_cache, sizeof(m->src_cache), "option");
+	}
+	if (!m->src_cache[0])
+		snprintf(m->src_cache, sizeof(m->src_cache), "default: none");
+	if (oracle_model_check(&m->m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lcloudctl replay: the model: %s\n", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static const char *verdict_word(enum oracle_verdict v)
+{
+	return v == ORACLE_ATOMIC ? "atomic" : v == ORACLE_TEARABLE ? "tearable" : "incomplete";
+}
+
+const char *replay_reasons(const struct writelog *log, const struct oracle_model *m,
+			   const struct oracle_page_write *w, char *buf, size_t size)
+{
+	const uint64_t ss = writelog_sector_size(log);
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define ADD(...) (n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__))
+	if (w->verdict == ORACLE_INCOMPLETE)
+		ADD("only %u of its %u blocks are in the log", w->blocks_seen, w->page_size / 512);
+	if (w->rules & ORACLE_SPLIT) {
+		uint64_t prev = UINT64_MAX;
+		uint32_t cmds = 0;
+
+		for (uint32_t i = 0; i < w->n_parts; i++)
+			if (w->parts[i].entry != prev) {
+				cmds++;
+				prev = w->parts[i].entry;
+			}
+		ADD("%sarrived in %u commands (entries %" PRIu64 " to %" PRIu64 "): a cut between them leaves part of "
+		    "the page old", n ? "; " : "", cmds, w->first_entry, w->last_entry);
+	}
+	if (w->rules & (ORACLE_OVER_UNIT | ORACLE_BOUNDARY)) {
+		const struct writelog_entry *e = writelog_entry(log, w->rule_entry);
+		uint64_t cs = e->sector * ss;
+
+		if (e->data_bytes > m->atomic_bytes)
+			ADD("%sentry %" PRIu64 ": a command of %" PRIu64 " bytes at %" PRIu64 " is larger than the atomic "
+			    "unit (%" PRIu64 ") and carries more than one logical block of the page", n ? "; " : "",
+			    e->index, e->data_bytes, cs, m->atomic_bytes);
+		else
+			ADD("%sentry %" PRIu64 ": the command [%" PRIu64 ", %" PRIu64 ") crosses the atomic boundary at "
+			    "%" PRIu64 ", so no more than each logical block of it is atomic, and it carries more than "
+			    "one of the page", n ? "; " : "", e->index, cs, cs + e->data_bytes,
+			    oracle_boundary_after(m, cs));
+	}
+	if (!w->durable)
+		ADD("%snot durable: no FLUSH after its last command (entry %" PRIu64 "), so a volatile cache may lose "
+		    "it", n ? "; " : "", w->last_entry);
+#undef ADD
+	return buf;
+}
+
+static json_object *u64_json(uint64_t v)
+{
+	return json_object_new_int64((int64_t)v);
+}
+
+static json_object *page_write_to_json(const struct writelog *log, const struct replay_model *rm,
+				       const struct oracle_page_write *w)
+{
+	const uint64_t ss = writelog_sector_size(log);
+	json_object *j = json_object_new_object(), *rules = json_object_new_array(), *cmds = json_object_new_array();
+	char id[32], why[1024];
+
+	snprintf(id, sizeof(id), "0x%016" PRIx64, w->run_id);
+	json_object_object_add(j, "run_id", json_object_new_string(id));
+	json_object_object_add(j, "page", u64_json(w->page));
+	json_object_object_add(j, "generation", u64_json(w->generation));
+	json_object_object_add(j, "copy", u64_json(w->copy));
+	json_object_object_add(j, "page_size", u64_json(w->page_size));
+	json_object_object_add(j, "verdict", json_object_new_string(verdict_word(w->verdict)));
+	if (w->rules & ORACLE_SPLIT)
+		json_object_array_add(rules, json_object_new_string("split"));
+	if (w->rules & ORACLE_OVER_UNIT)
+		json_object_array_add(rules, json_object_new_string("over-unit"));
+	if (w->rules & ORACLE_BOUNDARY)
+		json_object_array_add(rules, json_object_new_string("boundary"));
+	json_object_object_add(j, "rules", rules);
+	json_object_object_add(j, "reason", json_object_new_string(replay_reasons(log, &rm->m, w, why, sizeof(why))));
+	json_object_object_add(j, "durable", json_object_new_boolean(w->durable));
+	for (uint32_t i = 0; i < w->n_parts; i++) {
+		const struct oracle_part *p = &w->parts[i];
+		const struct writelog_entry *e = writelog_entry(log, p->entry);
+		json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "entry", u64_json(p->entry));
+		json_object_object_add(c, "kind", json_object_new_string(writelog_entry_kind(e)));
+		json_object_object_add(c, "offset", u64_json(e->sector * ss));
+		json_object_object_add(c, "length", u64_json(e->data_bytes));
+		json_object_object_add(c, "atomic", json_object_new_boolean(oracle_command_atomic(&rm->m, e->sector * ss,
+												   e->data_bytes)));
+		json_object_object_add(c, "first_block", u64_json(p->first_block));
+		json_object_object_add(c, "blocks", u64_json(p->blocks));
+		json_object_object_add(c, "page_offset", u64_json(p->dev_offset));
+		json_object_array_add(cmds, c);
+	}
+	json_object_object_add(j, "commands", cmds);
+	if (w->verdict == ORACLE_TEARABLE) {
+		json_object *cut = json_object_new_object();
+
+		json_object_object_add(cut, "cut", u64_json(w->cut_entry));
+		json_object_object_add(cut, "tear_blocks", u64_json(w->cut_bytes / rm->m.lba));
+		json_object_object_add(cut, "tear_bytes", u64_json(w->cut_bytes));
+		json_object_object_add(j, "tearing_cut", cut);
+	} else {
+		json_object_object_add(j, "tearing_cut", NULL);
+	}
+	return j;
+}
+
+static void print_page_write(const struct writelog *log, const struct replay_model *rm,
+			     const struct oracle_page_write *w)
+{
+	const uint64_t ss = writelog_sector_size(log);
+	char why[1024];
+
+	printf("run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 "%s: %s", w->run_id, w->page, w->generation,
+	       w->copy ? " (a further copy)" : "", verdict_word(w->verdict));
+	if (w->verdict != ORACLE_ATOMIC || !w->durable)
+		printf(": %s", replay_reasons(log, &rm->m, w, why, sizeof(why)));
+	printf("\n  commands:");
+	for (uint32_t i = 0; i < w->n_parts; i++) {
+		const struct oracle_part *p = &w->parts[i];
+		const struct writelog_entry *e = writelog_entry(log, p->entry);
+
+		printf("%s entry %" PRIu64 " %s [%" PRIu64 ", %" PRIu64 ") blocks %u-%u", i ? ";" : "", p->entry,
+		       writelog_entry_kind(e), e->sector * ss, e->sector * ss + e->data_bytes, p->first_block,
+		       p->first_block + p->blocks - 1);
+	}
+	putchar('\n');
+	if (w->verdict == ORACLE_TEARABLE)
+		printf("  shown by: --cut %" PRIu64 " --tear %" PRIu64 "\n", w->cut_entry, w->cut_bytes / rm->m.lba);
+}
+
+json_object *replay_log_info_json(const char *path, const struct writelog *log, const struct oracle_result *r)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "file", json_object_new_string(path));
+	json_object_object_add(j, "sector_size", u64_json(writelog_sector_size(log)));
+	json_object_object_add(j, "entries", u64_json(writelog_entry_count(log)));
+	json_object_object_add(j, "super_entries", u64_json(writelog_super_entries(log)));
+	json_object_object_add(j, "trailing_bytes", u64_json(writelog_trailing_bytes(log)));
+	if (r) {
+		json_object_object_add(j, "writes", u64_json(r->write_entries));
+		json_object_object_add(j, "flushes", u64_json(r->flush_entries));
+		json_object_object_add(j, "fua_writes", u64_json(r->fua_entries));
+		json_object_object_add(j, "discards", u64_json(r->discard_entries));
+		json_object_object_add(j, "marks", u64_json(r->mark_entries));
+		json_object_object_add(j, "bytes_written", u64_json(r->bytes_written));
+	}
+	return j;
+}
+
+json_object *replay_model_json(const struct replay_model *rm)
+{
+	json_object *j = json_object_new_object(), *src = json_object_new_object();
+
+	json_object_object_add(j, "lba", u64_json(rm->m.lba));
+	json_object_object_add(j, "atomic_bytes", u64_json(rm->m.atomic_bytes));
+	json_object_object_add(j, "boundary", u64_json(rm->m.boundary));
+	json_object_object_add(j, "boundary_offset", u64_json(rm->m.boundary_offset));
+	json_object_object_add(j, "volatile_cache", json_object_new_boolean(rm->m.volatile_cache));
+	json_object_object_add(src, "lba", json_object_new_string(rm->src_lba));
+	json_object_object_add(src, "atomic_bytes", json_object_new_string(rm->src_atomic));
+	json_object_object_add(src, "boundary", json_object_new_string(rm->src_boundary));
+	json_object_object_add(src, "volatile_cache", json_object_new_string(rm->src_cache));
+	json_object_object_add(j, "sources", src);
+	return j;
+}
+
+static void print_model(const struct replay_model *rm)
+{
+	printf("model: logical block %" PRIu64 " (%s), atomic unit %" PRIu64 " (%s), ", rm->m.lba, rm->src_lba,
+	       rm->m.atomic_bytes, rm->src_atomic);
+	if (rm->m.boundary)
+		printf("boundary %" PRIu64 " from %" PRIu64 " (%s), ", rm->m.boundary, rm->m.boundary_offset,
+		       rm->src_boundary);
+	else
+		printf("no boundary (%s), ", rm->src_boundary);
+	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", rm->src_cache);
+}
+
+static int analyse(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm)
+{
+	struct oracle_result r;
+	char err[400];
+	int rc, e = oracle_run(log, &rm->m, &r, err, sizeof(err));
+
+	if (e < 0) {
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->log, err[0] ? err : strerror(-e));
+		return EXIT_FAILURE_GENERIC;
+	}
+	rc = r.tearable ? EXIT_TEARABLE : EXIT_OK;
+	if (o->format == OUTPUT_JSON) {
+		json_object *doc = json_object_new_object(), *sum = json_object_new_object(), *pws = json_object_new_array();
+		json_object *runs = json_object_new_array();
+
+		json_object_object_add(doc, "schema", json_object_new_int(1));
+		json_object_object_add(doc, "command", json_object_new_string("replay"));
+		json_object_object_add(doc, "log", replay_log_info_json(o->log, log, &r));
+		json_object_object_add(doc, "model", replay_model_json(rm));
+		for (uint64_t i = 0; i < r.n_writes; i++) {
+			bool seen = false;
+			char id[32];
+
+			for (uint64_t k = 0; k < i && !seen; k++)
+				seen = r.writes[k].run_id == r.writes[i].run_id;
+			if (!seen) {
+				snprintf(id, sizeof(id), "0x%016" PRIx64, r.writes[i].run_id);
+				json_object_array_add(runs, json_object_new_string(id));
+			}
+			if (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable)
+				json_object_array_add(pws, page_write_to_json(log, rm, &r.writes[i]));
+		}
+		json_object_object_add(sum, "runs", runs);
+		json_object_object_add(sum, "page_writes", u64_json(r.n_writes));
+		json_object_object_add(sum, "atomic", u64_json(r.atomic));
+		json_object_object_add(sum, "tearable", u64_json(r.tearable));
+		json_object_object_add(sum, "incomplete", u64_json(r.incomplete));
+		json_object_object_add(sum, "not_durable", u64_json(r.not_durable));
+		json_object_object_add(sum, "stamped_blocks", u64_json(r.stamped_blocks));
+		json_object_object_add(sum, "other_blocks", u64_json(r.other_blocks));
+		json_object_object_add(doc, "summary", sum);
+		json_object_object_add(doc, "result", json_object_new_string(r.tearable ? "tearable" : "atomic"));
+		json_object_object_add(doc, "page_writes", pws);
+		print_json(stdout, doc);
+		json_object_put(doc);
+	} else {
+		printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %" PRIu64
+		       " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", o->log,
+		       writelog_entry_count(log), r.write_entries, r.flush_entries, r.fua_entries, r.discard_entries,
+		       r.mark_entries, writelog_sector_size(log), r.bytes_written);
+		print_model(rm);
+		for (uint64_t i = 0; i < r.n_writes; i++)
+			if (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable)
+				print_page_write(log, rm, &r.writes[i]);
+		printf("summary: %" PRIu64 " page writes: %" PRIu64 " atomic, %" PRIu64 " tearable, %" PRIu64
+		       " incomplete; %" PRIu64 " not durable; %" PRIu64 " stamped blocks, %" PRIu64 " other blocks\n",
+		       r.n_writes, r.atomic, r.tearable, r.incomplete, r.not_durable, r.stamped_blocks, r.other_blocks);
+		printf("result: %s\n", r.tearable ? "TEARABLE: a power cut could leave pages part old, part new"
+						  : r.n_writes ? "atomic: no cut tears a page under this model"
+							       : "no torture pages in the log");
+	}
+	oracle_result_release(&r);
+	return rc;
+}
+
+int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+{
+	struct replay_opts o;
+	struct replay_model rm;
+	struct writelog *log = NULL;
+	char err[512];
+	int fd, r, rc;
+
+	(void)ctx;
+	rc = parse_replay_opts(argc, argv, g, &o);
+	if (rc)
+		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	fd = open(o.log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", o.log, strerror(errno));
+		return exit_code_for_error(-errno);
+	}
+	r = writelog_open_fd(fd, o.scan_tail ? WRITELOG_SCAN_TAIL : 0, &log, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", o.log, err[0] ? err : strerror(-r));
+		close(fd);
+		return r == -EBADMSG || r == -EPROTONOSUPPORT ? EXIT_WRONG_KIND : exit_code_for_error(r);
+	}
+	if (!o.scan_tail && writelog_trailing_bytes(log) && o.format != OUTPUT_JSON)
+		fprintf(stderr, "lcloudctl replay: %s: %" PRIu64 " bytes follow the %" PRIu64 " entries the super block "
+			"counts; if the guest died before QEMU updated it, --scan-tail reads them\n", o.log,
+			writelog_trailing_bytes(log), writelog_entry_count(log));
+	rc = build_model(&o, writelog_sector_size(log), &rm);
+	if (!rc) {
+		if (o.cut_all)
+			rc = replay_cut_all(&o, log, &rm);
+		else if (o.have_cut)
+			rc = replay_cut(&o, log, &rm);
+		else
+			rc = analyse(&o, log, &rm);
+	}
+	writelog_free(log);
+	close(fd);
+	return rc;
+}

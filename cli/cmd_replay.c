@@ -43,6 +43,7 @@ void cmd_replay_usage(FILE *out)
 	      "      --scan-tail           read entries past the super block's count (QEMU updates\n"
 	      "                            it only on a flush or every 4096 entries)\n"
 	      "      --all                 list every page write, not only the tearable ones\n"
+	      "      --run ID              only the page writes of this torture run (its run id)\n"
 	      "      --base IMAGE          the disk before the logged run\n"
 	      "      --out IMAGE           the crash image to write\n"
 	      "      --cut K               apply entries 0 to K-1\n"
@@ -69,7 +70,7 @@ static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
 {
 	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
-	       OPT_ALL, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL };
+	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL };
 	static const struct option options[] = {
 		{ "lba", required_argument, NULL, OPT_LBA },
 		{ "atomic-bytes", required_argument, NULL, OPT_ATOMIC },
@@ -79,6 +80,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "model-from", required_argument, NULL, OPT_MODEL_FROM },
 		{ "scan-tail", no_argument, NULL, OPT_SCAN_TAIL },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "run", required_argument, NULL, OPT_RUN },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "cut", required_argument, NULL, OPT_CUT },
@@ -127,6 +129,18 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		case OPT_ALL:
 			o->all = true;
 			break;
+		case OPT_RUN: {
+			char *end;
+
+			errno = 0;
+			o->run = strtoull(optarg, &end, 0);
+			if (errno || *end || !optarg[0]) {
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --run (a run id, 0x...)\n", optarg);
+				return -1;
+			}
+			o->have_run = true;
+			break;
+		}
 		case OPT_BASE:
 			o->base = optarg;
 			break;
@@ -304,6 +318,11 @@ static json_object *page_write_to_json(const struct writelog *log, const struct 
 	json_object_object_add(j, "rules", rules);
 	json_object_object_add(j, "reason", json_object_new_string(replay_reasons(log, &rm->m, w, why, sizeof(why))));
 	json_object_object_add(j, "durable", json_object_new_boolean(w->durable));
+	json_object_object_add(j, "device_offset", u64_json(w->device_offset));
+	json_object_object_add(j, "previous_device_offset",
+			       w->previous_offset == UINT64_MAX ? NULL : u64_json(w->previous_offset));
+	json_object_object_add(j, "relocated", w->previous_offset == UINT64_MAX
+						? NULL : json_object_new_boolean(w->previous_offset != w->device_offset));
 	for (uint32_t i = 0; i < w->n_parts; i++) {
 		const struct oracle_part *p = &w->parts[i];
 		const struct writelog_entry *e = writelog_entry(log, p->entry);
@@ -354,6 +373,10 @@ static void print_page_write(const struct writelog *log, const struct replay_mod
 		       p->first_block + p->blocks - 1);
 	}
 	putchar('\n');
+	if (w->previous_offset != UINT64_MAX && w->previous_offset != w->device_offset)
+		printf("  relocated: the previous generation was written at %" PRIu64 ", this one at %" PRIu64
+		       " (a file system that switches the file to the new blocks keeps the old page whole until then)\n",
+		       w->previous_offset, w->device_offset);
 	if (w->verdict == ORACLE_TEARABLE)
 		printf("  shown by: --cut %" PRIu64 " --tear %" PRIu64 "\n", w->cut_entry, w->cut_bytes / rm->m.lba);
 }
@@ -407,15 +430,41 @@ static void print_model(const struct replay_model *rm)
 	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", rm->src_cache);
 }
 
+bool replay_selected(const struct replay_opts *o, const struct oracle_page_write *w)
+{
+	return !o->have_run || w->run_id == o->run;
+}
+
 static int analyse(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm)
 {
 	struct oracle_result r;
+	uint64_t selected;
 	char err[400];
 	int rc, e = oracle_run(log, &rm->m, &r, err, sizeof(err));
 
 	if (e < 0) {
 		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->log, err[0] ? err : strerror(-e));
 		return EXIT_FAILURE_GENERIC;
+	}
+	if (o->have_run) {
+		/* the counts of the run asked about */
+		uint64_t n = 0;
+
+		r.atomic = r.tearable = r.incomplete = r.not_durable = 0;
+		for (uint64_t i = 0; i < r.n_writes; i++) {
+			const struct oracle_page_write *w = &r.writes[i];
+
+			if (!replay_selected(o, w))
+				continue;
+			n++;
+			r.atomic += w->verdict == ORACLE_ATOMIC;
+			r.tearable += w->verdict == ORACLE_TEARABLE;
+			r.incomplete += w->verdict == ORACLE_INCOMPLETE;
+			r.not_durable += !w->durable;
+		}
+		selected = n;
+	} else {
+		selected = r.n_writes;
 	}
 	rc = r.tearable ? EXIT_TEARABLE : EXIT_OK;
 	if (o->format == OUTPUT_JSON) {
@@ -436,11 +485,12 @@ static int analyse(const struct replay_opts *o, const struct writelog *log, cons
 				snprintf(id, sizeof(id), "0x%016" PRIx64, r.writes[i].run_id);
 				json_object_array_add(runs, json_object_new_string(id));
 			}
-			if (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable)
+			if (replay_selected(o, &r.writes[i]) &&
+			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
 				json_object_array_add(pws, page_write_to_json(log, rm, &r.writes[i]));
 		}
 		json_object_object_add(sum, "runs", runs);
-		json_object_object_add(sum, "page_writes", u64_json(r.n_writes));
+		json_object_object_add(sum, "page_writes", u64_json(selected));
 		json_object_object_add(sum, "atomic", u64_json(r.atomic));
 		json_object_object_add(sum, "tearable", u64_json(r.tearable));
 		json_object_object_add(sum, "incomplete", u64_json(r.incomplete));
@@ -459,14 +509,16 @@ static int analyse(const struct replay_opts *o, const struct writelog *log, cons
 		       r.mark_entries, writelog_sector_size(log), r.bytes_written);
 		print_model(rm);
 		for (uint64_t i = 0; i < r.n_writes; i++)
-			if (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable)
+			if (replay_selected(o, &r.writes[i]) &&
+			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
 				print_page_write(log, rm, &r.writes[i]);
 		printf("summary: %" PRIu64 " page writes: %" PRIu64 " atomic, %" PRIu64 " tearable, %" PRIu64
 		       " incomplete; %" PRIu64 " not durable; %" PRIu64 " stamped blocks, %" PRIu64 " other blocks\n",
-		       r.n_writes, r.atomic, r.tearable, r.incomplete, r.not_durable, r.stamped_blocks, r.other_blocks);
+		       selected, r.atomic, r.tearable, r.incomplete, r.not_durable, r.stamped_blocks, r.other_blocks);
 		printf("result: %s\n", r.tearable ? "TEARABLE: a power cut could leave pages part old, part new"
-						  : r.n_writes ? "atomic: no cut tears a page under this model"
-							       : "no torture pages in the log");
+						  : selected ? "atomic: no cut tears a page under this model"
+							     : o->have_run ? "no page of that run in the log"
+									   : "no torture pages in the log");
 	}
 	oracle_result_release(&r);
 	return rc;

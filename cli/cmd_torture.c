@@ -293,7 +293,9 @@ static int prepare_target(const struct run_opts *o)
 		}
 		return 0;
 	}
-	fprintf(stderr, "lcloudctl torture run: %s is neither a regular file nor a block device\n", o->target);
+	fprintf(stderr, "lcloudctl torture run: %s is neither a regular file nor a block device%s\n", o->target,
+		S_ISCHR(st.st_mode) ? " (for passthrough, give the namespace's block device: the queue reaches its "
+				      "generic node, and the block device is what a flush goes to)" : "");
 	return EXIT_WRONG_KIND;
 }
 

@@ -163,7 +163,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	struct oracle_result res;
 	json_object *doc = NULL, *tries = NULL;
 	const struct oracle_page_write *found = NULL;
-	uint64_t tried = 0;
+	uint64_t tried = 0, tearable = 0;
 	char err[512];
 	int r = oracle_run(log, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
@@ -175,11 +175,13 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		doc = doc_new(o, log, rm);
 		tries = json_object_new_array();
 	}
+	for (uint64_t i = 0; i < res.n_writes; i++)
+		tearable += res.writes[i].verdict == ORACLE_TEARABLE && replay_selected(o, &res.writes[i]);
 	for (uint64_t i = 0; i < res.n_writes && !found; i++) {
 		const struct oracle_page_write *w = &res.writes[i];
 		struct shown s = { .word = "none" };
 
-		if (w->verdict != ORACLE_TEARABLE)
+		if (w->verdict != ORACLE_TEARABLE || !replay_selected(o, w))
 			continue;
 		r = crash_image_make(log, o->base, o->out, w->cut_entry, w->cut_bytes, err, sizeof(err));
 		if (r >= 0)
@@ -217,7 +219,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	if (rc == EXIT_OK && found)
 		rc = EXIT_TORN;
 	if (doc) {
-		json_object_object_add(doc, "tearable", json_object_new_int64((int64_t)res.tearable));
+		json_object_object_add(doc, "tearable", json_object_new_int64((int64_t)tearable));
 		json_object_object_add(doc, "tried", json_object_new_int64((int64_t)tried));
 		json_object_object_add(doc, "tries", tries);
 		json_object_object_add(doc, "result", json_object_new_string(found ? "torn" : rc ? "error" : "none shown"));
@@ -228,7 +230,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn\n", o->out,
 		       found->run_id, found->page, found->generation);
 	} else if (rc == EXIT_OK) {
-		printf("result: %s\n", res.tearable ? "no image showed a torn page" : "no tearable page write: nothing to cut");
+		printf("result: %s\n", tearable ? "no image showed a torn page" : "no tearable page write: nothing to cut");
 	}
 	oracle_result_release(&res);
 	return rc;

@@ -12,12 +12,14 @@
 
 struct replay_opts {
 	const char *log, *model_from, *base, *out;
-	uint64_t lba, atomic, boundary, boundary_offset, cut, tear;
-	bool have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_cut,
+	uint64_t lba, atomic, boundary, boundary_offset, cut, tear, run;
+	bool have_run, have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_cut,
 		cut_all;
 	enum output_format format;
 };
 
+/* Is W one of the page writes the options ask about (--run)? */
+bool replay_selected(const struct replay_opts *o, const struct oracle_page_write *w);
 /* --cut K [--tear BLOCKS]: one image. */
 int replay_cut(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm);
 /* --cut-all: the tearing cut of each tearable page write until an image shows the tear. */

@@ -270,6 +270,47 @@ static void judge(struct oracle_page_write *w, const struct writelog *log, const
 		w->durable = false;
 }
 
+static const struct oracle_result *sort_result;
+
+static int by_page_then_order(const void *a, const void *b)
+{
+	const struct oracle_page_write *x = &sort_result->writes[*(const uint64_t *)a];
+	const struct oracle_page_write *y = &sort_result->writes[*(const uint64_t *)b];
+
+	if (x->run_id != y->run_id)
+		return x->run_id < y->run_id ? -1 : 1;
+	if (x->page != y->page)
+		return x->page < y->page ? -1 : 1;
+	return *(const uint64_t *)a < *(const uint64_t *)b ? -1 : *(const uint64_t *)a > *(const uint64_t *)b;
+}
+
+/* Where each page write's previous generation (earlier in the log) was written: relocation evidence. */
+static int link_previous(struct oracle_result *r)
+{
+	uint64_t *order = malloc((r->n_writes ? r->n_writes : 1) * sizeof(*order));
+
+	if (!order)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < r->n_writes; i++) {
+		struct oracle_page_write *w = &r->writes[i];
+
+		order[i] = i;
+		w->device_offset = w->parts[0].dev_offset - (uint64_t)w->parts[0].first_block * TORTURE_BLOCK_SIZE;
+		w->previous_offset = UINT64_MAX;
+	}
+	sort_result = r;
+	qsort(order, r->n_writes, sizeof(*order), by_page_then_order);
+	for (uint64_t i = 1; i < r->n_writes; i++) {
+		struct oracle_page_write *w = &r->writes[order[i]];
+		const struct oracle_page_write *prev = &r->writes[order[i - 1]];
+
+		if (prev->run_id == w->run_id && prev->page == w->page)
+			w->previous_offset = prev->device_offset;
+	}
+	free(order);
+	return 0;
+}
+
 int oracle_run(const struct writelog *log, const struct oracle_model *m, struct oracle_result *ret, char *err,
 	       size_t err_size)
 {
@@ -323,6 +364,9 @@ int oracle_run(const struct writelog *log, const struct oracle_model *m, struct 
 			}
 		}
 	}
+	e = link_previous(&r);
+	if (e < 0)
+		goto out;
 	for (uint64_t i = 0; i < r.n_writes; i++) {
 		struct oracle_page_write *w = &r.writes[i];
 

@@ -22,6 +22,14 @@
  *
  * The same page, generation and block logged twice (a journal copy, a
  * rewrite) starts a second copy, judged on its own.
+ *
+ * The rules speak of the device's blocks. A file system that writes a page
+ * somewhere new and then points the file at it (XFS's copy-on-write atomic
+ * writes, a log-structured layout) keeps the old page whole until that
+ * switch, whatever the device does to the new blocks; such page writes are
+ * marked "relocated" (the previous generation of the page was logged at
+ * another device offset), and only an image, mounted, shows what the file
+ * holds.
  */
 #ifndef LCLOUD_LAB_ORACLE_H
 #define LCLOUD_LAB_ORACLE_H
@@ -73,6 +81,8 @@ struct oracle_page_write {
 	/* a cut that tears it (ORACLE_TEARABLE): apply entries before CUT_ENTRY, then CUT_BYTES of that one */
 	uint64_t cut_entry, cut_bytes;
 	uint64_t rule_entry;  /* the command an over-unit or boundary rule is about */
+	/* device offset of the page's block 0 (as if contiguous) and of its previous generation in the log */
+	uint64_t device_offset, previous_offset; /* previous_offset UINT64_MAX: none in the log */
 };
 
 struct oracle_result {

@@ -72,6 +72,8 @@ def test_entry_kinds_and_durability():
         assert doc["summary"]["not_durable"] == 1
         kinds = [c["kind"] for p in doc["page_writes"] for c in p["commands"]]
         assert kinds == ["write", "write", "write+fua"], kinds
+        assert [(p["device_offset"], p["relocated"]) for p in doc["page_writes"]] == \
+            [(0, None), (64 * 512, None), (128 * 512, None)], doc["page_writes"]
         # without a volatile cache every completed write is durable
         rc, doc, _ = replay(log, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
         assert rc == 0 and doc["summary"]["not_durable"] == 0 and doc["page_writes"] == [], doc
@@ -119,6 +121,11 @@ def test_boundary_from_probe_json():
         # the options override the probe
         rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--boundary", "0")
         assert rc == 0 and doc["model"]["boundary"] == 0, doc["model"]
+        # another run's pages only: nothing of this one
+        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--run", "0x1234")
+        assert rc == 0 and doc["summary"]["page_writes"] == 0 and doc["summary"]["runs"] == ["0x%016x" % RUN], doc
+        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--run", hex(RUN))
+        assert rc == 10 and doc["summary"]["page_writes"] == 2, doc["summary"]
         # not a probe
         with open(probe, "w") as f:
             f.write("{}")

@@ -194,16 +194,37 @@ static void test_copies_and_durability(void **state)
 	craft_flush(&c);
 	craft_write(&c, PAGE, page(1, 2), PAGE, 0);             /* after the last flush */
 	craft_write(&c, 2 * PAGE, page(2, 3), PAGE, WRITELOG_FUA); /* FUA: durable on its own */
+	craft_write(&c, 50 * PAGE, page(2, 4), PAGE, 0);         /* the next generation elsewhere */
+	craft_write(&c, 3 * PAGE, page(3, 5), PAGE, 0);
+	craft_write(&c, 3 * PAGE, page(3, 6), PAGE, 0);          /* in place */
+	craft_flush(&c);
 	r = judge(&c, &m, &log);
-	assert_int_equal(r.n_writes, 4);
+	assert_int_equal(r.n_writes, 7);
+	assert_int_equal(find(&r, 2, 3, 0)->previous_offset, UINT64_MAX);
+	assert_int_equal(find(&r, 2, 4, 0)->previous_offset, 2 * PAGE);
+	assert_int_equal(find(&r, 2, 4, 0)->device_offset, 50 * PAGE);
+	assert_int_equal(find(&r, 3, 6, 0)->previous_offset, 3 * PAGE);
+	assert_int_equal(find(&r, 3, 6, 0)->device_offset, 3 * PAGE);
+	assert_int_equal(find(&r, 0, 1, 1)->previous_offset, 0);
 	assert_int_equal(find(&r, 0, 1, 0)->verdict, ORACLE_ATOMIC);
 	assert_int_equal(find(&r, 0, 1, 1)->verdict, ORACLE_ATOMIC);
 	assert_int_equal(find(&r, 0, 1, 1)->parts[0].dev_offset, 40 * PAGE);
 	assert_true(find(&r, 0, 1, 0)->durable);
+	assert_true(find(&r, 1, 2, 0)->durable); /* the flush at the end */
+	assert_true(find(&r, 2, 3, 0)->durable);
+	assert_int_equal(r.not_durable, 0);
+	assert_int_equal(r.fua_entries, 1);
+	oracle_result_release(&r);
+	/* without the last flush, everything after the first one is not durable, except the FUA write */
+	c.len -= SS;
+	put64(c.buf + 16, --c.entries);
+	writelog_free(log);
+	r = judge(&c, &m, &log);
 	assert_false(find(&r, 1, 2, 0)->durable);
 	assert_true(find(&r, 2, 3, 0)->durable);
-	assert_int_equal(r.not_durable, 1);
-	assert_int_equal(r.fua_entries, 1);
+	assert_false(find(&r, 3, 6, 0)->durable);
+	assert_true(find(&r, 0, 1, 1)->durable);
+	assert_int_equal(r.not_durable, 4); /* pages 1, 2 (generation 4), 3 (5 and 6) */
 	oracle_result_release(&r);
 	writelog_free(log);
 	free(c.buf);

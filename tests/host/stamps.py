@@ -80,3 +80,19 @@ def write_log(path, entries, sector_size=512):
         out += data
     with open(path, "wb") as f:
         f.write(out)
+
+
+def read_log(path):
+    """(sector_size, [(sector, nr_sectors, flags, data)]) of a log, by the format's description."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    magic, version, count, ss = struct.unpack_from("<QQQI", raw)
+    assert magic == LOG_MAGIC and version == 1, (hex(magic), version)
+    entries, pos = [], ss
+    for _ in range(count):
+        sector, nr, flags, data_len = struct.unpack_from("<QQQQ", raw, pos)
+        pos += ss
+        size = 0 if flags & (DISCARD | MARK) else nr * ss
+        entries.append((sector, nr, flags, raw[pos:pos + size]))
+        pos += size
+    return ss, entries

@@ -245,13 +245,24 @@ int writelog_open_fd(int fd, uint32_t flags, struct writelog **ret_log, char *er
 		return -EINVAL;
 	if (fstat(fd, &st) < 0)
 		return fail(err, err_size, -errno, "cannot stat the log: %s", strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return fail(err, err_size, -EBADMSG, "a write log is a regular file");
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return fail(err, err_size, -EBADMSG, "a write log is a regular file or a block device (dm-log-writes "
+			    "logs to one)");
 	log = calloc(1, sizeof(*log));
 	if (!log)
 		return -ENOMEM;
 	log->fd = fd;
-	log->size = (uint64_t)st.st_size;
+	if (S_ISBLK(st.st_mode)) {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		if (end < 0) {
+			free(log);
+			return fail(err, err_size, -errno, "cannot size the log device: %s", strerror(errno));
+		}
+		log->size = (uint64_t)end;
+	} else {
+		log->size = (uint64_t)st.st_size;
+	}
 	return open_common(log, flags, ret_log, err, err_size);
 }
 

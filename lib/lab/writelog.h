@@ -61,7 +61,9 @@ struct writelog_entry {
 struct writelog;
 
 /*
- * Parse the log in FD (kept open by the caller while the log is used) or in
+ * Parse the log in FD (a file or a block device, kept open by the caller
+ * while the log is used; a device's space after the last entry holds
+ * whatever was there before, so do not scan its tail) or in
  * BUF (LEN bytes, kept alive by the caller). Returns 0, or -EBADMSG for a file
  * that is not a well-formed log, -EPROTONOSUPPORT for another format version,
  * -ENOMEM, or an I/O error; ERR (may be NULL) then gets a sentence saying what

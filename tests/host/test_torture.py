@@ -271,6 +271,14 @@ def test_replay_crafted_log():
         rc, v = verify(img, record)
         assert rc == 8 and v["summary"]["torn"] == 1, v["summary"]
 
+        # the same log on a block device, as dm-log-writes keeps one
+        loop = run(["losetup", "-f", "--show", "-r", log], check=True).stdout.strip()
+        try:
+            rc, doc, err = replay(loop, "-o", "json", *model)
+            assert rc == 10 and doc["log"]["entries"] == 6 and doc["summary"]["tearable"] == 3, (rc, err)
+        finally:
+            run(["losetup", "-d", loop])
+
         # a damaged log: a clear error, exit 5
         with open(log, "r+b") as f:
             f.truncate(os.path.getsize(log) - 4096 * 3)

@@ -58,6 +58,7 @@ int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, c
 void cmd_torture_usage(FILE *out);
 int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_replay_usage(FILE *out);
+int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */

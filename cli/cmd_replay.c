@@ -20,7 +20,7 @@
 
 void cmd_replay_usage(FILE *out)
 {
-	fputs("Usage: lcloudctl replay [options] LOG\n"
+	fputs("Usage: lcloudctl replay [options] LOG...\n"
 	      "       lcloudctl replay [options] LOG --base IMAGE --out IMAGE (--cut K [--tear BLOCKS] | --cut-all)\n"
 	      "\n"
 	      "Read a device's write log (QEMU blklogwrites, Linux dm-log-writes), find the\n"
@@ -29,7 +29,9 @@ void cmd_replay_usage(FILE *out)
 	      "more than one command, or in one command larger than the atomic unit or\n"
 	      "crossing an atomic boundary. With --base, write the disk as a power cut would\n"
 	      "have left it: the first K entries of the log applied to a copy of the disk\n"
-	      "before the run, and the first BLOCKS logical blocks of entry K.\n"
+	      "before the run, and the first BLOCKS logical blocks of entry K. Several logs,\n"
+	      "one per device of a stack (md, dm), are read as one: a page on two devices\n"
+	      "arrived in two commands.\n"
 	      "\n"
 	      "Model (default: one logical block, the log's sector, is atomic):\n"
 	      "      --lba N               the device's logical block size\n"
@@ -177,11 +179,16 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			return -1;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "lcloudctl replay: give one LOG\n");
+	if (optind >= argc) {
+		fprintf(stderr, "lcloudctl replay: give a LOG\n");
 		return -1;
 	}
-	o->log = argv[optind];
+	o->logs = (const char *const *)argv + optind;
+	o->n_logs = (uint32_t)(argc - optind);
+	if (o->n_logs > 1 && (o->base || o->out || o->have_cut || o->cut_all)) {
+		fprintf(stderr, "lcloudctl replay: a crash image is made from one device's LOG\n");
+		return -1;
+	}
 	if ((o->base || o->out || o->have_cut || o->tear || o->cut_all) &&
 	    (!o->base || !o->out || o->have_cut == o->cut_all)) {
 		fprintf(stderr, "lcloudctl replay: a crash image needs --base, --out and one of --cut and --cut-all\n");
@@ -247,10 +254,9 @@ static const char *verdict_word(enum oracle_verdict v)
 	return v == ORACLE_ATOMIC ? "atomic" : v == ORACLE_TEARABLE ? "tearable" : "incomplete";
 }
 
-const char *replay_reasons(const struct writelog *log, const struct oracle_model *m,
+const char *replay_reasons(const struct writelog *const *logs, const struct oracle_model *m,
 			   const struct oracle_page_write *w, char *buf, size_t size)
 {
-	const uint64_t ss = writelog_sector_size(log);
 	size_t n = 0;
 
 	buf[0] = '\0';
@@ -259,19 +265,24 @@ const char *replay_reasons(const struct writelog *log, const struct oracle_model
 		ADD("only %u of its %u blocks are in the log", w->blocks_seen, w->page_size / 512);
 	if (w->rules & ORACLE_SPLIT) {
 		uint64_t prev = UINT64_MAX;
-		uint32_t cmds = 0;
+		uint32_t cmds = 0, prev_log = UINT32_MAX;
 
 		for (uint32_t i = 0; i < w->n_parts; i++)
-			if (w->parts[i].entry != prev) {
+			if (w->parts[i].entry != prev || w->parts[i].log != prev_log) {
 				cmds++;
 				prev = w->parts[i].entry;
+				prev_log = w->parts[i].log;
 			}
-		ADD("%sarrived in %u commands (entries %" PRIu64 " to %" PRIu64 "): a cut between them leaves part of "
-		    "the page old", n ? "; " : "", cmds, w->first_entry, w->last_entry);
+		if (w->across_logs)
+			ADD("%sarrived in %u commands to more than one device (logs %u to %u): a cut between them "
+			    "leaves part of the page old", n ? "; " : "", cmds, w->first_log, w->last_log);
+		else
+			ADD("%sarrived in %u commands (entries %" PRIu64 " to %" PRIu64 "): a cut between them leaves "
+			    "part of the page old", n ? "; " : "", cmds, w->first_entry, w->last_entry);
 	}
 	if (w->rules & (ORACLE_OVER_UNIT | ORACLE_BOUNDARY)) {
-		const struct writelog_entry *e = writelog_entry(log, w->rule_entry);
-		uint64_t cs = e->sector * ss;
+		const struct writelog_entry *e = writelog_entry(logs[w->rule_log], w->rule_entry);
+		uint64_t cs = e->sector * writelog_sector_size(logs[w->rule_log]);
 
 		if (e->data_bytes > m->atomic_bytes)
 			ADD("%sentry %" PRIu64 ": a command of %" PRIu64 " bytes at %" PRIu64 " is larger than the atomic "
@@ -295,10 +306,9 @@ static json_object *u64_json(uint64_t v)
 	return json_object_new_int64((int64_t)v);
 }
 
-static json_object *page_write_to_json(const struct writelog *log, const struct replay_model *rm,
+static json_object *page_write_to_json(const struct writelog *const *logs, const struct replay_model *rm,
 				       const struct oracle_page_write *w)
 {
-	const uint64_t ss = writelog_sector_size(log);
 	json_object *j = json_object_new_object(), *rules = json_object_new_array(), *cmds = json_object_new_array();
 	char id[32], why[1024];
 
@@ -316,18 +326,22 @@ static json_object *page_write_to_json(const struct writelog *log, const struct 
 	if (w->rules & ORACLE_BOUNDARY)
 		json_object_array_add(rules, json_object_new_string("boundary"));
 	json_object_object_add(j, "rules", rules);
-	json_object_object_add(j, "reason", json_object_new_string(replay_reasons(log, &rm->m, w, why, sizeof(why))));
+	json_object_object_add(j, "reason", json_object_new_string(replay_reasons(logs, &rm->m, w, why, sizeof(why))));
 	json_object_object_add(j, "durable", json_object_new_boolean(w->durable));
 	json_object_object_add(j, "device_offset", u64_json(w->device_offset));
 	json_object_object_add(j, "previous_device_offset",
 			       w->previous_offset == UINT64_MAX ? NULL : u64_json(w->previous_offset));
 	json_object_object_add(j, "relocated", w->previous_offset == UINT64_MAX
-						? NULL : json_object_new_boolean(w->previous_offset != w->device_offset));
+						? NULL : json_object_new_boolean(w->previous_offset != w->device_offset ||
+										 w->previous_log != w->first_log));
+	json_object_object_add(j, "across_devices", json_object_new_boolean(w->across_logs));
 	for (uint32_t i = 0; i < w->n_parts; i++) {
 		const struct oracle_part *p = &w->parts[i];
-		const struct writelog_entry *e = writelog_entry(log, p->entry);
+		const uint64_t ss = writelog_sector_size(logs[p->log]);
+		const struct writelog_entry *e = writelog_entry(logs[p->log], p->entry);
 		json_object *c = json_object_new_object();
 
+		json_object_object_add(c, "log", u64_json(p->log));
 		json_object_object_add(c, "entry", u64_json(p->entry));
 		json_object_object_add(c, "kind", json_object_new_string(writelog_entry_kind(e)));
 		json_object_object_add(c, "offset", u64_json(e->sector * ss));
@@ -343,6 +357,7 @@ static json_object *page_write_to_json(const struct writelog *log, const struct 
 	if (w->verdict == ORACLE_TEARABLE) {
 		json_object *cut = json_object_new_object();
 
+		json_object_object_add(cut, "log", u64_json(w->cut_log));
 		json_object_object_add(cut, "cut", u64_json(w->cut_entry));
 		json_object_object_add(cut, "tear_blocks", u64_json(w->cut_bytes / rm->m.lba));
 		json_object_object_add(cut, "tear_bytes", u64_json(w->cut_bytes));
@@ -353,51 +368,66 @@ static json_object *page_write_to_json(const struct writelog *log, const struct 
 	return j;
 }
 
-static void print_page_write(const struct writelog *log, const struct replay_model *rm,
+static void print_page_write(const struct writelog *const *logs, uint32_t n_logs, const struct replay_model *rm,
 			     const struct oracle_page_write *w)
 {
-	const uint64_t ss = writelog_sector_size(log);
 	char why[1024];
 
 	printf("run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 "%s: %s", w->run_id, w->page, w->generation,
 	       w->copy ? " (a further copy)" : "", verdict_word(w->verdict));
 	if (w->verdict != ORACLE_ATOMIC || !w->durable)
-		printf(": %s", replay_reasons(log, &rm->m, w, why, sizeof(why)));
+		printf(": %s", replay_reasons(logs, &rm->m, w, why, sizeof(why)));
 	printf("\n  commands:");
 	for (uint32_t i = 0; i < w->n_parts; i++) {
 		const struct oracle_part *p = &w->parts[i];
-		const struct writelog_entry *e = writelog_entry(log, p->entry);
+		const uint64_t ss = writelog_sector_size(logs[p->log]);
+		const struct writelog_entry *e = writelog_entry(logs[p->log], p->entry);
 
-		printf("%s entry %" PRIu64 " %s [%" PRIu64 ", %" PRIu64 ") blocks %u-%u", i ? ";" : "", p->entry,
+		printf("%s", i ? ";" : "");
+		if (n_logs > 1)
+			printf(" log %u", p->log);
+		printf(" entry %" PRIu64 " %s [%" PRIu64 ", %" PRIu64 ") blocks %u-%u", p->entry,
 		       writelog_entry_kind(e), e->sector * ss, e->sector * ss + e->data_bytes, p->first_block,
 		       p->first_block + p->blocks - 1);
 	}
 	putchar('\n');
-	if (w->previous_offset != UINT64_MAX && w->previous_offset != w->device_offset)
+	if (w->previous_offset != UINT64_MAX && w->previous_offset != w->device_offset && w->previous_log == w->first_log)
 		printf("  relocated: the previous generation was written at %" PRIu64 ", this one at %" PRIu64
 		       " (a file system that switches the file to the new blocks keeps the old page whole until then)\n",
 		       w->previous_offset, w->device_offset);
-	if (w->verdict == ORACLE_TEARABLE)
+	if (w->verdict == ORACLE_TEARABLE && n_logs > 1)
+		printf("  shown by: log %u at --cut %" PRIu64 " --tear %" PRIu64 ", the other logs whole\n", w->cut_log,
+		       w->cut_entry, w->cut_bytes / rm->m.lba);
+	else if (w->verdict == ORACLE_TEARABLE)
 		printf("  shown by: --cut %" PRIu64 " --tear %" PRIu64 "\n", w->cut_entry, w->cut_bytes / rm->m.lba);
 }
 
-json_object *replay_log_info_json(const char *path, const struct writelog *log, const struct oracle_result *r)
+json_object *replay_log_info_json(const char *path, const struct writelog *log)
 {
 	json_object *j = json_object_new_object();
+	uint64_t writes = 0, flushes = 0, fua = 0, discards = 0, marks = 0, bytes = 0;
 
+	for (uint64_t i = 0; i < writelog_entry_count(log); i++) {
+		const struct writelog_entry *e = writelog_entry(log, i);
+
+		writes += writelog_entry_writes(e) != 0;
+		flushes += (e->flags & WRITELOG_FLUSH) != 0;
+		fua += writelog_entry_writes(e) && (e->flags & WRITELOG_FUA);
+		discards += (e->flags & WRITELOG_DISCARD) != 0;
+		marks += (e->flags & WRITELOG_MARK) != 0;
+		bytes += e->data_bytes;
+	}
 	json_object_object_add(j, "file", json_object_new_string(path));
 	json_object_object_add(j, "sector_size", u64_json(writelog_sector_size(log)));
 	json_object_object_add(j, "entries", u64_json(writelog_entry_count(log)));
 	json_object_object_add(j, "super_entries", u64_json(writelog_super_entries(log)));
 	json_object_object_add(j, "trailing_bytes", u64_json(writelog_trailing_bytes(log)));
-	if (r) {
-		json_object_object_add(j, "writes", u64_json(r->write_entries));
-		json_object_object_add(j, "flushes", u64_json(r->flush_entries));
-		json_object_object_add(j, "fua_writes", u64_json(r->fua_entries));
-		json_object_object_add(j, "discards", u64_json(r->discard_entries));
-		json_object_object_add(j, "marks", u64_json(r->mark_entries));
-		json_object_object_add(j, "bytes_written", u64_json(r->bytes_written));
-	}
+	json_object_object_add(j, "writes", u64_json(writes));
+	json_object_object_add(j, "flushes", u64_json(flushes));
+	json_object_object_add(j, "fua_writes", u64_json(fua));
+	json_object_object_add(j, "discards", u64_json(discards));
+	json_object_object_add(j, "marks", u64_json(marks));
+	json_object_object_add(j, "bytes_written", u64_json(bytes));
 	return j;
 }
 
@@ -435,17 +465,19 @@ bool replay_selected(const struct replay_opts *o, const struct oracle_page_write
 	return !o->have_run || w->run_id == o->run;
 }
 
-static int analyse(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm)
+static int analyse(const struct replay_opts *o, const struct writelog *const *logs, const struct replay_model *rm)
 {
 	struct oracle_result r;
-	uint64_t selected;
+	uint64_t selected, entries = 0;
 	char err[400];
-	int rc, e = oracle_run(log, &rm->m, &r, err, sizeof(err));
+	int rc, e = oracle_run(logs, o->n_logs, &rm->m, &r, err, sizeof(err));
 
 	if (e < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->log, err[0] ? err : strerror(-e));
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-e));
 		return EXIT_FAILURE_GENERIC;
 	}
+	for (uint32_t l = 0; l < o->n_logs; l++)
+		entries += writelog_entry_count(logs[l]);
 	if (o->have_run) {
 		/* the counts of the run asked about */
 		uint64_t n = 0;
@@ -469,11 +501,13 @@ static int analyse(const struct replay_opts *o, const struct writelog *log, cons
 	rc = r.tearable ? EXIT_TEARABLE : EXIT_OK;
 	if (o->format == OUTPUT_JSON) {
 		json_object *doc = json_object_new_object(), *sum = json_object_new_object(), *pws = json_object_new_array();
-		json_object *runs = json_object_new_array();
+		json_object *runs = json_object_new_array(), *infos = json_object_new_array();
 
+		for (uint32_t l = 0; l < o->n_logs; l++)
+			json_object_array_add(infos, replay_log_info_json(o->logs[l], logs[l]));
 		json_object_object_add(doc, "schema", json_object_new_int(1));
 		json_object_object_add(doc, "command", json_object_new_string("replay"));
-		json_object_object_add(doc, "log", replay_log_info_json(o->log, log, &r));
+		json_object_object_add(doc, "logs", infos);
 		json_object_object_add(doc, "model", replay_model_json(rm));
 		for (uint64_t i = 0; i < r.n_writes; i++) {
 			bool seen = false;
@@ -487,7 +521,7 @@ static int analyse(const struct replay_opts *o, const struct writelog *log, cons
 			}
 			if (replay_selected(o, &r.writes[i]) &&
 			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
-				json_object_array_add(pws, page_write_to_json(log, rm, &r.writes[i]));
+				json_object_array_add(pws, page_write_to_json(logs, rm, &r.writes[i]));
 		}
 		json_object_object_add(sum, "runs", runs);
 		json_object_object_add(sum, "page_writes", u64_json(selected));
@@ -503,15 +537,24 @@ static int analyse(const struct replay_opts *o, const struct writelog *log, cons
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else {
-		printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %" PRIu64
-		       " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", o->log,
-		       writelog_entry_count(log), r.write_entries, r.flush_entries, r.fua_entries, r.discard_entries,
-		       r.mark_entries, writelog_sector_size(log), r.bytes_written);
+		if (o->n_logs == 1)
+			printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
+			       PRIu64 " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", o->logs[0],
+			       entries, r.write_entries, r.flush_entries, r.fua_entries, r.discard_entries, r.mark_entries,
+			       writelog_sector_size(logs[0]), r.bytes_written);
+		else {
+			for (uint32_t l = 0; l < o->n_logs; l++)
+				printf("replay: log %u: %s: %" PRIu64 " entries, log sector %u\n", l, o->logs[l],
+				       writelog_entry_count(logs[l]), writelog_sector_size(logs[l]));
+			printf("all logs: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
+			       PRIu64 " discards, %" PRIu64 " marks), %" PRIu64 " bytes written\n", entries, r.write_entries,
+			       r.flush_entries, r.fua_entries, r.discard_entries, r.mark_entries, r.bytes_written);
+		}
 		print_model(rm);
 		for (uint64_t i = 0; i < r.n_writes; i++)
 			if (replay_selected(o, &r.writes[i]) &&
 			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
-				print_page_write(log, rm, &r.writes[i]);
+				print_page_write(logs, o->n_logs, rm, &r.writes[i]);
 		printf("summary: %" PRIu64 " page writes: %" PRIu64 " atomic, %" PRIu64 " tearable, %" PRIu64
 		       " incomplete; %" PRIu64 " not durable; %" PRIu64 " stamped blocks, %" PRIu64 " other blocks\n",
 		       selected, r.atomic, r.tearable, r.incomplete, r.not_durable, r.stamped_blocks, r.other_blocks);
@@ -528,39 +571,60 @@ int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 {
 	struct replay_opts o;
 	struct replay_model rm;
-	struct writelog *log = NULL;
+	struct writelog **logs;
+	int *fds;
 	char err[512];
-	int fd, r, rc;
+	uint32_t opened = 0;
+	int r, rc;
 
 	(void)ctx;
 	rc = parse_replay_opts(argc, argv, g, &o);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
-	fd = open(o.log, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o.log, strerror(errno));
-		return exit_code_for_error(-errno);
+	logs = calloc(o.n_logs, sizeof(*logs));
+	fds = calloc(o.n_logs, sizeof(*fds));
+	if (!logs || !fds) {
+		free(logs);
+		free(fds);
+		return EXIT_FAILURE_GENERIC;
 	}
-	r = writelog_open_fd(fd, o.scan_tail ? WRITELOG_SCAN_TAIL : 0, &log, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o.log, err[0] ? err : strerror(-r));
-		close(fd);
-		return r == -EBADMSG || r == -EPROTONOSUPPORT ? EXIT_WRONG_KIND : exit_code_for_error(r);
+	for (; opened < o.n_logs; opened++) {
+		const char *path = o.logs[opened];
+
+		fds[opened] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[opened] < 0) {
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, strerror(errno));
+			rc = exit_code_for_error(-errno);
+			goto out;
+		}
+		r = writelog_open_fd(fds[opened], o.scan_tail ? WRITELOG_SCAN_TAIL : 0, &logs[opened], err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, err[0] ? err : strerror(-r));
+			close(fds[opened]);
+			rc = r == -EBADMSG || r == -EPROTONOSUPPORT ? EXIT_WRONG_KIND : exit_code_for_error(r);
+			goto out;
+		}
+		if (!o.scan_tail && writelog_trailing_bytes(logs[opened]) && o.format != OUTPUT_JSON)
+			fprintf(stderr, "lcloudctl replay: %s: %" PRIu64 " bytes follow the %" PRIu64 " entries the super "
+				"block counts; if the guest died before QEMU updated it, --scan-tail reads them\n", path,
+				writelog_trailing_bytes(logs[opened]), writelog_entry_count(logs[opened]));
 	}
-	if (!o.scan_tail && writelog_trailing_bytes(log) && o.format != OUTPUT_JSON)
-		fprintf(stderr, "lcloudctl replay: %s: %" PRIu64 " bytes follow the %" PRIu64 " entries the super block "
-			"counts; if the guest died before QEMU updated it, --scan-tail reads them\n", o.log,
-			writelog_trailing_bytes(log), writelog_entry_count(log));
-	rc = build_model(&o, writelog_sector_size(log), &rm);
+	/* the default logical block: the first log's sector */
+	rc = build_model(&o, writelog_sector_size(logs[0]), &rm);
 	if (!rc) {
 		if (o.cut_all)
-			rc = replay_cut_all(&o, log, &rm);
+			rc = replay_cut_all(&o, logs[0], &rm);
 		else if (o.have_cut)
-			rc = replay_cut(&o, log, &rm);
+			rc = replay_cut(&o, logs[0], &rm);
 		else
-			rc = analyse(&o, log, &rm);
+			rc = analyse(&o, (const struct writelog *const *)logs, &rm);
 	}
-	writelog_free(log);
-	close(fd);
+out:
+	for (uint32_t i = 0; i < opened; i++) {
+		writelog_free(logs[i]);
+		close(fds[i]);
+	}
+	free(logs);
+	free(fds);
 	return rc;
 }

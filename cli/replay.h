@@ -19,7 +19,7 @@ struct replay_model {
 int replay_model_from_probe(const char *path, struct replay_model *m, char *err, size_t err_size);
 
 /* One line for a person on why W is tearable, incomplete or not durable, into BUF. */
-const char *replay_reasons(const struct writelog *log, const struct oracle_model *m,
+const char *replay_reasons(const struct writelog *const *logs, const struct oracle_model *m,
 			   const struct oracle_page_write *w, char *buf, size_t size);
 
 #endif

@@ -94,7 +94,10 @@ static json_object *doc_new(const struct replay_opts *o, const struct writelog *
 
 	json_object_object_add(doc, "schema", json_object_new_int(1));
 	json_object_object_add(doc, "command", json_object_new_string("replay"));
-	json_object_object_add(doc, "log", replay_log_info_json(o->log, log, NULL));
+	json_object *infos = json_object_new_array();
+
+	json_object_array_add(infos, replay_log_info_json(o->logs[0], log));
+	json_object_object_add(doc, "logs", infos);
 	json_object_object_add(doc, "model", replay_model_json(rm));
 	return doc;
 }
@@ -146,7 +149,7 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 		json_object_put(doc);
 	} else {
 		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", o->out, o->base, o->cut - (o->cut > 0),
-		       o->log);
+		       o->logs[0]);
 		if (!o->cut)
 			printf(" (none)");
 		if (tear_bytes)
@@ -165,10 +168,10 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	const struct oracle_page_write *found = NULL;
 	uint64_t tried = 0, tearable = 0;
 	char err[512];
-	int r = oracle_run(log, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
+	int r = oracle_run(&log, 1, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->log, err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->logs[0], err[0] ? err : strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	if (o->format == OUTPUT_JSON) {

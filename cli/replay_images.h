@@ -11,7 +11,9 @@
 #include "replay.h"
 
 struct replay_opts {
-	const char *log, *model_from, *base, *out;
+	const char *const *logs; /* LOG paths, one per device */
+	uint32_t n_logs;
+	const char *model_from, *base, *out;
 	uint64_t lba, atomic, boundary, boundary_offset, cut, tear, run;
 	bool have_run, have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_cut,
 		cut_all;
@@ -25,7 +27,9 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 /* --cut-all: the tearing cut of each tearable page write until an image shows the tear. */
 int replay_cut_all(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm);
 
-json_object *replay_log_info_json(const char *path, const struct writelog *log, const struct oracle_result *r);
+/* One log's header facts (and, with R, the counts over all the logs read: pass R with the first log only). */
+json_object *replay_log_info_json(const char *path, const struct writelog *log);
+json_object *replay_counts_json(const struct oracle_result *r);
 json_object *replay_model_json(const struct replay_model *rm);
 
 #endif

@@ -113,7 +113,7 @@ static int table_grow(struct table *t, const struct oracle_result *r)
 }
 
 static int new_write(struct oracle_result *r, uint64_t *cap, const struct torture_stamp *s, uint32_t copy,
-		     uint64_t entry)
+		     uint32_t log, uint64_t entry)
 {
 	struct oracle_page_write *w;
 
@@ -136,19 +136,23 @@ static int new_write(struct oracle_result *r, uint64_t *cap, const struct tortur
 	w->generation = s->generation;
 	w->page_size = s->page_size;
 	w->copy = copy;
+	w->first_log = log;
 	w->first_entry = entry;
 	r->n_writes++;
 	return 0;
 }
 
-static int add_block(struct oracle_page_write *w, uint64_t entry, uint64_t dev_offset, uint32_t block)
+static int add_block(struct oracle_page_write *w, uint32_t log, uint64_t entry, uint64_t dev_offset, uint32_t block)
 {
 	struct oracle_part *last = w->n_parts ? &w->parts[w->n_parts - 1] : NULL;
 
 	w->seen[block] = 1;
 	w->blocks_seen++;
+	w->last_log = log;
 	w->last_entry = entry;
-	if (last && last->entry == entry && last->first_block + last->blocks == block &&
+	if (log != w->first_log)
+		w->across_logs = true;
+	if (last && last->log == log && last->entry == entry && last->first_block + last->blocks == block &&
 	    last->dev_offset + (uint64_t)last->blocks * TORTURE_BLOCK_SIZE == dev_offset) {
 		last->blocks++;
 		return 0;
@@ -162,12 +166,12 @@ static int add_block(struct oracle_page_write *w, uint64_t entry, uint64_t dev_o
 		w->parts = n;
 		w->cap_parts = ncap;
 	}
-	w->parts[w->n_parts++] = (struct oracle_part){ entry, dev_offset, block, 1 };
+	w->parts[w->n_parts++] = (struct oracle_part){ log, entry, dev_offset, block, 1 };
 	return 0;
 }
 
 static int attribute(struct oracle_result *r, struct table *t, uint64_t *cap, const struct torture_stamp *s,
-		     uint64_t entry, uint64_t dev_offset)
+		     uint32_t log, uint64_t entry, uint64_t dev_offset)
 {
 	uint64_t *slot;
 	int err;
@@ -182,12 +186,12 @@ static int attribute(struct oracle_result *r, struct table *t, uint64_t *cap, co
 		/* first sight, or this block again: a new copy of the page write */
 		uint32_t copy = *slot ? r->writes[*slot - 1].copy + 1 : 0;
 
-		err = new_write(r, cap, s, copy, entry);
+		err = new_write(r, cap, s, copy, log, entry);
 		if (err < 0)
 			return err;
 		*slot = r->n_writes;
 	}
-	return add_block(&r->writes[*slot - 1], entry, dev_offset, s->block);
+	return add_block(&r->writes[*slot - 1], log, entry, dev_offset, s->block);
 }
 
 /* ---- verdicts ---- */
@@ -214,11 +218,10 @@ static bool cut_inside(const struct oracle_model *m, uint64_t cs, uint64_t ps, u
 	return true;
 }
 
-static void judge(struct oracle_page_write *w, const struct writelog *log, const struct oracle_model *m,
-		  uint64_t last_flush)
+static void judge(struct oracle_page_write *w, const struct writelog *const *logs, const struct oracle_model *m,
+		  const uint64_t *last_flush)
 {
-	const uint64_t ss = writelog_sector_size(log);
-	bool all_fua = true, have_cut = false;
+	bool all_fua = true, have_cut = false, lost = false;
 
 	w->verdict = ORACLE_ATOMIC;
 	w->durable = true;
@@ -227,46 +230,49 @@ static void judge(struct oracle_page_write *w, const struct writelog *log, const
 		return;
 	}
 	for (uint32_t i = 0; i < w->n_parts; i++) {
-		const struct writelog_entry *e = writelog_entry(log, w->parts[i].entry);
-		uint64_t cs = e->sector * ss, len = e->data_bytes;
-		uint64_t ps = UINT64_MAX, pe = 0;
+		const struct oracle_part *p = &w->parts[i];
+		const struct writelog *log = logs[p->log];
+		const struct writelog_entry *e = writelog_entry(log, p->entry);
+		uint64_t cs = e->sector * writelog_sector_size(log), len = e->data_bytes;
+		uint64_t ps = UINT64_MAX, pe = 0, cut;
 
-		if (!(e->flags & WRITELOG_FUA))
+		if (!(e->flags & WRITELOG_FUA)) {
 			all_fua = false;
-		if (w->parts[i].entry != w->first_entry)
+			/* durable once a later FLUSH on the same device went through */
+			if (last_flush[p->log] == UINT64_MAX || last_flush[p->log] < p->entry)
+				lost = true;
+		}
+		if (p->log != w->first_log || p->entry != w->first_entry)
 			w->rules |= ORACLE_SPLIT;
 		if (oracle_command_atomic(m, cs, len))
 			continue;
 		/* the page's bytes within this command */
 		for (uint32_t k = 0; k < w->n_parts; k++)
-			if (w->parts[k].entry == w->parts[i].entry) {
+			if (w->parts[k].log == p->log && w->parts[k].entry == p->entry) {
 				uint64_t s = w->parts[k].dev_offset, en = s + (uint64_t)w->parts[k].blocks * TORTURE_BLOCK_SIZE;
 
 				ps = s < ps ? s : ps;
 				pe = en > pe ? en : pe;
 			}
-		{
-			uint64_t cut;
-
-			if (!cut_inside(m, cs, ps, pe, &cut))
-				continue; /* one logical block of the page: it cannot tear */
-			w->rules |= len > m->atomic_bytes ? ORACLE_OVER_UNIT : ORACLE_BOUNDARY;
-			if (!have_cut) {
-				w->cut_entry = w->parts[i].entry;
-				w->cut_bytes = cut;
-				w->rule_entry = w->parts[i].entry;
-				have_cut = true;
-			}
+		if (!cut_inside(m, cs, ps, pe, &cut))
+			continue; /* one logical block of the page: it cannot tear */
+		w->rules |= len > m->atomic_bytes ? ORACLE_OVER_UNIT : ORACLE_BOUNDARY;
+		if (!have_cut) {
+			w->cut_log = w->rule_log = p->log;
+			w->cut_entry = w->rule_entry = p->entry;
+			w->cut_bytes = cut;
+			have_cut = true;
 		}
 	}
 	if (w->rules & ORACLE_SPLIT) {
-		/* everything before the page's last command, and none of it */
+		/* everything before the page's last command (on every other device: all), and none of it */
+		w->cut_log = w->last_log;
 		w->cut_entry = w->last_entry;
 		w->cut_bytes = 0;
 	}
 	if (w->rules)
 		w->verdict = ORACLE_TEARABLE;
-	if (m->volatile_cache && !all_fua && (last_flush == UINT64_MAX || last_flush < w->last_entry))
+	if (m->volatile_cache && !all_fua && lost)
 		w->durable = false;
 }
 
@@ -304,63 +310,74 @@ static int link_previous(struct oracle_result *r)
 		struct oracle_page_write *w = &r->writes[order[i]];
 		const struct oracle_page_write *prev = &r->writes[order[i - 1]];
 
-		if (prev->run_id == w->run_id && prev->page == w->page)
+		if (prev->run_id == w->run_id && prev->page == w->page) {
 			w->previous_offset = prev->device_offset;
+			w->previous_log = prev->first_log;
+		}
 	}
 	free(order);
 	return 0;
 }
 
-int oracle_run(const struct writelog *log, const struct oracle_model *m, struct oracle_result *ret, char *err,
-	       size_t err_size)
+int oracle_run(const struct writelog *const *logs, uint32_t n_logs, const struct oracle_model *m,
+	       struct oracle_result *ret, char *err, size_t err_size)
 {
-	struct oracle_result r = { .last_flush_entry = UINT64_MAX };
+	struct oracle_result r = { 0 };
 	struct table t = { 0 };
-	uint64_t cap = 0, n = writelog_entry_count(log);
+	uint64_t cap = 0, *last_flush;
 	uint8_t *buf;
 	int e = oracle_model_check(m, err, err_size);
 
 	if (e < 0)
 		return e;
 	buf = malloc(CHUNK);
-	if (!buf)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < n; i++) {
-		const struct writelog_entry *en = writelog_entry(log, i);
-		uint64_t dev = en->sector * writelog_sector_size(log);
+	last_flush = malloc((n_logs ? n_logs : 1) * sizeof(*last_flush));
+	if (!buf || !last_flush) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t l = 0; l < n_logs; l++) {
+		const struct writelog *log = logs[l];
 
-		if (en->flags & WRITELOG_FLUSH) {
-			r.flush_entries++;
-			r.last_flush_entry = i;
-		}
-		if (en->flags & WRITELOG_DISCARD)
-			r.discard_entries++;
-		if (en->flags & WRITELOG_MARK)
-			r.mark_entries++;
-		if (!writelog_entry_writes(en))
-			continue;
-		r.write_entries++;
-		r.fua_entries += (en->flags & WRITELOG_FUA) != 0;
-		r.bytes_written += en->data_bytes;
-		for (uint64_t off = 0; off < en->data_bytes; off += CHUNK) {
-			uint64_t len = en->data_bytes - off < CHUNK ? en->data_bytes - off : CHUNK;
+		last_flush[l] = UINT64_MAX;
+		for (uint64_t i = 0; i < writelog_entry_count(log); i++) {
+			const struct writelog_entry *en = writelog_entry(log, i);
+			uint64_t dev = en->sector * writelog_sector_size(log);
 
-			e = writelog_read_data(log, en, off, buf, len);
-			if (e < 0) {
-				fail(err, err_size, e, "entry %" PRIu64 ": cannot read its data: %s", i, strerror(-e));
-				goto out;
+			if (en->flags & WRITELOG_FLUSH) {
+				r.flush_entries++;
+				last_flush[l] = i;
 			}
-			for (uint64_t b = 0; b + TORTURE_BLOCK_SIZE <= len; b += TORTURE_BLOCK_SIZE) {
-				struct torture_stamp s;
+			if (en->flags & WRITELOG_DISCARD)
+				r.discard_entries++;
+			if (en->flags & WRITELOG_MARK)
+				r.mark_entries++;
+			if (!writelog_entry_writes(en))
+				continue;
+			r.write_entries++;
+			r.fua_entries += (en->flags & WRITELOG_FUA) != 0;
+			r.bytes_written += en->data_bytes;
+			for (uint64_t off = 0; off < en->data_bytes; off += CHUNK) {
+				uint64_t len = en->data_bytes - off < CHUNK ? en->data_bytes - off : CHUNK;
 
-				if (torture_block_decode(buf + b, &s) != TORTURE_BLOCK_STAMPED) {
-					r.other_blocks++;
-					continue;
-				}
-				r.stamped_blocks++;
-				e = attribute(&r, &t, &cap, &s, i, dev + off + b);
-				if (e < 0)
+				e = writelog_read_data(log, en, off, buf, len);
+				if (e < 0) {
+					fail(err, err_size, e, "log %u, entry %" PRIu64 ": cannot read its data: %s", l, i,
+					     strerror(-e));
 					goto out;
+				}
+				for (uint64_t b = 0; b + TORTURE_BLOCK_SIZE <= len; b += TORTURE_BLOCK_SIZE) {
+					struct torture_stamp s;
+
+					if (torture_block_decode(buf + b, &s) != TORTURE_BLOCK_STAMPED) {
+						r.other_blocks++;
+						continue;
+					}
+					r.stamped_blocks++;
+					e = attribute(&r, &t, &cap, &s, l, i, dev + off + b);
+					if (e < 0)
+						goto out;
+				}
 			}
 		}
 	}
@@ -370,7 +387,7 @@ int oracle_run(const struct writelog *log, const struct oracle_model *m, struct 
 	for (uint64_t i = 0; i < r.n_writes; i++) {
 		struct oracle_page_write *w = &r.writes[i];
 
-		judge(w, log, m, r.last_flush_entry);
+		judge(w, logs, m, last_flush);
 		r.atomic += w->verdict == ORACLE_ATOMIC;
 		r.tearable += w->verdict == ORACLE_TEARABLE;
 		r.incomplete += w->verdict == ORACLE_INCOMPLETE;
@@ -379,6 +396,7 @@ int oracle_run(const struct writelog *log, const struct oracle_model *m, struct 
 	e = 0;
 out:
 	free(buf);
+	free(last_flush);
 	free(t.slots);
 	if (e < 0) {
 		oracle_result_release(&r);

@@ -21,7 +21,13 @@
  * which is not a tear.
  *
  * The same page, generation and block logged twice (a journal copy, a
- * rewrite) starts a second copy, judged on its own.
+ * rewrite, the other half of a mirror) starts a second copy, judged on its
+ * own.
+ *
+ * Several logs, one per device of a stack (md raid0 over two namespaces, a
+ * striped dm device), are read as one: a page whose blocks went to two
+ * devices arrived in two commands, which is a split. The logs are read one
+ * after the other; order between devices is not known.
  *
  * The rules speak of the device's blocks. A file system that writes a page
  * somewhere new and then points the file at it (XFS's copy-on-write atomic
@@ -62,6 +68,7 @@ enum oracle_verdict {
 
 /* Blocks of a page write carried by one command, in a run of neighbouring device blocks. */
 struct oracle_part {
+	uint32_t log;         /* which log (device), from 0 */
 	uint64_t entry;       /* log entry index */
 	uint64_t dev_offset;  /* bytes on the device of the part's first block */
 	uint32_t first_block; /* index in the page */
@@ -74,15 +81,23 @@ struct oracle_page_write {
 	uint8_t *seen; /* per block of the page */
 	struct oracle_part *parts;
 	uint32_t n_parts, cap_parts;
-	uint64_t first_entry, last_entry;
+	uint32_t first_log, last_log;     /* the logs of the first and the last part */
+	uint64_t first_entry, last_entry; /* entries of the first and the last part, in those logs */
+	bool across_logs;                 /* parts on more than one device */
 	enum oracle_verdict verdict;
 	uint32_t rules;       /* enum oracle_rule */
 	bool durable;         /* always true without a volatile cache */
-	/* a cut that tears it (ORACLE_TEARABLE): apply entries before CUT_ENTRY, then CUT_BYTES of that one */
+	/*
+	 * A cut that tears it (ORACLE_TEARABLE): in log CUT_LOG, apply the entries
+	 * before CUT_ENTRY, then CUT_BYTES of that one; the other logs whole.
+	 */
+	uint32_t cut_log;
 	uint64_t cut_entry, cut_bytes;
-	uint64_t rule_entry;  /* the command an over-unit or boundary rule is about */
-	/* device offset of the page's block 0 (as if contiguous) and of its previous generation in the log */
-	uint64_t device_offset, previous_offset; /* previous_offset UINT64_MAX: none in the log */
+	uint32_t rule_log;    /* the command an over-unit or boundary rule is about */
+	uint64_t rule_entry;
+	/* device offset of the page's block 0 (as if contiguous) in its first log, and of its previous generation */
+	uint64_t device_offset, previous_offset; /* previous_offset UINT64_MAX: none in the logs */
+	uint32_t previous_log;
 };
 
 struct oracle_result {
@@ -91,7 +106,6 @@ struct oracle_result {
 	uint64_t atomic, tearable, incomplete, not_durable;
 	uint64_t write_entries, flush_entries, fua_entries, discard_entries, mark_entries, bytes_written;
 	uint64_t stamped_blocks, other_blocks;
-	uint64_t last_flush_entry; /* UINT64_MAX when there is none */
 };
 
 /* Is a command of LEN bytes at OFFSET power-fail atomic under M? */
@@ -100,8 +114,9 @@ bool oracle_command_atomic(const struct oracle_model *m, uint64_t offset, uint64
 uint64_t oracle_boundary_after(const struct oracle_model *m, uint64_t offset);
 /* Checks M (sizes, powers of two where needed); -EINVAL with ERR. */
 int oracle_model_check(const struct oracle_model *m, char *err, size_t err_size);
-int oracle_run(const struct writelog *log, const struct oracle_model *m, struct oracle_result *ret, char *err,
-	       size_t err_size);
+/* Judges the page writes in the N_LOGS logs LOGS (one per device) under M. */
+int oracle_run(const struct writelog *const *logs, uint32_t n_logs, const struct oracle_model *m,
+	       struct oracle_result *ret, char *err, size_t err_size);
 void oracle_result_release(struct oracle_result *r);
 
 #endif

@@ -78,8 +78,8 @@ def test_qemu_log():
         assert ss == 4096 and writes and any(e[2] & stamps.FLUSH for e in entries), entries[:3]
         p = lcloudctl("replay", log, "-o", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K")
         doc = json.loads(p.stdout)
-        assert doc["log"]["entries"] == len(entries) and doc["log"]["writes"] == len(writes), doc["log"]
-        assert doc["log"]["bytes_written"] == PAGES * PAGE and doc["summary"]["page_writes"] == PAGES, doc
+        assert doc["logs"][0]["entries"] == len(entries) and doc["logs"][0]["writes"] == len(writes), doc["logs"][0]
+        assert doc["logs"][0]["bytes_written"] == PAGES * PAGE and doc["summary"]["page_writes"] == PAGES, doc
         assert doc["summary"]["runs"] == [run["run_id"]] and doc["summary"]["other_blocks"] == 0, doc["summary"]
         longest = max(len(e[3]) for e in writes)
         for pw in doc["page_writes"]:

@@ -201,18 +201,18 @@ def test_replay_crafted_log():
         model = ("--lba", "4096", "--atomic-bytes", "16384")
         rc, doc, err = replay(log, "-o", "json", "--all", *model)
         assert rc == 10 and doc["schema"] == 1 and doc["result"] == "tearable", (rc, err)
-        assert doc["log"]["entries"] == 6 and doc["log"]["sector_size"] == ss and doc["log"]["flushes"] == 2
+        assert doc["logs"][0]["entries"] == 6 and doc["logs"][0]["sector_size"] == ss and doc["logs"][0]["flushes"] == 2
         assert doc["summary"]["page_writes"] == 4 and doc["summary"]["tearable"] == 3, doc["summary"]
         pw = {p["page"]: p for p in doc["page_writes"]}
         assert all(p["run_id"] == out["run_id"] for p in pw.values())
         assert pw[a]["verdict"] == "tearable" and pw[a]["rules"] == ["split"], pw[a]
         assert [(x["entry"], x["offset"], x["length"], x["first_block"], x["blocks"]) for x in pw[a]["commands"]] == \
             [(0, a * PAGE, 8192, 0, 16), (1, a * PAGE + 8192, 8192, 16, 16)], pw[a]["commands"]
-        assert pw[a]["tearing_cut"] == {"cut": 1, "tear_blocks": 0, "tear_bytes": 0}, pw[a]
+        assert pw[a]["tearing_cut"] == {"log": 0, "cut": 1, "tear_blocks": 0, "tear_bytes": 0}, pw[a]
         assert pw[b]["verdict"] == "atomic" and pw[b]["rules"] == [] and pw[b]["tearing_cut"] is None, pw[b]
         assert pw[b]["commands"][0]["offset"] == b * PAGE and pw[b]["commands"][0]["atomic"]
         assert pw[c]["verdict"] == "tearable" and pw[c]["rules"] == ["over-unit"], pw[c]
-        assert pw[c]["tearing_cut"] == {"cut": 4, "tear_blocks": 2, "tear_bytes": 8192}, pw[c]
+        assert pw[c]["tearing_cut"] == {"log": 0, "cut": 4, "tear_blocks": 2, "tear_bytes": 8192}, pw[c]
         # a 32 KiB atomic unit: only the split page can tear
         rc, doc, _ = replay(log, "-o", "json", "--lba", "4096", "--atomic-bytes", "32K")
         assert rc == 10 and [p["page"] for p in doc["page_writes"]] == [a], doc["page_writes"]
@@ -275,7 +275,7 @@ def test_replay_crafted_log():
         loop = run(["losetup", "-f", "--show", "-r", log], check=True).stdout.strip()
         try:
             rc, doc, err = replay(loop, "-o", "json", *model)
-            assert rc == 10 and doc["log"]["entries"] == 6 and doc["summary"]["tearable"] == 3, (rc, err)
+            assert rc == 10 and doc["logs"][0]["entries"] == 6 and doc["summary"]["tearable"] == 3, (rc, err)
         finally:
             run(["losetup", "-d", loop])
 

@@ -24,7 +24,7 @@ RUN = 0x5EED
 
 def replay(*args):
     p = subprocess.run([LCLOUDCTL, "replay"] + list(args), capture_output=True, text=True)
-    doc = json.loads(p.stdout) if "-o" in args and p.stdout else None
+    doc = (json.loads(p.stdout) if p.stdout else None) if "-o" in args else p.stdout
     return p.returncode, doc, p.stderr
 
 
@@ -63,7 +63,7 @@ def test_entry_kinds_and_durability():
         rc, doc, err = replay(log, "-o", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K",
                               "--volatile-cache")
         assert rc == 0 and doc["result"] == "atomic", (rc, err)
-        info = doc["log"]
+        info = doc["logs"][0]
         assert (info["entries"], info["writes"], info["flushes"], info["fua_writes"], info["discards"],
                 info["marks"]) == (6, 3, 1, 1, 1, 1), info
         assert info["bytes_written"] == 3 * PAGE
@@ -92,11 +92,11 @@ def test_stale_super_block():
             (head(16, 16), stamps.page(RUN, 0, 1, PAGE)[8192:]),
         ], count=1)
         rc, doc, err = replay(log, "-o", "json")
-        assert rc == 0 and doc["log"]["entries"] == 1 and doc["log"]["trailing_bytes"] == 2 * 512 + PAGE, doc["log"]
+        assert rc == 0 and doc["logs"][0]["entries"] == 1 and doc["logs"][0]["trailing_bytes"] == 2 * 512 + PAGE, doc["logs"][0]
         rc, text, err = replay(log)
         assert "--scan-tail" in err, err
         rc, doc, err = replay(log, "-o", "json", "--scan-tail", "--lba", "4K", "--atomic-bytes", "16K")
-        assert rc == 10 and doc["log"]["entries"] == 3 and doc["log"]["super_entries"] == 1, doc["log"]
+        assert rc == 10 and doc["logs"][0]["entries"] == 3 and doc["logs"][0]["super_entries"] == 1, doc["logs"][0]
         assert doc["page_writes"][0]["rules"] == ["split"], doc["page_writes"]
 
 
@@ -133,6 +133,29 @@ def test_boundary_from_probe_json():
         assert rc == 2 and "probe" in err, (rc, err)
 
 
+def test_two_devices():
+    """md raid0 with 8 KiB chunks over two logged devices: page 0's halves on each."""
+    with tempfile.TemporaryDirectory() as d:
+        log0, log1 = os.path.join(d, "nvme0.log"), os.path.join(d, "nvme1.log")
+        pg = stamps.page(RUN, 0, 3, PAGE)
+        stamps.write_log(log0, [(0, 0, pg[:8192]), (0, stamps.FLUSH, b"")])
+        stamps.write_log(log1, [(0, 0, pg[8192:]), (0, stamps.FLUSH, b"")])
+        rc, doc, err = replay(log0, log1, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
+        assert rc == 10 and [l["file"] for l in doc["logs"]] == [log0, log1], (rc, err)
+        (pw,) = doc["page_writes"]
+        assert pw["rules"] == ["split"] and pw["across_devices"], pw
+        assert [(c["log"], c["entry"], c["first_block"]) for c in pw["commands"]] == [(0, 0, 0), (1, 0, 16)], pw
+        assert pw["tearing_cut"] == {"log": 1, "cut": 0, "tear_blocks": 0, "tear_bytes": 0}, pw["tearing_cut"]
+        rc, text, _ = replay(log0, log1, "--lba", "4K", "--atomic-bytes", "16K")
+        assert "to more than one device" in text and "log 1 entry 0" in text, text
+        # one device alone holds half of the page
+        rc, doc, _ = replay(log0, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
+        assert rc == 0 and doc["summary"]["incomplete"] == 1, doc["summary"]
+        # an image is made from one device's log
+        rc, _, err = replay(log0, log1, "--base", log0, "--out", os.path.join(d, "img"), "--cut", "1")
+        assert rc == 2 and "one device" in err, (rc, err)
+
+
 def test_damaged_logs():
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "log")
@@ -157,4 +180,5 @@ def test_damaged_logs():
 
 
 if __name__ == "__main__":
-    main([test_entry_kinds_and_durability, test_stale_super_block, test_boundary_from_probe_json, test_damaged_logs])
+    main([test_entry_kinds_and_durability, test_stale_super_block, test_boundary_from_probe_json, test_two_devices,
+          test_damaged_logs])

@@ -86,7 +86,7 @@ static struct oracle_result judge(const struct craft *c, const struct oracle_mod
 	char err[256];
 
 	assert_int_equal(writelog_open_buffer(c->buf, c->len, 0, ret_log, err, sizeof(err)), 0);
-	assert_int_equal(oracle_run(*ret_log, m, &r, err, sizeof(err)), 0);
+	assert_int_equal(oracle_run((const struct writelog *const *)ret_log, 1, m, &r, err, sizeof(err)), 0);
 	return r;
 }
 
@@ -230,6 +230,56 @@ static void test_copies_and_durability(void **state)
 	free(c.buf);
 }
 
+static void test_two_devices(void **state)
+{
+	const struct oracle_model m = { .lba = 4096, .atomic_bytes = 16384, .volatile_cache = true };
+	struct craft a, b;
+	struct writelog *logs[2];
+	struct oracle_result r;
+	const struct oracle_page_write *w;
+	char err[256];
+	(void)state;
+
+	/* raid0 with 8 KiB chunks: page 0's halves on two devices; raid1: page 1 whole on both */
+	craft_init(&a);
+	craft_init(&b);
+	craft_write(&a, 0, page(0, 1), 8192, 0);
+	craft_write(&b, 0, page(0, 1) + 8192, 8192, 0);
+	craft_write(&a, 65536, page(1, 2), PAGE, 0);
+	craft_write(&b, 65536, page(1, 2), PAGE, 0);
+	craft_flush(&a); /* only the first device flushed */
+	assert_int_equal(writelog_open_buffer(a.buf, a.len, 0, &logs[0], err, sizeof(err)), 0);
+	assert_int_equal(writelog_open_buffer(b.buf, b.len, 0, &logs[1], err, sizeof(err)), 0);
+	assert_int_equal(oracle_run((const struct writelog *const *)logs, 2, &m, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.n_writes, 3);
+	w = find(&r, 0, 1, 0);
+	assert_int_equal(w->verdict, ORACLE_TEARABLE);
+	assert_int_equal(w->rules, ORACLE_SPLIT);
+	assert_true(w->across_logs);
+	assert_int_equal(w->parts[1].log, 1);
+	assert_int_equal(w->cut_log, 1); /* device 0 whole, device 1 before its half */
+	assert_int_equal(w->cut_entry, 0);
+	assert_false(w->durable);        /* its second half was never flushed */
+	w = find(&r, 1, 2, 0);
+	assert_int_equal(w->verdict, ORACLE_ATOMIC);
+	assert_false(w->across_logs);
+	assert_true(w->durable);
+	w = find(&r, 1, 2, 1); /* the mirror's copy */
+	assert_int_equal(w->verdict, ORACLE_ATOMIC);
+	assert_int_equal(w->parts[0].log, 1);
+	assert_false(w->durable);
+	assert_int_equal(r.write_entries, 4);
+	oracle_result_release(&r);
+	/* one device alone: the page is half there */
+	assert_int_equal(oracle_run((const struct writelog *const *)logs, 1, &m, &r, err, sizeof(err)), 0);
+	assert_int_equal(find(&r, 0, 1, 0)->verdict, ORACLE_INCOMPLETE);
+	oracle_result_release(&r);
+	writelog_free(logs[0]);
+	writelog_free(logs[1]);
+	free(a.buf);
+	free(b.buf);
+}
+
 static void test_model_check(void **state)
 {
 	char err[200];
@@ -307,6 +357,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_copies_and_durability),
+		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_model_check),
 		cmocka_unit_test(test_crash_image),
 	};

@@ -171,6 +171,7 @@ static void test_rules(void **state)
 	{
 		const struct oracle_model big = { .lba = 16384, .atomic_bytes = 16384 };
 
+		writelog_free(log);
 		r = judge(&c, &big, &log);
 		assert_int_equal(find(&r, 3, 7, 0)->verdict, ORACLE_ATOMIC);
 		assert_int_equal(find(&r, 1, 5, 0)->verdict, ORACLE_TEARABLE); /* two commands still */

@@ -324,6 +324,65 @@ static void test_fd(void **state)
 	free(c.buf);
 }
 
+/*
+ * Every byte of a good log's headers set to values that matter to a parser
+ * (0, 1, 0x7f, 0x80, 0xff) and the log cut at every sector boundary: each
+ * must parse or give an error with a message, and every entry parsed must
+ * lie inside the buffer.
+ */
+static void test_mutations(void **state)
+{
+	static const uint8_t values[] = { 0x00, 0x01, 0x7f, 0x80, 0xff };
+	struct craft c;
+	uint8_t *copy;
+	(void)state;
+
+	craft_super(&c, WRITELOG_MAGIC, 1, SS);
+	craft_entry(&c, 8, 2, 0, 0, 2, 0x10, NULL);
+	craft_entry(&c, 0, 0, WRITELOG_FLUSH, 0, 0, 0, NULL);
+	craft_entry(&c, 0, 0, WRITELOG_MARK, 3, 0, 0, "abc");
+	craft_entry(&c, 64, 4, WRITELOG_DISCARD, 0, 0, 0, NULL);
+	craft_entry(&c, 16, 1, WRITELOG_FUA, 0, 1, 0x20, NULL);
+	copy = malloc(c.len);
+	assert_non_null(copy);
+	for (size_t pos = 0; pos < c.len; pos++) {
+		/* headers only: the data bytes are opaque to the reader */
+		if (pos % SS >= 40 && pos >= SS)
+			continue;
+		for (size_t v = 0; v < sizeof(values); v++)
+			for (uint32_t flags = 0; flags <= WRITELOG_SCAN_TAIL; flags++) {
+				struct writelog *log = NULL;
+				char err[256] = "";
+				int r;
+
+				memcpy(copy, c.buf, c.len);
+				copy[pos] = values[v];
+				r = writelog_open_buffer(copy, c.len, flags, &log, err, sizeof(err));
+				if (r < 0) {
+					assert_null(log);
+					assert_true(err[0] || r == -ENOMEM);
+					continue;
+				}
+				for (uint64_t i = 0; i < writelog_entry_count(log); i++) {
+					const struct writelog_entry *e = writelog_entry(log, i);
+
+					assert_true(e->data_pos <= c.len && e->data_bytes <= c.len - e->data_pos);
+				}
+				writelog_free(log);
+			}
+	}
+	for (size_t len = 0; len <= c.len; len += SS / 2) {
+		struct writelog *log = NULL;
+		char err[256] = "";
+		int r = writelog_open_buffer(c.buf, len, 0, &log, err, sizeof(err));
+
+		assert_true(r == 0 ? len == c.len : err[0] != '\0');
+		writelog_free(log);
+	}
+	free(copy);
+	free(c.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_overflow_and_nonsense),
 		cmocka_unit_test(test_scan_tail),
 		cmocka_unit_test(test_fd),
+		cmocka_unit_test(test_mutations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

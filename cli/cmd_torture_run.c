@@ -207,18 +207,19 @@ bad:
 	return 0;
 }
 
-/* A file target is created or grown to hold the pages; a device must be large enough. */
-static int prepare_target(const struct run_opts *o)
+/* A file target is created (*CREATED) or grown to hold the pages; a device must be large enough. */
+static int prepare_target(const struct run_opts *o, bool *created)
 {
 	uint64_t end = o->offset + o->pages * o->page_size;
 	struct stat st;
-	int fd;
+	int fd, sr = stat(o->target, &st);
 
-	if (stat(o->target, &st) < 0 && errno != ENOENT) {
+	if (sr < 0 && errno != ENOENT) {
 		fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, strerror(errno));
 		return exit_code_for_error(-errno);
 	}
-	if (errno == ENOENT || S_ISREG(st.st_mode)) {
+	if (sr < 0 || S_ISREG(st.st_mode)) {
+		*created = sr < 0;
 		fd = open(o->target, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			fprintf(stderr, "lcloudctl torture run: cannot create %s: %s\n", o->target, strerror(errno));
@@ -307,6 +308,36 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 	}
 	if (o->path == LCLOUD_PATH_RWF_ATOMIC || o->path == LCLOUD_PATH_PASSTHROUGH)
 		s->hint.flags = LCLOUD_IO_ATOMIC;
+	return 0;
+}
+
+/*
+ * The atomic paths: every page must be a write the verdict calls untorn, or
+ * the run is refused before anything is written (the queue would refuse
+ * each write anyway, after the target and the record exist).
+ */
+static int check_atomic(const struct run_state *s)
+{
+	const struct run_opts *o = s->o;
+	const struct lcloud_verdict *v;
+	char why[400];
+
+	if (!(s->hint.flags & LCLOUD_IO_ATOMIC))
+		return 0;
+	v = lcloud_probe_get_verdict(lcloud_queue_get_probe(s->q), o->path);
+	if (!v || !lcloud_verdict_get_max_untorn_bytes(v)) {
+		fprintf(stderr, "lcloudctl torture run: %s: no atomic writes on the %s path: %s\n", o->target,
+			lcloud_io_path_to_string(o->path),
+			v && lcloud_verdict_get_reason_count(v) ? lcloud_verdict_get_reason(v, 0) : "no verdict");
+		return EXIT_REFUSED;
+	}
+	for (uint64_t p = 0; p < o->pages; p++)
+		if (lcloud_verdict_allows(v, o->offset + p * o->page_size, o->page_size, why, sizeof(why)) != 1) {
+			fprintf(stderr, "lcloudctl torture run: %s: page %" PRIu64 " (offset %" PRIu64 ") would not be an "
+				"untorn write on the %s path: %s\n", o->target, p, o->offset + p * o->page_size,
+				lcloud_io_path_to_string(o->path), why);
+			return EXIT_REFUSED;
+		}
 	return 0;
 }
 
@@ -566,6 +597,7 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 	struct torture_record start_rec, end_rec;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *stop = "error";
+	bool created = false;
 	double t0;
 	int rc, r;
 
@@ -581,12 +613,22 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 		return EXIT_FAILURE_GENERIC;
 	}
 	s.rng = s.run_id ? s.run_id : 1;
-	rc = prepare_target(&o);
+	if (access(o.record, F_OK) == 0) {
+		fprintf(stderr, "lcloudctl torture run: the record %s exists (a record belongs to one run: remove it or "
+			"name another)\n", o.record);
+		return EXIT_USAGE;
+	}
+	rc = prepare_target(&o, &created);
 	if (rc)
 		return rc;
 	rc = open_queue(ctx, &s);
-	if (rc)
+	if (!rc)
+		rc = check_atomic(&s);
+	if (rc) {
+		if (created)
+			unlink(o.target); /* refused: leave nothing behind */
 		goto out;
+	}
 	s.record_fd = open(o.record, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
 	if (s.record_fd < 0) {
 		fprintf(stderr, "lcloudctl torture run: cannot create the record %s: %s%s\n", o.record, strerror(errno),

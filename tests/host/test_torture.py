@@ -55,6 +55,10 @@ def test_run_verify_and_simulated_crashes():
     with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
         data = os.path.join(mnt, "pages")
         record = os.path.join(mnt, "pages.record")
+        # pages at 4 KiB: 16 KiB atomic writes must be aligned to 16 KiB; refused before anything is written
+        p = lcloudctl("torture", "run", data, "--pages", "8", "--offset", "4K", "--record", record)
+        assert p.returncode == 7 and "page 0 (offset 4096) would not be an untorn write" in p.stderr, p.stderr
+        assert not os.path.exists(data) and not os.path.exists(record), "a refused run left files"
         out = torture_run(data, record, "--path", "rwf_atomic", "--depth", "4", "--writes", "300", "--seed", "7")
         assert out["schema"] == 1 and out["writes"] == 300 and out["path"] == "rwf_atomic", out
         assert out["backend"] in ("io_uring", "sync") and out["stopped_by"] == "writes", out
@@ -137,6 +141,13 @@ def test_buffered_and_plain_paths():
         p = lcloudctl("torture", "run", os.path.join(mnt, "other"), "--pages", "4", "--record",
                       os.path.join(mnt, "buffered.record"))
         assert p.returncode == 2 and "one run" in p.stderr, (p.returncode, p.stderr)
+        assert not os.path.exists(os.path.join(mnt, "other"))
+    with mounted_fs("ext4") as (dev, mnt):
+        # no atomic writes on ext4 over a loop device: refused, nothing left behind
+        data = os.path.join(mnt, "pages")
+        p = lcloudctl("torture", "run", data, "--pages", "4", "--record", data + ".record")
+        assert p.returncode == 7 and "no atomic writes on the rwf_atomic path" in p.stderr, p.stderr
+        assert not os.path.exists(data) and not os.path.exists(data + ".record")
 
 
 def test_device_refusals():

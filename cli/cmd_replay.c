@@ -52,6 +52,7 @@ void cmd_replay_usage(FILE *out)
 	      "      --tear BLOCKS         and the first BLOCKS logical blocks of entry K\n"
 	      "      --cut-all             try the cut of every tearable page write; keep the first\n"
 	      "                            image that shows a torn page\n"
+	      "      --keep-going          with --cut-all, try every one (the first image is kept)\n"
 	      "  -o, --output FORMAT       normal (default) or json\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
@@ -72,7 +73,7 @@ static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
 {
 	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
-	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL };
+	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL, OPT_KEEP_GOING };
 	static const struct option options[] = {
 		{ "lba", required_argument, NULL, OPT_LBA },
 		{ "atomic-bytes", required_argument, NULL, OPT_ATOMIC },
@@ -88,6 +89,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "cut", required_argument, NULL, OPT_CUT },
 		{ "tear", required_argument, NULL, OPT_TEAR },
 		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
+		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -165,6 +167,9 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		case OPT_CUT_ALL:
 			o->cut_all = true;
 			break;
+		case OPT_KEEP_GOING:
+			o->keep_going = true;
+			break;
 		case 'o':
 			if (!parse_output_format(optarg, &o->format)) {
 				fprintf(stderr, "lcloudctl replay: unknown output format '%s' (use normal or json)\n", optarg);
@@ -192,6 +197,10 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 	if ((o->base || o->out || o->have_cut || o->tear || o->cut_all) &&
 	    (!o->base || !o->out || o->have_cut == o->cut_all)) {
 		fprintf(stderr, "lcloudctl replay: a crash image needs --base, --out and one of --cut and --cut-all\n");
+		return -1;
+	}
+	if (o->keep_going && !o->cut_all) {
+		fprintf(stderr, "lcloudctl replay: --keep-going goes with --cut-all\n");
 		return -1;
 	}
 	if (o->tear && !o->have_cut) {

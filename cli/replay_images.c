@@ -166,8 +166,8 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	struct oracle_result res;
 	json_object *doc = NULL, *tries = NULL;
 	const struct oracle_page_write *found = NULL;
-	uint64_t tried = 0, tearable = 0;
-	char err[512];
+	uint64_t tried = 0, tearable = 0, shown_torn = 0;
+	char err[512], trial[4200];
 	int r = oracle_run(&log, 1, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
 	if (r < 0) {
@@ -180,23 +180,31 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	}
 	for (uint64_t i = 0; i < res.n_writes; i++)
 		tearable += res.writes[i].verdict == ORACLE_TEARABLE && replay_selected(o, &res.writes[i]);
-	for (uint64_t i = 0; i < res.n_writes && !found; i++) {
+	/* with --keep-going the images after the first torn one are made beside it, then removed */
+	snprintf(trial, sizeof(trial), "%s.try", o->out);
+	for (uint64_t i = 0; i < res.n_writes && (!found || o->keep_going); i++) {
 		const struct oracle_page_write *w = &res.writes[i];
+		const char *image = found ? trial : o->out;
 		struct shown s = { .word = "none" };
 
 		if (w->verdict != ORACLE_TEARABLE || !replay_selected(o, w))
 			continue;
-		r = crash_image_make(log, o->base, o->out, w->cut_entry, w->cut_bytes, err, sizeof(err));
+		err[0] = '\0';
+		r = crash_image_make(log, o->base, image, w->cut_entry, w->cut_bytes, err, sizeof(err));
 		if (r >= 0)
-			r = look(o->out, w, &s);
+			r = look(image, w, &s);
 		if (r < 0) {
 			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
 			rc = r == -ENOSPC ? EXIT_USAGE : EXIT_FAILURE_GENERIC;
 			break;
 		}
 		tried++;
-		if (s.new_blocks && (s.old_blocks || s.other_blocks))
-			found = w; /* the new write is on the image, and so is something else where the page is */
+		if (s.new_blocks && (s.old_blocks || s.other_blocks)) {
+			/* the new write is on the image, and so is something else where the page is */
+			shown_torn++;
+			if (!found)
+				found = w;
+		}
 		if (tries) {
 			json_object *t = json_object_new_object();
 			char id[32];
@@ -219,19 +227,25 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 			       s.old_blocks, s.other_blocks);
 		}
 	}
+	if (found && o->keep_going)
+		unlink(trial);
 	if (rc == EXIT_OK && found)
 		rc = EXIT_TORN;
 	if (doc) {
 		json_object_object_add(doc, "tearable", json_object_new_int64((int64_t)tearable));
 		json_object_object_add(doc, "tried", json_object_new_int64((int64_t)tried));
+		json_object_object_add(doc, "shown_torn", json_object_new_int64((int64_t)shown_torn));
 		json_object_object_add(doc, "tries", tries);
 		json_object_object_add(doc, "result", json_object_new_string(found ? "torn" : rc ? "error" : "none shown"));
 		json_object_object_add(doc, "image", found ? json_object_new_string(o->out) : NULL);
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else if (rc == EXIT_TORN) {
-		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn\n", o->out,
+		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", o->out,
 		       found->run_id, found->page, found->generation);
+		if (o->keep_going)
+			printf(" (%" PRIu64 " of %" PRIu64 " images showed a tear)", shown_torn, tried);
+		putchar('\n');
 	} else if (rc == EXIT_OK) {
 		printf("result: %s\n", tearable ? "no image showed a torn page" : "no tearable page write: nothing to cut");
 	}

@@ -15,7 +15,7 @@ struct replay_opts {
 	uint32_t n_logs;
 	const char *model_from, *base, *out;
 	uint64_t lba, atomic, boundary, boundary_offset, cut, tear, run;
-	bool have_run, have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_cut,
+	bool keep_going, have_run, have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_cut,
 		cut_all;
 	enum output_format format;
 };

@@ -281,6 +281,13 @@ def test_replay_crafted_log():
         assert rc == 8 and doc["result"] == "torn" and doc["tries"][0]["shown"] == "torn", (rc, err, doc)
         rc, v = verify(img, record)
         assert rc == 8 and v["summary"]["torn"] == 1, v["summary"]
+        # ... and with --keep-going, every tearable page write's image shows its tear; the first is kept
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "--keep-going", "-o", "json", *model)
+        assert rc == 8 and (doc["tried"], doc["shown_torn"]) == (3, 3), (rc, err, doc)
+        assert [(t["page"], t["shown"]) for t in doc["tries"]] == [(a, "torn"), (c, "torn"), (c + 1, "torn")], doc
+        assert not os.path.exists(img + ".try")
+        rc, v = verify(img, record)
+        assert rc == 8 and [p["page"] for p in v["page_reports"]] == [a], v["page_reports"]
 
         # the same log on a block device, as dm-log-writes keeps one
         loop = run(["losetup", "-f", "--show", "-r", log], check=True).stdout.strip()

@@ -16,7 +16,6 @@
 
 #include "cli.h"
 #include "replay.h"
-#include "replay_images.h"
 
 void cmd_replay_usage(FILE *out)
 {

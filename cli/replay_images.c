@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "crash_image.h"
-#include "replay_images.h"
+#include "replay.h"
 #include "torture_page.h"
 
 /* What an image holds where the log wrote page write W. */

@@ -20,6 +20,9 @@ enum {
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
 	EXIT_UNKNOWN = 8,    /* check, advise: the evidence could not be read; neither untorn nor not */
+	EXIT_TORN = 9,       /* torture verify: torn or damaged pages; replay --cut-all: an image shows one */
+	EXIT_LOST = 10,      /* torture verify: acknowledged writes lost (and no torn page) */
+	EXIT_TEARABLE = 11,  /* replay: a page write a power cut could tear under the model */
 	EXIT_CHANGED = 12,   /* diff: something changed, no verdict got weaker */
 	EXIT_WEAKER = 13,    /* diff: a verdict got weaker */
 };
@@ -69,6 +72,12 @@ int fingerprint_load(const char *file, json_object **ret);
 int fingerprint_compare(json_object *old_fp, json_object *new_fp, json_object **ret_report);
 int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_export_usage(FILE *out);
+int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_torture_usage(FILE *out);
+int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_replay_usage(FILE *out);
+int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);

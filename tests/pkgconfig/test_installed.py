@@ -39,6 +39,11 @@ def test_outside_program_prints_atomic_limits():
         # the udev rule stays inside a scratch prefix, naming the installed lcloudctl
         with open(os.path.join(prefix, "lib", "udev", "rules.d", "60-lcloud.rules")) as f:
             assert os.path.join(prefix, "sbin", "lcloudctl") + " udev %k" in f.read()
+        # shell completion: bash's under the prefix, zsh's pointing at it
+        bash_completion = os.path.join(prefix, "share", "bash-completion", "completions", "lcloudctl")
+        assert os.path.exists(bash_completion)
+        with open(os.path.join(prefix, "share", "zsh", "site-functions", "_lcloudctl")) as f:
+            assert bash_completion in f.read()
 
         with mounted_fs("xfs") as (dev, mnt):
             path = os.path.join(mnt, "page-file")

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bash completion for lcloudctl(8).
+#
+# Commands and options are read from lcloudctl's own --help, so the
+# completion follows the program it completes; values that --help lists in
+# words (formats, paths, databases, hints) are completed from the lists below.
+
+_lcloudctl_help_options()
+{
+    # "  -s, --size N   ..." and "      --no-confirm   ...": every option name
+    "$1" ${2:+"$2"} --help 2>/dev/null |
+        sed -n 's/^ \{2,8\}\(-[A-Za-z0-9]\)\{0,1\}\(, \)\{0,1\}\(--[a-z][a-z0-9-]*\)\{0,1\}.*/\1 \3/p' |
+        tr ' ' '\n' | grep -- '^-'
+}
+
+_lcloudctl_commands()
+{
+    "$1" --help 2>/dev/null | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p'
+}
+
+_lcloudctl_block_devices()
+{
+    local d
+    for d in /sys/class/block/*; do
+        [[ -e $d ]] && printf '%s\n' "${d##*/}"
+    done
+}
+
+_lcloudctl()
+{
+    local cur prev prog sub="" i w
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    prog=${COMP_WORDS[0]}
+
+    # the command: the first word that is not an option or a global option's value
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        case $w in
+            --sysroot | -o | --output) ((i++)) ;;
+            -*) ;;
+            *) sub=$w; break ;;
+        esac
+    done
+
+    case $prev in
+        --sysroot)
+            COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        -o | --output | --format)
+            if [[ $sub == read ]]; then
+                COMPREPLY=($(compgen -f -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "normal json" -- "$cur"))
+            fi
+            return ;;
+        -d | --db)
+            COMPREPLY=($(compgen -W "mysql mariadb postgresql" -- "$cur")); return ;;
+        -p | --path)
+            case $sub in
+                check | torture)
+                    COMPREPLY=($(compgen -W "rwf_atomic passthrough plain_direct buffered best" -- "$cur"))
+                    return ;;
+                write | read) ;; # -p is --pattern there: a byte
+            esac
+            return ;;
+        -H | --hint)
+            [[ $sub == write || $sub == read ]] &&
+                COMPREPLY=($(compgen -W "data metadata journal background sync readahead" -- "$cur"))
+            return ;;
+        --lifetime)
+            COMPREPLY=($(compgen -W "short medium long extreme" -- "$cur")); return ;;
+        --backend)
+            COMPREPLY=($(compgen -W "auto passthrough io_uring sync" -- "$cur")); return ;;
+        -i | --input | --record | --save | -f | --file | --base | --out | --model-from)
+            COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        -s | --size | -P | --page-size | -l | --length | -O | --offset)
+            COMPREPLY=($(compgen -W "4K 8K 16K 32K 64K" -- "$cur")); return ;;
+    esac
+
+    if [[ -z $sub ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$(_lcloudctl_help_options "$prog")" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$(_lcloudctl_commands "$prog")" -- "$cur"))
+        fi
+        return
+    fi
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_lcloudctl_help_options "$prog" "$sub")" -- "$cur"))
+        return
+    fi
+    case $sub in
+        torture)
+            # the first word after torture is its step
+            if [[ ${COMP_WORDS[COMP_CWORD - 1]} == torture ]]; then
+                COMPREPLY=($(compgen -W "run verify" -- "$cur"))
+                return
+            fi ;;
+        udev)
+            COMPREPLY=($(compgen -W "$(_lcloudctl_block_devices)" -- "$cur")); return ;;
+        list)
+            COMPREPLY=($(compgen -W "$(_lcloudctl_block_devices)" -- "$cur")); return ;;
+    esac
+    # files, directories and devices (/dev/nvme0n1, /dev/ng0n1)
+    COMPREPLY=($(compgen -f -- "$cur"))
+    [[ -d ${COMPREPLY[0]:-} && ${#COMPREPLY[@]} -eq 1 ]] && COMPREPLY=("${COMPREPLY[0]}/") && compopt -o nospace 2>/dev/null
+}
+
+complete -F _lcloudctl lcloudctl

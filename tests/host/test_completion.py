@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The bash completion (completion/lcloudctl.bash), sourced by a real bash
+with this build's lcloudctl, must offer the commands, each command's options
+(read from its --help), the values of --db, --path, -o and --backend, block
+device names for udev, and files elsewhere; zsh loads the same through
+bashcompinit."""
+import os
+import shutil
+import subprocess
+
+from hostlib import LCLOUDCTL, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPLETION = os.path.join(HERE, "..", "..", "completion", "lcloudctl.bash")
+
+
+def complete(*words):
+    """Candidates bash offers after WORDS (the last one is the word being completed)."""
+    words = [os.path.realpath(LCLOUDCTL)] + list(words)
+    script = 'source "%s"\nCOMP_WORDS=(%s)\nCOMP_CWORD=%d\n_lcloudctl\nprintf "%%s\\n" "${COMPREPLY[@]}"\n' % (
+        COMPLETION, " ".join("'%s'" % w for w in words), len(words) - 1)
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return [c for c in p.stdout.splitlines() if c]
+
+
+def test_commands_and_options():
+    top = subprocess.run([LCLOUDCTL, "--help"], capture_output=True, text=True).stdout
+    commands = [l.split()[0] for l in top.split("Commands:")[1].split("Global options:")[0].splitlines() if l.strip()]
+    assert sorted(complete("")) == sorted(commands), complete("")
+    assert complete("ch") == ["check"]
+    assert complete("to") == ["torture"]
+    opts = complete("check", "--")
+    for o in ("--size", "--path", "--output", "--no-confirm", "--help"):
+        assert o in opts, (o, opts)
+    assert "--sysroot" in complete("--")
+    assert "--prometheus" in complete("export", "--")
+    assert "--human-readable" in complete("probe", "--")
+
+
+def test_values():
+    assert complete("check", "--path", "pl") == ["plain_direct"]
+    assert sorted(complete("advise", "--db", "")) == ["mariadb", "mysql", "postgresql"]
+    assert sorted(complete("probe", "-o", "")) == ["json", "normal"]
+    assert sorted(complete("write", "x", "--backend", "")) == ["auto", "io_uring", "passthrough", "sync"]
+    assert sorted(complete("torture", "")) == ["run", "verify"]
+    assert "journal" in complete("write", "f", "--hint", "")
+    # read's -o is the output file, not a format
+    assert "json" not in complete("read", "/dev/null", "-o", "")
+
+
+def test_devices_and_paths():
+    names = sorted(os.listdir("/sys/class/block"))
+    assert sorted(complete("udev", "")) == names
+    assert "/dev/" in complete("probe", "/de") or "/dev" in complete("probe", "/de")
+    assert all(os.path.isdir(d) for d in complete("--sysroot", "/"))
+
+
+def test_zsh_loads_it():
+    if not shutil.which("zsh"):
+        raise AssertionError("zsh missing: scripts/install-deps installs it for this test")
+    zfile = os.path.join(HERE, "..", "..", "completion", "_lcloudctl.in")
+    with open(zfile) as f:
+        text = f.read().replace("@BASH_COMPLETION@", os.path.realpath(COMPLETION))
+    p = subprocess.run(["zsh", "-f", "-c", "autoload -U compinit && compinit -u -D; " + text +
+                        "\nprint -r -- ${_comps[lcloudctl]}"], capture_output=True, text=True)
+    assert p.returncode == 0 and "_bash_complete" in p.stdout, (p.stdout, p.stderr)
+
+
+if __name__ == "__main__":
+    main([test_commands_and_options, test_values, test_devices_and_paths, test_zsh_loads_it])

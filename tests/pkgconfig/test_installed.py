@@ -39,6 +39,26 @@ def test_outside_program_prints_atomic_limits():
         # the udev rule stays inside a scratch prefix, naming the installed lcloudctl
         with open(os.path.join(prefix, "lib", "udev", "rules.d", "60-lcloud.rules")) as f:
             assert os.path.join(prefix, "sbin", "lcloudctl") + " udev %k" in f.read()
+        # the Python binding where the system's python3 looks for a prefix like this one
+        sitedirs = subprocess.run(["/usr/bin/python3", "-c", "import site, sys; print('\\n'.join("
+                                   "site.getsitepackages([sys.argv[1]])))", prefix], capture_output=True,
+                                  text=True, check=True).stdout.split()
+        found = [d for d in sitedirs if os.path.exists(os.path.join(d, "lcloud", "__init__.py"))]
+        assert found, (sitedirs, [r for r, _, f in os.walk(prefix) if "__init__.py" in f])
+        p = subprocess.run(["/usr/bin/python3", "-c", "import site, sys; site.addsitedir(sys.argv[1]); import lcloud; "
+                            "print(lcloud.version(), lcloud.check(sys.argv[2], 4096).answer)", found[0], prefix],
+                           env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib", "x86_64-linux-gnu") + ":" +
+                                    os.path.join(prefix, "lib")), capture_output=True, text=True)
+        assert p.returncode == 0 and p.stdout.split()[0] == "0.2.0", (p.stdout, p.stderr)
+        # a default install (/usr/local) goes where Debian's python3 searches
+        local = os.path.join(d, "build-local")
+        run(["meson", "setup", "--prefix", "/usr/local", "-Dtests=false", local, SOURCE_ROOT], check=True)
+        installed = subprocess.run(["meson", "introspect", "--installed", local], capture_output=True, text=True,
+                                   check=True).stdout
+        syspath = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('\\n'.join(sys.path))"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+        target = [p for p in __import__("json").loads(installed).values() if p.endswith("lcloud/__init__.py")]
+        assert target and os.path.dirname(os.path.dirname(target[0])) in syspath, (target, syspath)
         # shell completion: bash's under the prefix, zsh's pointing at it
         bash_completion = os.path.join(prefix, "share", "bash-completion", "completions", "lcloudctl")
         assert os.path.exists(bash_completion)

@@ -100,6 +100,15 @@ def chown_postgres(path):
     os.chown(path, pw.pw_uid, pw.pw_gid)
 
 
+def _alive(pid):
+    """Is PID a running process (a zombie waiting for its parent is not)?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class Server:
     """One cluster in DATADIR, run from the private BINDIR by the postgres user."""
 
@@ -127,14 +136,20 @@ class Server:
                      "start"], env=self.env)
 
     def stop(self):
+        """Stops the server, killing it if pg_ctl cannot; fails if its postmaster is still alive."""
+        pidfile = os.path.join(self.datadir, "postmaster.pid")
+        if not os.path.exists(pidfile):
+            return
+        with open(pidfile) as f:
+            pid = int(f.readline())
         p = as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-w", "-t", "60", "-m", "fast",
                          "stop"], env=self.env, check=False)
-        pidfile = os.path.join(self.datadir, "postmaster.pid")
-        if p.returncode != 0 and os.path.exists(pidfile):
-            with open(pidfile) as f:
-                pid = int(f.readline())
+        if p.returncode != 0 and _alive(pid):
             os.kill(pid, signal.SIGKILL)  # the postmaster's children exit when it is gone
-            time.sleep(1)
+        end = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < end, "postmaster %d still running after stop" % pid
+            time.sleep(0.1)
 
     def restart(self):
         self.stop()

@@ -24,6 +24,7 @@ typedef struct LcloudLocation
 {
 	LcloudLocationKind kind;
 	Oid			tablespace;		/* InvalidOid unless a tablespace */
+	char	   *name;			/* the tablespace's name; NULL until read from the catalog */
 	char	   *path;
 	uint32		size;			/* the page size written there */
 	enum lcloud_io_path io_path;	/* how this server writes there */

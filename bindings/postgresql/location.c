@@ -179,8 +179,10 @@ lcloud_server_locations(void)
 	out = lappend(out, new_location(LCLOUD_LOC_DATA_DIRECTORY, InvalidOid, pstrdup(DataDir), BLCKSZ, data_path));
 	out = lappend(out, new_location(LCLOUD_LOC_TABLESPACE, DEFAULTTABLESPACE_OID,
 									psprintf("%s/base", DataDir), BLCKSZ, data_path));
+	((LcloudLocation *) llast(out))->name = "pg_default";
 	out = lappend(out, new_location(LCLOUD_LOC_TABLESPACE, GLOBALTABLESPACE_OID,
 									psprintf("%s/global", DataDir), BLCKSZ, data_path));
+	((LcloudLocation *) llast(out))->name = "pg_global";
 	out = list_concat(out, user_tablespaces(data_path));
 	out = lappend(out, new_location(LCLOUD_LOC_WAL, InvalidOid, psprintf("%s/" XLOGDIR, DataDir),
 									XLOG_BLCKSZ, lcloud_server_wal_io_path()));

@@ -100,11 +100,11 @@ lcloud_check(PG_FUNCTION_ARGS)
 }
 
 static char *
-tablespace_name(Oid oid)
+tablespace_name(const LcloudLocation *l)
 {
-	char	   *name = get_tablespace_name(oid);
+	char	   *name = l->name ? l->name : get_tablespace_name(l->tablespace);
 
-	return name ? name : psprintf("%u", oid); /* dropped since pg_tblspc was read */
+	return name ? name : psprintf("%u", l->tablespace); /* dropped since pg_tblspc was read */
 }
 
 /*
@@ -132,7 +132,7 @@ lcloud_datadir(PG_FUNCTION_ARGS)
 		lcloud_answer_for(l->path, l->size, l->io_path, &a);
 		values[0] = CStringGetTextDatum(lcloud_location_kind_name(l->kind));
 		if (l->kind == LCLOUD_LOC_TABLESPACE)
-			values[1] = CStringGetTextDatum(tablespace_name(l->tablespace));
+			values[1] = CStringGetTextDatum(tablespace_name(l));
 		else
 			nulls[1] = true;
 		answer_columns(l->path, l->size, &a, values + 2, nulls + 2);

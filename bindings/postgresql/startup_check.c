@@ -14,7 +14,6 @@
  */
 #include "lcloud_pg.h"
 
-#include "catalog/pg_tablespace_d.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -34,13 +33,17 @@ PGDLLEXPORT void lcloud_checker_main(Datum arg);
 /* What the last messages were about; NULL before the first check. */
 static char *last_signature;
 
+/*
+ * User tablespaces by OID: their names are in pg_tablespace, which a worker
+ * bound to no database cannot read (it is not one of the catalogs loaded
+ * without a database), and holding a connection to one would block
+ * CREATE DATABASE from it or dropping it.
+ */
 static char *
 tablespace_label(const LcloudLocation *l)
 {
-	if (l->tablespace == DEFAULTTABLESPACE_OID)
-		return psprintf("tablespace pg_default (%s)", l->path);
-	if (l->tablespace == GLOBALTABLESPACE_OID)
-		return psprintf("tablespace pg_global (%s)", l->path);
+	if (l->name)
+		return psprintf("tablespace %s (%s)", l->name, l->path);
 	return psprintf("the tablespace with OID %u (%s)", l->tablespace, l->path);
 }
 

@@ -74,9 +74,9 @@ lcloud_server_data_io_path(void)
 
 /*
  * WAL: 16+ opens it with O_DIRECT when debug_io_direct includes "wal".
- * Up to 15, XLOG's get_sync_bit() adds O_DIRECT by itself when
- * wal_sync_method is open_sync or open_datasync, fsync is on and the WAL is
- * not needed for archiving or replication (wal_level=minimal).
+ * (even with fsync off). Up to 15, XLOG's get_sync_bit() adds O_DIRECT by
+ * itself when wal_sync_method is open_sync or open_datasync, fsync is on and
+ * the WAL is not needed for archiving or replication (wal_level=minimal).
  */
 enum lcloud_io_path
 lcloud_server_wal_io_path(void)
@@ -176,7 +176,9 @@ lcloud_server_locations(void)
 	enum lcloud_io_path data_path = lcloud_server_data_io_path();
 	List	   *out = NIL;
 
-	out = lappend(out, new_location(LCLOUD_LOC_DATA_DIRECTORY, InvalidOid, pstrdup(DataDir), BLCKSZ, data_path));
+	/* pg_control and the SLRUs (pg_xact, ...) go through the page cache even with debug_io_direct=data */
+	out = lappend(out, new_location(LCLOUD_LOC_DATA_DIRECTORY, InvalidOid, pstrdup(DataDir), BLCKSZ,
+									LCLOUD_PATH_BUFFERED));
 	out = lappend(out, new_location(LCLOUD_LOC_TABLESPACE, DEFAULTTABLESPACE_OID,
 									psprintf("%s/base", DataDir), BLCKSZ, data_path));
 	((LcloudLocation *) llast(out))->name = "pg_default";

@@ -21,11 +21,14 @@ LOG_LINE = re.compile(r"^\[(\d+)\] ([A-Z]+):  (.*)$")
 
 
 def pg_config():
-    """The newest installed server's pg_config (Debian: postgresql-server-dev-NN)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_config"), key=lambda p: int(p.split("/")[4]))
-    assert found, ("no pg_config: install postgresql-15 and postgresql-server-dev-15 "
+    """pg_config of the newest PostgreSQL installed with its server (postgresql-NN) and PGXS
+    (postgresql-server-dev-NN); the client packages have a pg_config too."""
+    found = [c for c in glob.glob("/usr/lib/postgresql/*/bin/pg_config")
+             if os.path.exists(os.path.join(os.path.dirname(c), "postgres"))
+             and os.path.exists(pg_config_value(c, "pgxs"))]
+    assert found, ("no PostgreSQL server with PGXS: install postgresql-15 and postgresql-server-dev-15 "
                    "(scripts/install-deps --tests does)")
-    return found[-1]
+    return sorted(found, key=lambda c: int(c.split("/")[4]))[-1]
 
 
 def pg_config_value(config, what):

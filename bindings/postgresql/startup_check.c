@@ -86,7 +86,7 @@ say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 	else
 		ereport(LOG,
 				(errmsg("lcloud: full_page_writes is on and needed: %u-byte page writes to %s are not "
-						"untorn (answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
+						"proved untorn (answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
 				 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
 				 errhint("What would make these page writes untorn: %s.",
 						 lcloud_what_would_make_it_safe(l->path, l->size, l->io_path))));

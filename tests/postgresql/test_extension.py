@@ -17,7 +17,6 @@ import errno
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
 import time
@@ -122,8 +121,8 @@ def assert_page_message(msg, name, oids, full_page_writes):
     assert answer != "untorn", want  # buffered page writes never are
     if full_page_writes:
         assert severity == "LOG", msg
-        assert text == ("lcloud: full_page_writes is on and needed: 8192-byte page writes to %s are not untorn "
-                        "(answer: %s)" % (where(name, oids), answer)), msg
+        assert text == ("lcloud: full_page_writes is on and needed: 8192-byte page writes to %s are not proved "
+                        "untorn (answer: %s)" % (where(name, oids), answer)), msg
         assert hint.startswith("What would make these page writes untorn: "), msg
     else:
         assert severity == "WARNING", msg
@@ -279,6 +278,22 @@ def test_bad_arguments_are_clean_errors():
     assert LAB["server"].sql("SELECT 1") == [["1"]]
 
 
+def test_functions_are_granted_not_public():
+    """lcloud_check() probes any path the server can reach: pg_read_server_files only; lcloud_datadir(): pg_monitor."""
+    s = LAB["server"]
+    s.sql("CREATE ROLE nobody_special LOGIN; CREATE ROLE watcher LOGIN IN ROLE pg_monitor; "
+          "CREATE ROLE reader LOGIN IN ROLE pg_read_server_files")
+    for role, call, allowed in (("nobody_special", "lcloud_datadir()", False),
+                                ("nobody_special", "lcloud_check('/')", False),
+                                ("watcher", "lcloud_datadir()", True), ("watcher", "lcloud_check('/')", False),
+                                ("reader", "lcloud_check('/')", True)):
+        p = s.sql("SET ROLE %s; SELECT count(*) FROM %s" % (role, call), check=False)
+        if allowed:
+            assert p.returncode == 0, (role, call, p.stderr)
+        else:
+            assert p.returncode != 0 and "permission denied for function" in p.stderr, (role, call, p.stderr)
+
+
 def test_datadir_never_fails_on_a_missing_or_hidden_tablespace():
     """A tablespace whose directory vanished, one behind a folder the server may not search, one on tmpfs."""
     loc = LAB["locations"]
@@ -362,7 +377,7 @@ def test_server_log_has_no_crash_and_no_other_error():
         assert "terminated by signal" not in text, text
         assert "lcloud page write check" not in text, text  # the worker never exits with an error
         if severity == "ERROR":
-            assert text.startswith("lcloud_check: "), text
+            assert text.startswith("lcloud_check: ") or text.startswith("permission denied for function"), text
 
 
 def setup(stack):
@@ -411,6 +426,7 @@ if __name__ == "__main__":
         main([test_startup_warns_with_full_page_writes_off, test_datadir_rows_match_lcloudctl,
               test_pages_really_go_through_the_page_cache, test_check_function_matches_lcloudctl,
               test_unprivileged_server_answers_unknown_with_reason, test_nonexistent_path_is_an_unknown_row,
-              test_bad_arguments_are_clean_errors, test_datadir_never_fails_on_a_missing_or_hidden_tablespace,
+              test_bad_arguments_are_clean_errors, test_functions_are_granted_not_public,
+              test_datadir_never_fails_on_a_missing_or_hidden_tablespace,
               test_reload_speaks_when_full_page_writes_changes, test_wal_with_o_direct_is_plain_direct,
               test_server_log_has_no_crash_and_no_other_error])

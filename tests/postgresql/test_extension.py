@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -420,7 +421,12 @@ def setup(stack):
     server.restart()
 
 
+def stop_on_sigterm(signum, frame):
+    raise SystemExit("terminated: stopping the server and unmounting first")
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, stop_on_sigterm)  # a timeout still stops the server and unmounts
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([test_startup_warns_with_full_page_writes_off, test_datadir_rows_match_lcloudctl,

@@ -50,9 +50,7 @@ probe_error_hint(int err)
 static const char *
 string_fact(const struct lcloud_layer *layer, const char *name)
 {
-	const char *s = lcloud_fact_get_string(lcloud_layer_find_fact(layer, name));
-
-	return s ? s : NULL;
+	return lcloud_fact_get_string(lcloud_layer_find_fact(layer, name));
 }
 
 static void

@@ -20,6 +20,11 @@ enum {
 	EXIT_NOT_UNTORN = 6, /* check: the write would not be untorn */
 	EXIT_REFUSED = 7,    /* write/read: refused before submission (in use, holds data, not atomic) */
 	EXIT_UNKNOWN = 8,    /* check, advise: the evidence could not be read; neither untorn nor not */
+	EXIT_TORN = 9,       /* torture verify: torn or damaged pages; replay --cut-all: an image shows one */
+	EXIT_LOST = 10,      /* torture verify: acknowledged writes lost (and no torn page) */
+	EXIT_TEARABLE = 11,  /* replay: a page write a power cut could tear under the model */
+	EXIT_CHANGED = 12,   /* diff: something changed, no verdict got weaker */
+	EXIT_WEAKER = 13,    /* diff: a verdict got weaker */
 };
 
 enum output_format {
@@ -31,6 +36,7 @@ struct global_opts {
 	const char *sysroot;
 	enum output_format format;
 	bool bytes; /* raw byte values instead of human units */
+	bool human; /* probe -H: decode the bits of NVMe capability fields */
 };
 
 struct command {
@@ -52,6 +58,26 @@ void cmd_write_usage(FILE *out);
 int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
+int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_udev_usage(FILE *out);
+int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_diff_usage(FILE *out);
+
+/* probe --save / diff: the kernel, every fact and every verdict, as JSON (schema 1). */
+json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot);
+int fingerprint_save(const char *file, json_object *fp);
+/* -EBADMSG: not a fingerprint. */
+int fingerprint_load(const char *file, json_object **ret);
+/* Returns 0 same, 1 changed, 2 a verdict got weaker; *RET_REPORT is the JSON report. */
+int fingerprint_compare(json_object *old_fp, json_object *new_fp, json_object **ret_report);
+int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_export_usage(FILE *out);
+int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_torture_usage(FILE *out);
+int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+void cmd_replay_usage(FILE *out);
+int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);
@@ -67,7 +93,9 @@ const char *format_size(uint64_t bytes, char *buf, size_t size);
 /* JSON value of a fact: number, boolean, string or null when not present. */
 json_object *fact_to_json(const struct lcloud_fact *f);
 json_object *probe_to_json(const struct lcloud_probe *p);
-void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes);
+void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct global_opts *opts);
+/* NVMe raw Identify fields as nvme-cli shows them (hex; -H: bits by name); false: not one of those. */
+bool nvme_field_print(FILE *out, const struct lcloud_fact *f, int width, bool human);
 
 /* Reports a failed probe of PATH on stderr with what to do; returns the exit code. */
 int report_probe_error(const char *prog, const char *path, int err);
@@ -75,5 +103,15 @@ json_object *probe_error_to_json(const char *path, int err);
 int exit_code_for_error(int err);
 
 void print_json(FILE *out, json_object *obj);
+
+/*
+ * Text output of a string that may come from a device: bytes outside
+ * printable ASCII, and '\\', as \xNN (escape.c). escape_text() truncates
+ * to SIZE (never inside an escape) and returns BUF.
+ */
+const char *escape_text(const char *s, char *buf, size_t size);
+void fputs_escaped(const char *s, FILE *out);
+/* A JSON string of S, valid UTF-8 whatever S holds: a byte that is not UTF-8 becomes U+0080..U+00FF. */
+json_object *json_string_from_device(const char *s);
 
 #endif

@@ -248,8 +248,11 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 		json_object_object_foreach(a.settings, key, val)
 			printf("  %s = %s\n", key, json_object_get_string(val));
 		fputs("\nwhy:\n", stdout);
-		for (size_t i = 0; i < json_object_array_length(a.lines); i++)
-			printf("  - %s\n", json_object_get_string(json_object_array_get_idx(a.lines, i)));
+		for (size_t i = 0; i < json_object_array_length(a.lines); i++) {
+			fputs("  - ", stdout);
+			fputs_escaped(json_object_get_string(json_object_array_get_idx(a.lines, i)), stdout);
+			putchar('\n');
+		}
 	}
 	json_object_put(root);
 	lcloud_probe_free(p);

@@ -123,7 +123,10 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		print_json(stdout, o);
 		json_object_put(o);
 	} else {
-		printf("%s: %s\n", target, why);
+		/* the reason may quote what a device calls itself: escaped, as every device string */
+		printf("%s: ", target);
+		fputs_escaped(why, stdout);
+		putchar('\n');
 	}
 	return r == LCLOUD_ANSWER_UNTORN ? EXIT_OK : r == LCLOUD_ANSWER_UNKNOWN ? EXIT_UNKNOWN : EXIT_NOT_UNTORN;
 }

@@ -11,13 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
+/* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
+#define IO_LENGTH_MAX 0x7ffff000ULL
+
 struct io_opts {
 	uint64_t offset, length;
-	bool have_offset, have_length, atomic, fua, force;
+	bool have_offset, have_length, atomic, fua, force, replace_output;
 	int pattern;             /* -1: none */
 	const char *input, *output;
 	enum lcloud_backend backend;
@@ -86,6 +90,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool output_short = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -143,6 +148,13 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 			break;
 		case 'o':
 			o->output = optarg;
+			/* the short form, as given on the command line: "-o json" or "-ojson" */
+			{
+				const char *opt = optarg == argv[optind - 1] && optind >= 2 ? argv[optind - 2]
+											  : argv[optind - 1];
+
+				output_short = opt[0] == '-' && opt[1] == 'o';
+			}
 			break;
 		case 'f':
 			o->force = true;
@@ -172,11 +184,31 @@ bad:
 		usage(stderr);
 		return -1;
 	}
-	if (!write && (o->atomic || o->fua || o->force || o->pattern >= 0 || o->input || o->hint.lifetime ||
-		       o->hint.group || o->hint.write_class)) {
-		fprintf(stderr, "lcloudctl read: --atomic, --fua, --force, --pattern, --input, --lifetime, --group "
-			"and write classes are for writes\n");
+	if (o->length > IO_LENGTH_MAX) {
+		/* refused before anything is allocated or opened */
+		fprintf(stderr, "lcloudctl %s: --length %" PRIu64 " is more than one read or write carries in Linux "
+			"(%llu bytes, 2 GiB less 4 KiB)\n", cmd, o->length, IO_LENGTH_MAX);
 		return -1;
+	}
+	if (!write && (o->atomic || o->pattern >= 0 || o->input || o->hint.lifetime || o->hint.group ||
+		       o->hint.write_class)) {
+		fprintf(stderr, "lcloudctl read: --atomic, --pattern, --input, --lifetime, --group and write classes "
+			"are for writes\n");
+		return -1;
+	}
+	if (!write && o->force && !o->output) {
+		fprintf(stderr, "lcloudctl read: --force replaces an existing --output file; there is none\n");
+		return -1;
+	}
+	if (!write && o->output && output_short && (!strcmp(o->output, "json") || !strcmp(o->output, "normal"))) {
+		/* the global -o is the output format: 'read ... -o json' must not create a file named json */
+		fprintf(stderr, "lcloudctl read: -o here is --output FILE, not the output format; to write the data "
+			"to a file named %s, say --output ./%s\n", o->output, o->output);
+		return -1;
+	}
+	if (!write) {
+		o->replace_output = o->force;
+		o->force = false;
 	}
 	if (write && (o->output || o->hint.read_kind)) {
 		fprintf(stderr, "lcloudctl write: --output and read kinds (sync, readahead) are for reads\n");
@@ -201,26 +233,152 @@ static int io_exit(int err)
 	return exit_code_for_error(err);
 }
 
+/* "lcloudctl CMD: PATH: MESSAGE", without PATH when the message starts with it already. */
+static void io_error(const char *cmd, const char *path, const char *message)
+{
+	size_t n = strlen(path);
+
+	if (!strncmp(message, path, n) && (message[n] == ' ' || message[n] == ':'))
+		fprintf(stderr, "lcloudctl %s: %s\n", cmd, message);
+	else
+		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, message);
+}
+
+/*
+ * The size of the device the queue writes to, or 0 for a file (files grow;
+ * reads end short) and for a whole namespace on passthrough, where the
+ * device itself answers a command past its end.
+ */
+static uint64_t device_size(const struct lcloud_queue *q)
+{
+	const struct lcloud_probe *p = lcloud_queue_get_probe(q);
+	const struct lcloud_fact *f;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
+		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
+
+		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM ||
+		    (lcloud_queue_get_backend(q) == LCLOUD_BACKEND_PASSTHROUGH &&
+		     lcloud_layer_get_kind(l) != LCLOUD_LAYER_PARTITION))
+			return 0;
+		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME || lcloud_layer_get_kind(l) == LCLOUD_LAYER_SCSI ||
+		    lcloud_layer_get_kind(l) == LCLOUD_LAYER_CLOUD)
+			continue;
+		f = lcloud_layer_find_fact(l, "size");
+		return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
+	}
+	return 0;
+}
+
+/*
+ * The --output file: created, never followed through a symlink, readable by
+ * its owner only (it holds raw device data). --force replaces a regular file.
+ */
+static int open_output(const char *path, bool replace)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST || !replace)
+		goto out;
+	if (lstat(path, &st) < 0)
+		goto out;
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "lcloudctl read: --output %s exists and is not a regular file (%s): not replaced, "
+			"--force or not\n", path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a device, FIFO or folder");
+		return -EEXIST;
+	}
+	/* a name planted between unlink and create makes O_EXCL fail: nothing is followed */
+	if (unlink(path) < 0)
+		goto out;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+out:
+	if (fd < 0) {
+		int err = -errno;
+
+		fprintf(stderr, "lcloudctl read: --output %s: %s%s\n", path, strerror(errno),
+			errno == EEXIST ? " (it is never overwritten: remove it, or pass --force to replace a "
+					  "regular file)" : errno == ELOOP ? " (a symbolic link is never followed)" : "");
+		return err;
+	}
+	return fd;
+}
+
+/* Writes all of BUF to FD; for a file, fsync and close must succeed too (the data is only then kept). */
+static int write_out(int fd, const void *buf, size_t len, bool is_file)
+{
+	const char *p = buf;
+	int r = 0;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (is_file) {
+		if (!r && fsync(fd) < 0)
+			r = -errno;
+		if (close(fd) < 0 && !r)
+			r = -errno;
+	}
+	return r;
+}
+
 static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, struct io_opts *o, bool write)
 {
 	struct lcloud_queue *q = NULL;
 	char mapping[256];
 	uint16_t status = 0;
 	void *buf = NULL;
+	uint64_t size;
+	int out_fd = -1, rc = EXIT_FAILURE_GENERIC;
 	int64_t n;
 	int r;
 
+	if (!write && !o->output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "lcloudctl read: standard output is a terminal: the data is binary and is not "
+			"written there; give --output FILE, or pipe it (| xxd, | od -A d -t x1)\n");
+		return EXIT_USAGE;
+	}
 	r = lcloud_queue_open(ctx, path, 1, o->backend, (write ? LCLOUD_QUEUE_WRITE : 0) | (o->force ? LCLOUD_QUEUE_FORCE : 0),
 			      &q);
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx)
-												   : strerror(-r));
-		return r == -EBUSY ? EXIT_REFUSED : exit_code_for_error(r);
+		io_error(cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		/* in use, holds data, under a sysroot, or swapped while being opened: nothing was done */
+		return r == -EBUSY || r == -EROFS || r == -ESTALE ? EXIT_REFUSED : exit_code_for_error(r);
+	}
+	/* checked before the buffer is allocated: a length too large for the device never costs memory */
+	size = device_size(q);
+	if (size && (o->offset >= size || o->length > size - o->offset)) {
+		if (o->offset >= size)
+			fprintf(stderr, "lcloudctl %s: %s: offset %" PRIu64 " is past the end of the device (%" PRIu64
+				" bytes)\n", cmd, path, o->offset, size);
+		else
+			fprintf(stderr, "lcloudctl %s: %s: %" PRIu64 " bytes at offset %" PRIu64 " run past the end of "
+				"the device (%" PRIu64 " bytes: %" PRIu64 " are left there)\n", cmd, path, o->length,
+				o->offset, size, size - o->offset);
+		rc = EXIT_REFUSED;
+		goto done;
+	}
+	if (!write && o->output) {
+		out_fd = open_output(o->output, o->replace_output);
+		if (out_fd < 0) {
+			rc = out_fd == -EEXIST || out_fd == -ELOOP ? EXIT_REFUSED : exit_code_for_error(out_fd);
+			goto done;
+		}
 	}
 	if (posix_memalign(&buf, 4096, o->length)) {
-		lcloud_queue_free(q);
+		buf = NULL;
 		fprintf(stderr, "lcloudctl %s: cannot allocate %" PRIu64 " bytes\n", cmd, o->length);
-		return EXIT_FAILURE_GENERIC;
+		goto done;
 	}
 	if (write) {
 		if (o->input) {
@@ -232,9 +390,8 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			if (got != o->length) {
 				fprintf(stderr, "lcloudctl write: --input %s: %s (need %" PRIu64 " bytes)\n", o->input,
 					f ? "too short" : strerror(errno), o->length);
-				free(buf);
-				lcloud_queue_free(q);
-				return EXIT_USAGE;
+				rc = EXIT_USAGE;
+				goto done;
 			}
 		} else {
 			memset(buf, o->pattern, o->length);
@@ -249,44 +406,56 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			fprintf(stderr, "lcloudctl %s: %s: the device failed the command: %s (NVMe status 0x%x)\n", cmd,
 				path, lcloud_nvme_status_to_string(status), status);
 		else
-			fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, lcloud_queue_get_error(q));
-		free(buf);
-		lcloud_queue_free(q);
-		return status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
+			io_error(cmd, path, lcloud_queue_get_error(q));
+		rc = status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
+		goto done;
 	}
 	if (!write) {
-		FILE *out = o->output ? fopen(o->output, "wb") : stdout;
-
-		if (!out || fwrite(buf, 1, (size_t)n, out) != (size_t)n) {
-			fprintf(stderr, "lcloudctl read: cannot write %s: %s\n", o->output ? o->output : "stdout",
-				strerror(errno));
-			free(buf);
-			lcloud_queue_free(q);
-			return EXIT_FAILURE_GENERIC;
+		r = write_out(o->output ? out_fd : STDOUT_FILENO, buf, (size_t)n, o->output);
+		out_fd = -1; /* closed by write_out */
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl read: cannot write %s: %s\n", o->output ? o->output : "standard output",
+				strerror(-r));
+			goto done;
 		}
-		if (o->output)
-			fclose(out);
 	}
 	/* the report goes to stderr for reads: stdout may carry the data */
 	fprintf(write ? stdout : stderr, "%s %" PRId64 " bytes at offset %" PRIu64 " %s %s via %s%s; hints: %s\n",
 		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", path,
 		lcloud_backend_to_string(lcloud_queue_get_backend(q)), o->atomic ? " (atomic)" : "", mapping);
+	if ((uint64_t)n < o->length) {
+		/* a read that ends at the end of a file: what there was is out, but not what was asked */
+		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, path,
+			write ? "write" : "read", n, o->length,
+			n == 0 ? "the offset is at or past the end of the file" : "the end of the file is within the range");
+		rc = EXIT_FAILURE_GENERIC;
+		goto done;
+	}
+	rc = EXIT_OK;
+done:
+	if (out_fd >= 0) {
+		close(out_fd);
+		unlink(o->output); /* created here and left empty: nothing was read into it */
+	}
 	free(buf);
 	lcloud_queue_free(q);
-	return EXIT_OK;
+	return rc;
 }
 
 void cmd_write_usage(FILE *out)
 {
 	fputs("Usage: lcloudctl write [options] PATH --offset N --length N (--pattern BYTE | --input FILE)\n"
 	      "\n"
-	      "Write one aligned direct I/O to PATH through the liblcloud queue. A device that\n"
-	      "is mounted, in use by dm/md, or carries a file system or partition table is\n"
-	      "refused unless --force; regular files are written as they are.\n"
+	      "Write one aligned direct I/O to PATH through the liblcloud queue. PATH is opened\n"
+	      "once and checked and written through that one descriptor. A block device is\n"
+	      "opened with O_EXCL: one that is mounted or held by dm, md, swap or another\n"
+	      "program is refused, --force or not. One that carries a file system or a\n"
+	      "partition table is refused unless --force. Nothing is written under --sysroot.\n"
+	      "Regular files are written as they are.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
-	      "  -l, --length N        bytes to write (16K, 1M... accepted)\n"
+	      "  -l, --length N        bytes to write (16K, 1M... accepted; at most 2 GiB less 4 KiB)\n"
 	      "  -a, --atomic          untorn or refused: checked against the verdict first\n"
 	      "  -H, --hint CLASS      data, metadata, journal or background\n"
 	      "      --lifetime L      short, medium, long or extreme\n"
@@ -294,7 +463,7 @@ void cmd_write_usage(FILE *out)
 	      "      --fua             durable on completion\n"
 	      "  -p, --pattern BYTE    fill the buffer with BYTE (0-255, 0x5a...)\n"
 	      "  -i, --input FILE      take the data from FILE\n"
-	      "  -f, --force           write to a device even if it is in use or holds data\n"
+	      "  -f, --force           write to a device even if it holds data (never one in use)\n"
 	      "      --backend NAME    auto (default), passthrough, io_uring or sync\n"
 	      "  -h, --help            show this help\n",
 	      out);
@@ -305,13 +474,17 @@ void cmd_read_usage(FILE *out)
 	fputs("Usage: lcloudctl read [options] PATH --offset N --length N\n"
 	      "\n"
 	      "Read one aligned direct I/O from PATH through the liblcloud queue and write\n"
-	      "the data to --output FILE or standard output.\n"
+	      "the data to --output FILE (created with mode 0600; an existing file or a\n"
+	      "symlink is refused) or to standard output, never to a terminal. A read that\n"
+	      "ends past the end of a file is short: exit status 1.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
-	      "  -l, --length N        bytes to read\n"
+	      "  -l, --length N        bytes to read (at most 2 GiB less 4 KiB)\n"
 	      "  -H, --hint KIND       sync (a caller waits) or readahead\n"
 	      "  -o, --output FILE     where the data goes (default: standard output)\n"
+	      "  -f, --force           replace an existing regular --output file\n"
+	      "      --fua             FUA on passthrough (RWF_DSYNC elsewhere: no effect on reads)\n"
 	      "      --backend NAME    auto (default), passthrough, io_uring or sync\n"
 	      "  -h, --help            show this help\n",
 	      out);

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -20,8 +21,12 @@ void cmd_probe_usage(FILE *out)
 	      "Options:\n"
 	      "  -o, --output FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
+	      "  -H, --human-readable  decode the bits of NVMe capability fields (OACS,\n"
+	      "                        ONCS, CTRATT, VWC, NSFEAT) by name, as nvme-cli -H\n"
 	      "      --no-follow       refuse a PATH that is a symbolic link\n"
 	      "      --no-signatures   do not read on-disk signatures (libblkid)\n"
+	      "      --save FILE       keep a fingerprint of PATH (kernel, facts, verdicts)\n"
+	      "                        for 'lcloudctl diff FILE' after an upgrade\n"
 	      "      --confirm         files and directories: confirm statx's atomic write\n"
 	      "                        limits with live RWF_ATOMIC writes to a temporary\n"
 	      "                        file in the same directory (as check does)\n"
@@ -31,23 +36,26 @@ void cmd_probe_usage(FILE *out)
 
 int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
-	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM };
+	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM, OPT_SAVE };
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
+		{ "human-readable", no_argument, NULL, 'H' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-signatures", no_argument, NULL, OPT_NO_SIGNATURES },
 		{ "confirm", no_argument, NULL, OPT_CONFIRM },
+		{ "save", required_argument, NULL, OPT_SAVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct global_opts opts = *g;
 	json_object *all = NULL, *probes = NULL;
 	uint32_t flags = 0;
+	const char *save = NULL;
 	int c, rc = EXIT_OK;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:bHh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!parse_output_format(optarg, &opts.format)) {
@@ -58,6 +66,9 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		case 'b':
 			opts.bytes = true;
 			break;
+		case 'H':
+			opts.human = true;
+			break;
 		case OPT_NO_FOLLOW:
 			flags |= LCLOUD_PROBE_NOFOLLOW;
 			break;
@@ -66,6 +77,9 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			break;
 		case OPT_CONFIRM:
 			flags |= LCLOUD_PROBE_CONFIRM_ATOMIC;
+			break;
+		case OPT_SAVE:
+			save = optarg;
 			break;
 		case 'h':
 			cmd_probe_usage(stdout);
@@ -78,6 +92,10 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	if (optind >= argc) {
 		fputs("lcloudctl probe: no PATH given (try 'lcloudctl probe .')\n", stderr);
 		cmd_probe_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (save && argc - optind != 1) {
+		fputs("lcloudctl probe: --save keeps the fingerprint of one PATH\n", stderr);
 		return EXIT_USAGE;
 	}
 	if (opts.format == OUTPUT_JSON) {
@@ -98,12 +116,22 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 				json_object_array_add(probes, probe_error_to_json(argv[i], r));
 			continue;
 		}
+		if (save) {
+			json_object *fp = fingerprint_new(p, g->sysroot);
+
+			r = fingerprint_save(save, fp);
+			json_object_put(fp);
+			if (r < 0) {
+				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", save, strerror(-r));
+				rc = exit_code_for_error(r);
+			}
+		}
 		if (probes) {
 			json_object_array_add(probes, probe_to_json(p));
 		} else {
 			if (i > optind)
 				fputs("\n", stdout);
-			print_probe_normal(stdout, p, opts.bytes);
+			print_probe_normal(stdout, p, &opts);
 		}
 		lcloud_probe_free(p);
 	}

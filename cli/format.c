@@ -60,10 +60,8 @@ const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf
 		snprintf(buf, size, "? (unreadable: %s)", lcloud_fact_get_reason(f));
 		return buf;
 	}
-	if (lcloud_fact_get_type(f) == LCLOUD_FACT_STRING) {
-		snprintf(buf, size, "%s", lcloud_fact_get_string(f));
-		return buf;
-	}
+	if (lcloud_fact_get_type(f) == LCLOUD_FACT_STRING)
+		return escape_text(lcloud_fact_get_string(f), buf, size); /* device strings: any byte */
 	if (lcloud_fact_get_type(f) == LCLOUD_FACT_BOOL) {
 		snprintf(buf, size, "%s", v ? "yes" : "no");
 		return buf;

@@ -13,10 +13,17 @@ static void main_usage(FILE *out);
 static const struct command commands[] = {
 	{ "probe", "show every layer's atomic write and I/O facts for paths", cmd_probe, cmd_probe_usage },
 	{ "list", "list block devices with atomic write and stream limits", cmd_list, cmd_list_usage },
-	{ "check", "is an aligned N-byte write untorn? (exit 0 yes, 6 no)", cmd_check, cmd_check_usage },
+	{ "check", "is an aligned N-byte write untorn? (exit 0 yes, 6 no, 8 unknown)", cmd_check, cmd_check_usage },
 	{ "advise", "database settings for this storage (MySQL, MariaDB, PostgreSQL)", cmd_advise, cmd_advise_usage },
 	{ "write", "one hinted, aligned direct write (atomic if asked)", cmd_write, cmd_write_usage },
 	{ "read", "one hinted, aligned direct read", cmd_read, cmd_read_usage },
+	{ "torture", "write self-describing pages, then find torn and lost ones after a crash", cmd_torture,
+	  cmd_torture_usage },
+	{ "replay", "which page writes in a device's write log a power cut could tear; crash images",
+	  cmd_replay, cmd_replay_usage },
+	{ "udev", "a block device's verdict as udev properties (IMPORT{program})", cmd_udev, cmd_udev_usage },
+	{ "diff", "what changed since 'probe --save' (exit 13: a verdict got weaker)", cmd_diff, cmd_diff_usage },
+	{ "export", "every verdict as Prometheus gauges (node_exporter textfile)", cmd_export, cmd_export_usage },
 };
 
 bool parse_output_format(const char *arg, enum output_format *ret)
@@ -52,8 +59,10 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read) refused before submission.\n"
-	      "See lcloudctl(8).\n",
+	      "7 (write, read, torture run) refused before submission, 8 (check, advise)\n"
+	      "unknown, 9 (torture verify) torn or damaged pages (replay --cut-all: an\n"
+	      "image shows one), 10 (torture verify) lost acknowledged writes, 11 (replay)\n"
+	      "a page write could tear, 12 (diff) changed, 13 (diff) a verdict got weaker.\n"	      "See lcloudctl(8).\n",
 	      out);
 }
 

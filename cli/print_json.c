@@ -16,7 +16,7 @@ json_object *fact_to_json(const struct lcloud_fact *f)
 	case LCLOUD_FACT_BOOL:
 		return json_object_new_boolean(lcloud_fact_get_u64(f) != 0);
 	case LCLOUD_FACT_STRING:
-		return json_object_new_string(lcloud_fact_get_string(f));
+		return json_string_from_device(lcloud_fact_get_string(f));
 	default:
 		return json_object_new_uint64(lcloud_fact_get_u64(f));
 	}
@@ -82,7 +82,7 @@ static json_object *verdict_to_json(const struct lcloud_probe *p)
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {
 			json_object *r = json_object_new_object();
 
-			json_object_object_add(r, "reason", json_object_new_string(lcloud_verdict_get_reason(v, i)));
+			json_object_object_add(r, "reason", json_string_from_device(lcloud_verdict_get_reason(v, i)));
 			json_object_object_add(r, "evidence", json_object_new_string(lcloud_verdict_get_reason_evidence(v, i)));
 			json_object_array_add(reasons, r);
 		}
@@ -99,8 +99,8 @@ json_object *probe_to_json(const struct lcloud_probe *p)
 	json_object *notes = json_object_new_array();
 	const char *resolved = lcloud_probe_get_resolved_path(p);
 
-	json_object_object_add(obj, "path", json_object_new_string(lcloud_probe_get_path(p)));
-	json_object_object_add(obj, "resolved_path", resolved ? json_object_new_string(resolved) : NULL);
+	json_object_object_add(obj, "path", json_string_from_device(lcloud_probe_get_path(p)));
+	json_object_object_add(obj, "resolved_path", resolved ? json_string_from_device(resolved) : NULL);
 	json_object_object_add(obj, "target", json_object_new_string(
 		lcloud_target_type_to_string(lcloud_probe_get_target_type(p))));
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
@@ -115,7 +115,7 @@ json_object *probe_to_json(const struct lcloud_probe *p)
 				       json_object_new_string(lcloud_note_severity_to_string(lcloud_note_get_severity(n))));
 		json_object_object_add(jn, "code", json_object_new_string(lcloud_note_get_code(n)));
 		json_object_object_add(jn, "layer", layer >= 0 ? json_object_new_int(layer) : NULL);
-		json_object_object_add(jn, "message", json_object_new_string(lcloud_note_get_message(n)));
+		json_object_object_add(jn, "message", json_string_from_device(lcloud_note_get_message(n)));
 		json_object_array_add(notes, jn);
 	}
 	json_object_object_add(obj, "notes", notes);

@@ -16,32 +16,44 @@ static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigne
 		const char *mp = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_point"));
 		const char *src = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_source"));
 
-		fprintf(out, "filesystem %s", lcloud_layer_get_name(l));
-		if (mp)
-			fprintf(out, " mounted at %s", mp);
-		if (src)
-			fprintf(out, " from %s", src);
+		fputs("filesystem ", out);
+		fputs_escaped(lcloud_layer_get_name(l), out);
+		if (mp) {
+			fputs(" mounted at ", out);
+			fputs_escaped(mp, out);
+		}
+		if (src) {
+			fputs(" from ", out);
+			fputs_escaped(src, out);
+		}
 	} else {
-		fprintf(out, "%s %s", lcloud_layer_kind_to_string(kind), lcloud_layer_get_name(l));
+		fprintf(out, "%s ", lcloud_layer_kind_to_string(kind));
+		fputs_escaped(lcloud_layer_get_name(l), out);
 		/* device and provider layers describe the disk above them; the others sit below it */
-		if (parent >= 0)
-			fprintf(out, " (%s %s)", kind == LCLOUD_LAYER_NVME || kind == LCLOUD_LAYER_SCSI ||
-										kind == LCLOUD_LAYER_CLOUD ? "about" : "below",
-				lcloud_layer_get_name(lcloud_probe_get_layer(p, (unsigned int)parent)));
+		if (parent >= 0) {
+			fprintf(out, " (%s ", kind == LCLOUD_LAYER_NVME || kind == LCLOUD_LAYER_SCSI ||
+							 kind == LCLOUD_LAYER_CLOUD ? "about" : "below");
+			fputs_escaped(lcloud_layer_get_name(lcloud_probe_get_layer(p, (unsigned int)parent)), out);
+			fputc(')', out);
+		}
 	}
 	fputc('\n', out);
 }
 
-void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
+void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct global_opts *opts)
 {
+	bool bytes = opts->bytes;
 	unsigned int n_layers = lcloud_probe_get_layer_count(p);
 	unsigned int n_notes = lcloud_probe_get_note_count(p);
 	const char *resolved = lcloud_probe_get_resolved_path(p);
 
-	fprintf(out, "%s: %s", lcloud_probe_get_path(p),
-		lcloud_target_type_to_string(lcloud_probe_get_target_type(p)));
-	if (resolved && strcmp(resolved, lcloud_probe_get_path(p)) != 0)
-		fprintf(out, " (%s)", resolved);
+	fputs_escaped(lcloud_probe_get_path(p), out);
+	fprintf(out, ": %s", lcloud_target_type_to_string(lcloud_probe_get_target_type(p)));
+	if (resolved && strcmp(resolved, lcloud_probe_get_path(p)) != 0) {
+		fputs(" (", out);
+		fputs_escaped(resolved, out);
+		fputc(')', out);
+	}
 	fputc('\n', out);
 
 	for (unsigned int i = 0; i < n_layers; i++) {
@@ -59,8 +71,10 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 		print_layer_heading(out, p, i);
 		for (unsigned int j = 0; j < n_facts; j++) {
 			const struct lcloud_fact *f = lcloud_layer_get_fact(l, j);
-			char value[512];
+			char value[4 * 4096 + 64]; /* a PATH_MAX mount point, every byte escaped */
 
+			if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME && nvme_field_print(out, f, (int)width, opts->human))
+				continue;
 			fprintf(out, "  %-*s  %s\n", (int)width, lcloud_fact_get_name(f),
 				format_fact_value(f, bytes, value, sizeof(value)));
 		}
@@ -91,17 +105,22 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, bool bytes)
 					bytes ? (snprintf(size, sizeof(size), "%" PRIu64, hw), size) : format_size(hw, size, sizeof(size)));
 		}
 		fputc('\n', out);
-		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
-			fprintf(out, "      - %s [%s]\n", lcloud_verdict_get_reason(v, i),
-				lcloud_verdict_get_reason_evidence(v, i));
+		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {
+			fputs("      - ", out);
+			fputs_escaped(lcloud_verdict_get_reason(v, i), out);
+			fputs(" [", out);
+			fputs_escaped(lcloud_verdict_get_reason_evidence(v, i), out);
+			fputs("]\n", out);
+		}
 	}
 	if (n_notes) {
 		fputs("\nnotes\n", out);
 		for (unsigned int i = 0; i < n_notes; i++) {
 			const struct lcloud_note *note = lcloud_probe_get_note(p, i);
 
-			fprintf(out, "  %s: %s\n", lcloud_note_severity_to_string(lcloud_note_get_severity(note)),
-				lcloud_note_get_message(note));
+			fprintf(out, "  %s: ", lcloud_note_severity_to_string(lcloud_note_get_severity(note)));
+			fputs_escaped(lcloud_note_get_message(note), out);
+			fputc('\n', out);
 		}
 	}
 }

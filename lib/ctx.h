@@ -9,7 +9,7 @@
 
 struct lcloud_ctx {
 	char *sysroot; /* "" for the live system */
-	char error[512]; /* why the last failing call that has no object of its own failed */
+	char error[8192]; /* why the last failing call that has no object of its own failed */
 };
 
 /* True when lookups go to a captured tree instead of the live system. */

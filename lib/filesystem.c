@@ -21,34 +21,41 @@
 #define STATX_MNT_ID 0x00001000U /* 5.8 */
 #endif
 
+struct mount_search {
+	uint64_t mnt_id;
+	unsigned int major, minor;
+	struct mountinfo_entry found; /* owned once found.buf is set */
+};
+
+static int match_mount(struct mountinfo_entry *e, void *data)
+{
+	struct mount_search *s = data;
+
+	if (s->mnt_id ? e->mount_id != s->mnt_id : (e->major != s->major || e->minor != s->minor))
+		return 0;
+	/* by id: the one; by device: the last one wins (the latest mount on top) */
+	mountinfo_entry_free(&s->found);
+	s->found = *e;
+	e->buf = NULL;
+	return s->mnt_id ? 1 : 0;
+}
+
 /* Finds the mount by id, or (kernels without STATX_MNT_ID) the last mount of the device. */
 static int find_mount(const struct lcloud_ctx *ctx, uint64_t mnt_id, unsigned int major,
-		      unsigned int minor, struct mountinfo_entry *ret)
+		      unsigned int minor, struct mountinfo_entry *ret, struct mountinfo_bad *bad)
 {
-	char path[4096], line[8192];
-	struct mountinfo_entry e;
-	bool found = false;
-	FILE *f;
+	struct mount_search s = { .mnt_id = mnt_id, .major = major, .minor = minor };
 	int r;
 
-	r = ctx_path(ctx, "/proc/self/mountinfo", path, sizeof(path));
-	if (r < 0)
+	r = mountinfo_foreach(ctx, match_mount, &s, bad);
+	if (r < 0) {
+		mountinfo_entry_free(&s.found);
 		return r;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (mountinfo_parse_line(line, &e) < 0)
-			continue;
-		if (mnt_id ? e.mount_id == mnt_id : (e.major == major && e.minor == minor)) {
-			*ret = e;
-			found = true;
-			if (mnt_id)
-				break;
-		}
 	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
+	if (!s.found.buf)
+		return -ENOENT;
+	*ret = s.found;
+	return 0;
 }
 
 /*
@@ -98,27 +105,56 @@ static int add_ext4_cluster(const struct lcloud_ctx *ctx, struct lcloud_layer *l
 			     1024ull << ((ro_compat & 0x200) ? log_cluster : log_block), src);
 }
 
+static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
+			    const struct lcloud_statx *stx_in, const struct mountinfo_entry *found,
+			    const struct mountinfo_bad *bad, struct fs_device *ret_dev);
+
 int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
 		     struct fs_device *ret_dev)
 {
 	struct mountinfo_entry mnt;
+	struct mountinfo_bad bad;
 	struct lcloud_statx stx;
-	struct lcloud_layer *l;
-	struct statfs sfs;
-	int index, r;
 	bool have_mount;
+	int r;
 
 	r = lcloud_sys_statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID | STATX_PROBE_MASK,
 			     &stx);
 	if (r < 0)
 		return r;
+	memset(&mnt, 0, sizeof(mnt));
 	have_mount = find_mount(ctx, (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0,
-				stx.stx_dev_major, stx.stx_dev_minor, &mnt) == 0;
+				stx.stx_dev_major, stx.stx_dev_minor, &mnt, &bad) == 0;
+	r = filesystem_layer(ctx, p, fd, &stx, have_mount ? &mnt : NULL, &bad, ret_dev);
+	mountinfo_entry_free(&mnt);
+	return r;
+}
 
+static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
+			    const struct lcloud_statx *stx_in, const struct mountinfo_entry *found,
+			    const struct mountinfo_bad *bad, struct fs_device *ret_dev)
+{
+	struct mountinfo_entry mnt = { 0 };
+	struct lcloud_statx stx = *stx_in;
+	struct lcloud_layer *l;
+	struct statfs sfs;
+	bool have_mount = found != NULL;
+	int index, r;
+
+	if (found)
+		mnt = *found;
 	index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, have_mount ? mnt.fstype : "unknown", -1);
 	if (index < 0)
 		return index;
 	l = report_layer(p, index);
+	if (bad->count) {
+		r = report_note(p, LCLOUD_NOTE_WARNING, "mountinfo-unparsed", index,
+				"%u line%s of /proc/self/mountinfo could not be parsed (the first is line %u): "
+				"a mount described there is not seen", bad->count, bad->count == 1 ? "" : "s",
+				bad->first_line);
+		if (r < 0)
+			return r;
+	}
 
 	if (have_mount) {
 		r = layer_add_string(l, "fstype", mnt.fstype, "mountinfo");

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Parsing /proc/self/mountinfo (proc(5)): which mount and device a file lives on. */
+/*
+ * Parsing /proc/self/mountinfo (proc(5)): which mount and device a file lives
+ * on. Lines are read whole (getline) and split on single spaces, so a long
+ * mount point or an empty source field is a field like any other; a line
+ * that still does not parse is counted for the caller to report.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,54 +30,147 @@ static void unescape_octal(char *s)
 	*out = '\0';
 }
 
-static int copy_field(char *dst, size_t size, const char *src)
+static bool parse_u64(const char *s, uint64_t *ret)
 {
-	if (strlen(src) >= size)
-		return -ENAMETOOLONG;
-	strcpy(dst, src);
-	unescape_octal(dst);
-	return 0;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return false;
+	errno = 0;
+	*ret = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
+static bool parse_devnum(const char *s, unsigned int *major, unsigned int *minor)
+{
+	const char *colon = strchr(s, ':');
+	char *end;
+	unsigned long v;
+
+	if (!colon || s[0] < '0' || s[0] > '9' || colon[1] < '0' || colon[1] > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end != colon || v > UINT32_MAX)
+		return false;
+	*major = (unsigned int)v;
+	v = strtoul(colon + 1, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return false;
+	*minor = (unsigned int)v;
+	return true;
+}
+
+void mountinfo_entry_free(struct mountinfo_entry *e)
+{
+	if (!e)
+		return;
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
 }
 
 int mountinfo_parse_line(const char *line, struct mountinfo_entry *ret)
 {
-	char *copy, *save = NULL, *tok;
-	char *fields[16];
-	int n = 0, sep = -1, r = -EINVAL;
+	char **fields = NULL, *copy, *p;
+	size_t n = 0, cap = 0;
 	struct mountinfo_entry e;
+	int sep = -1, r = -EINVAL;
 
 	copy = strdup(line);
 	if (!copy)
 		return -ENOMEM;
 	copy[strcspn(copy, "\n")] = '\0';
-	for (tok = strtok_r(copy, " ", &save); tok && n < (int)ARRAY_SIZE(fields);
-	     tok = strtok_r(NULL, " ", &save)) {
-		if (streq(tok, "-") && sep < 0)
-			sep = n;
-		fields[n++] = tok;
-	}
 	/* id parent maj:min root mountpoint options [optional...] - fstype source superopts */
-	if (n < 10 || sep < 6 || sep + 2 >= n)
+	for (p = copy;;) {
+		char *space = strchr(p, ' ');
+
+		if (n == cap) {
+			char **grown = realloc(fields, (cap = cap ? cap * 2 : 16) * sizeof(*fields));
+
+			if (!grown) {
+				r = -ENOMEM;
+				goto out;
+			}
+			fields = grown;
+		}
+		fields[n++] = p;
+		if (!space)
+			break;
+		*space = '\0';
+		p = space + 1;
+	}
+	for (size_t i = 6; i < n && sep < 0; i++)
+		if (streq(fields[i], "-"))
+			sep = (int)i;
+	if (sep < 0 || (size_t)sep + 2 >= n)
 		goto out;
 	memset(&e, 0, sizeof(e));
-	{
-		char *end;
-
-		e.mount_id = strtoull(fields[0], &end, 10);
-		if (*end)
-			goto out;
-	}
-	if (sscanf(fields[2], "%u:%u", &e.major, &e.minor) != 2)
+	if (!parse_u64(fields[0], &e.mount_id) || !parse_u64(fields[1], &e.parent_id) ||
+	    !parse_devnum(fields[2], &e.major, &e.minor) || !fields[4][0] || !fields[sep + 1][0])
 		goto out;
-	if (copy_field(e.root, sizeof(e.root), fields[3]) < 0 ||
-	    copy_field(e.mount_point, sizeof(e.mount_point), fields[4]) < 0 ||
-	    copy_field(e.options, sizeof(e.options), fields[5]) < 0 ||
-	    copy_field(e.fstype, sizeof(e.fstype), fields[sep + 1]) < 0 ||
-	    copy_field(e.source, sizeof(e.source), fields[sep + 2]) < 0)
-		goto out;
+	e.root = fields[3];
+	e.mount_point = fields[4];
+	e.options = fields[5];
+	e.fstype = fields[sep + 1];
+	e.source = fields[sep + 2]; /* may be empty */
+	e.super_options = (size_t)sep + 3 < n ? fields[sep + 3] : fields[n - 1] + strlen(fields[n - 1]);
+	unescape_octal(e.root);
+	unescape_octal(e.mount_point);
+	unescape_octal(e.options);
+	unescape_octal(e.fstype);
+	unescape_octal(e.source);
+	unescape_octal(e.super_options);
+	e.buf = copy;
+	copy = NULL;
 	*ret = e;
 	r = 0;
 out:
+	free(fields);
 	free(copy);
 	return r;
+}
+
+int mountinfo_foreach(const struct lcloud_ctx *ctx, mountinfo_cb cb, void *data, struct mountinfo_bad *bad)
+{
+	char path[4200];
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	int r = 0;
+	FILE *f;
+
+	if (bad)
+		memset(bad, 0, sizeof(*bad));
+	r = ctx_path(ctx, "/proc/self/mountinfo", path, sizeof(path));
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	r = 0;
+	while (getline(&line, &cap, f) >= 0) {
+		struct mountinfo_entry e;
+		int pr;
+
+		lineno++;
+		pr = mountinfo_parse_line(line, &e);
+		if (pr == -ENOMEM) {
+			r = pr;
+			break;
+		}
+		if (pr < 0) {
+			if (bad && !bad->count++)
+				bad->first_line = lineno;
+			continue;
+		}
+		r = cb(&e, data);
+		mountinfo_entry_free(&e); /* a callback that keeps the entry took its buffer */
+		if (r)
+			break;
+	}
+	if (!r && ferror(f))
+		r = -EIO;
+	free(line);
+	fclose(f);
+	return r < 0 ? r : 0;
 }

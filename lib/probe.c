@@ -20,6 +20,7 @@
 #include "devdb.h"
 #include "filesystem.h"
 #include "nvme_layer.h"
+#include "probe.h"
 #include "scsi_layer.h"
 #include "report.h"
 #include "signature.h"
@@ -134,13 +135,17 @@ static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 							 : "probe a regular file in it instead");
 }
 
-/* statx of a block device node (6.11+ fills atomic limits for the device itself). */
-static int add_bdev_statx(struct lcloud_probe *p, int index, const char *node)
+/*
+ * statx of a block device node (6.11+ fills atomic limits for the device
+ * itself): of the open descriptor FD when there is one, else of NODE.
+ */
+static int add_bdev_statx(struct lcloud_probe *p, int index, int fd, const char *node)
 {
 	struct lcloud_statx stx;
 	int r;
 
-	r = lcloud_sys_statx(AT_FDCWD, node, 0, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx);
+	r = fd >= 0 ? lcloud_sys_statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx)
+		    : lcloud_sys_statx(AT_FDCWD, node, 0, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx);
 	if (r < 0)
 		return report_note(p, LCLOUD_NOTE_ERROR, "statx-failed", index, "statx(%s) failed: %s",
 				   node, strerror(-r));
@@ -148,7 +153,7 @@ static int add_bdev_statx(struct lcloud_probe *p, int index, const char *node)
 }
 
 static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
-			   const char *node)
+			   int fd, const char *node)
 {
 	int index;
 
@@ -157,8 +162,8 @@ static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	index = stack_resolve(ctx, p, devdir, -1);
 	if (index < 0)
 		return index;
-	if (node && !ctx_has_sysroot(ctx))
-		return add_bdev_statx(p, index, node);
+	if ((fd >= 0 || node) && !ctx_has_sysroot(ctx))
+		return add_bdev_statx(p, index, fd, node ? node : p->path);
 	return 0;
 }
 
@@ -193,7 +198,8 @@ static int probe_nvme_char(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 			   "%s is the NVMe generic (passthrough) node of namespace %s", name, blockname);
 }
 
-static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t flags)
+/* TARGET_FD: a readable descriptor of the target device for its signatures, or -1 to open it by name. */
+static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t flags, int target_fd)
 {
 	int r;
 
@@ -203,7 +209,7 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_DEVICE_QUERY))
 		r = scsi_probe_layers(ctx, p);
 	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_SIGNATURES))
-		r = signature_probe_layers(ctx, p);
+		r = signature_probe_layers(ctx, p, target_fd);
 	if (r >= 0)
 		r = align_check_stack(p);
 	if (r >= 0)
@@ -238,7 +244,7 @@ static int probe_open_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, i
 		r = sysfs_dev_dir(ctx, "block", major(st.st_rdev), minor(st.st_rdev), dir, sizeof(dir));
 		if (r < 0)
 			return -ENODEV;
-		return probe_block_dir(ctx, p, dir, p->resolved_path ? p->resolved_path : display);
+		return probe_block_dir(ctx, p, dir, fd, p->resolved_path ? p->resolved_path : display);
 	case S_IFCHR:
 		r = sysfs_dev_dir(ctx, "char", major(st.st_rdev), minor(st.st_rdev), dir, sizeof(dir));
 		if (r < 0)
@@ -259,7 +265,7 @@ static int probe_sysroot_path(const struct lcloud_ctx *ctx, struct lcloud_probe 
 		return -EOPNOTSUPP;
 	name = path + strlen("/dev/");
 	if (sysfs_block_dir(ctx, name, dir, sizeof(dir)) == 0)
-		return probe_block_dir(ctx, p, dir, NULL);
+		return probe_block_dir(ctx, p, dir, -1, NULL);
 	if (path_printf(link, sizeof(link), "/sys/class/nvme-generic/%s", name) == 0 &&
 	    sysfs_canonical(ctx, link, dir, sizeof(dir)) == 0)
 		return probe_nvme_char(ctx, p, dir);
@@ -307,7 +313,7 @@ done:
 	if (fd >= 0)
 		close(fd);
 	if (r >= 0)
-		r = finish(ctx, p, flags);
+		r = finish(ctx, p, flags, -1);
 	if (r < 0) {
 		lcloud_probe_free(p);
 		return r;
@@ -316,22 +322,19 @@ done:
 	return 0;
 }
 
-LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags,
-				  struct lcloud_probe **ret_probe)
+/* The probe of an open descriptor, named DISPLAY (NULL: what /proc/self/fd says). */
+static int probe_descriptor(struct lcloud_ctx *ctx, int fd, const char *display, uint32_t flags, int target_fd,
+			    struct lcloud_probe **ret_probe)
 {
 	char link[64], target[PATH_MAX];
 	struct lcloud_probe *p;
 	ssize_t n;
 	int r;
 
-	if (!ctx || fd < 0 || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
-		return -EINVAL;
-	if (ctx_has_sysroot(ctx))
-		return -EOPNOTSUPP; /* a descriptor is always of the live system */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
-	p = report_new(n > 0 ? target : link);
+	p = report_new(display ? display : n > 0 ? target : link);
 	if (!p)
 		return -ENOMEM;
 	if (n > 0 && target[0] == '/') {
@@ -343,13 +346,30 @@ LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags
 	}
 	r = probe_open_fd(ctx, p, fd, p->path, flags);
 	if (r >= 0)
-		r = finish(ctx, p, flags);
+		r = finish(ctx, p, flags, target_fd);
 	if (r < 0) {
 		lcloud_probe_free(p);
 		return r;
 	}
 	*ret_probe = p;
 	return 0;
+}
+
+LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags,
+				  struct lcloud_probe **ret_probe)
+{
+	if (!ctx || fd < 0 || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
+		return -EINVAL;
+	if (ctx_has_sysroot(ctx))
+		return -EOPNOTSUPP; /* a descriptor is always of the live system */
+	return probe_descriptor(ctx, fd, NULL, flags, -1, ret_probe);
+}
+
+int probe_io_target(struct lcloud_ctx *ctx, int fd, const char *display, struct lcloud_probe **ret_probe)
+{
+	if (ctx_has_sysroot(ctx))
+		return -EOPNOTSUPP;
+	return probe_descriptor(ctx, fd, display, 0, fd, ret_probe);
 }
 
 LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name, uint32_t flags,
@@ -370,9 +390,9 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	p = report_new(node);
 	if (!p)
 		return -ENOMEM;
-	r = probe_block_dir(ctx, p, dir, !ctx_has_sysroot(ctx) && access(node, F_OK) == 0 ? node : NULL);
+	r = probe_block_dir(ctx, p, dir, -1, !ctx_has_sysroot(ctx) && access(node, F_OK) == 0 ? node : NULL);
 	if (r >= 0)
-		r = finish(ctx, p, flags);
+		r = finish(ctx, p, flags, -1);
 	if (r < 0) {
 		lcloud_probe_free(p);
 		return r;

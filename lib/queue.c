@@ -18,6 +18,7 @@
 #include "compat.h"
 #include "ctx.h"
 #include "nvme_transport.h"
+#include "probe.h"
 #include "queue.h"
 #include "report.h"
 #include "util.h"
@@ -69,27 +70,31 @@ static const struct lcloud_layer *direct_namespace(const struct lcloud_probe *p,
 	return NULL;
 }
 
-static int open_passthrough(struct lcloud_queue *q, const struct lcloud_layer *nvme, uint64_t offset)
+static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,
+			    uint64_t offset)
 {
-	char ng[300];
 	unsigned int c, n;
+	int fd, r;
 
 	if (sscanf(nvme->name, "nvme%un%u", &c, &n) != 2)
 		return queue_fail(q, -ENODEV, "%s is not an NVMe namespace name", nvme->name);
-	snprintf(ng, sizeof(ng), "/dev/ng%un%u", c, n);
-	q->fd = open(ng, (q->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (q->fd < 0)
-		return queue_fail(q, -errno, "cannot open %s for passthrough: %s%s", ng, strerror(errno),
-				  errno == EACCES ? " (it needs read/write access to the generic node)" : "");
-	q->nsid = (uint32_t)layer_u64_or(nvme, "nsid", n);
-	q->lba = layer_u64_or(nvme, "lba_size", 0);
 	if (layer_u64_or(nvme, "lba_metadata_size", 0))
 		return queue_fail(q, -EOPNOTSUPP, "%s is formatted with %" PRIu64 " metadata bytes per block, which "
 				  "passthrough commands from liblcloud do not carry; use the block device", nvme->name,
 				  layer_u64_or(nvme, "lba_metadata_size", 0));
-	if (!q->lba)
+	if (!layer_u64_or(nvme, "lba_size", 0))
 		return queue_fail(q, -ENODATA, "%s: the namespace's LBA size is unknown (Identify failed): "
 				  "passthrough cannot address it", nvme->name);
+	r = queue_open_generic_node(ctx, q, nvme, &fd);
+	if (r < 0)
+		return r;
+	if (fd != q->fd) {
+		/* the block device stays open, and claimed when writing, while the generic node does the I/O */
+		q->hold_fd = q->fd;
+		q->fd = fd;
+	}
+	q->nsid = (uint32_t)layer_u64_or(nvme, "nsid", n);
+	q->lba = layer_u64_or(nvme, "lba_size", 0);
 	q->dev_offset = offset;
 	q->mem_align = 4; /* NVMe needs dword-aligned buffers */
 	return 0;
@@ -104,19 +109,18 @@ static uint64_t partition_size(const struct lcloud_probe *p)
 	return 0;
 }
 
+/* The kernel path: the descriptor opened at the start, now with O_DIRECT. */
 static int open_direct(struct lcloud_queue *q, const char *path)
 {
 	const struct lcloud_layer *fs = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM);
-	int flags = (q->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_DIRECT;
+	int fl;
 
-	if (q->probe->target_type == LCLOUD_TARGET_DIRECTORY)
-		return queue_fail(q, -EISDIR, "%s is a directory: open a file in it", path);
 	if (q->probe->target_type == LCLOUD_TARGET_NVME_CHAR)
 		return queue_fail(q, -EINVAL, "%s takes passthrough commands only: use the passthrough backend "
 				  "or the block device", path);
-	q->fd = open(path, flags);
-	if (q->fd < 0)
-		return queue_fail(q, -errno, "cannot open %s with O_DIRECT: %s", path, strerror(errno));
+	fl = fcntl(q->fd, F_GETFL);
+	if (fl < 0 || fcntl(q->fd, F_SETFL, fl | O_DIRECT) < 0)
+		return queue_fail(q, -errno, "%s: O_DIRECT refused: %s", path, strerror(errno));
 	q->mem_align = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_mem_align", 512);
 	q->lba = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_offset_align", 512);
 	if (!q->lba)
@@ -139,42 +143,54 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
 		return -EINVAL;
 	ctx->error[0] = '\0';
+	if (ctx_has_sysroot(ctx)) {
+		/* the probe would describe the captured tree and the I/O would go to the live device */
+		snprintf(ctx->error, sizeof(ctx->error), "%s: a sysroot is for reading captured facts: the queue does "
+			 "I/O on the live system, which %s does not describe; drop --sysroot (nothing was %s)", path,
+			 ctx->sysroot, flags & LCLOUD_QUEUE_WRITE ? "written" : "read");
+		return flags & LCLOUD_QUEUE_WRITE ? -EROFS : -EOPNOTSUPP;
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->fd = -1;
+	q->hold_fd = -1;
 	q->depth = depth;
 	q->file_lifetime = -1;
 	q->writable = flags & LCLOUD_QUEUE_WRITE;
-	r = lcloud_probe_path(ctx, path, 0, &q->probe);
+	r = queue_open_target(ctx, q, path);
+	if (r < 0)
+		goto fail;
+	r = probe_io_target(ctx, q->fd, path, &q->probe);
 	if (r < 0) {
-		snprintf(ctx->error, sizeof(ctx->error), "%s: %s", path, strerror(-r));
-		free(q);
-		return r;
+		queue_fail(q, r, "%s: %s", path, strerror(-r));
+		goto fail;
 	}
-	if (q->writable && !(flags & LCLOUD_QUEUE_FORCE)) {
-		r = write_guard_check(ctx, q);
+	nvme = direct_namespace(q->probe, &offset);
+	if (q->writable && q->probe->target_type == LCLOUD_TARGET_NVME_CHAR) {
+		/* nothing claims a generic node: claim its namespace's block device, as a block target is */
+		r = queue_claim_namespace(ctx, q);
 		if (r < 0)
 			goto fail;
 	}
-	nvme = direct_namespace(q->probe, &offset);
+	if (q->writable) {
+		r = write_guard_check(ctx, q, flags & LCLOUD_QUEUE_FORCE);
+		if (r < 0)
+			goto fail;
+	}
 	auto_chosen = backend == LCLOUD_BACKEND_AUTO;
 	if (backend == LCLOUD_BACKEND_AUTO)
-		backend = nvme && (access(path, W_OK) == 0 || !q->writable) ? LCLOUD_BACKEND_PASSTHROUGH
-									   : LCLOUD_BACKEND_IO_URING;
+		backend = nvme ? LCLOUD_BACKEND_PASSTHROUGH : LCLOUD_BACKEND_IO_URING;
 	if (backend == LCLOUD_BACKEND_PASSTHROUGH && !nvme) {
 		r = queue_fail(q, -ENODEV, "%s is not an NVMe namespace (or a partition of one) without a file "
 			       "system, dm, md or loop layer: passthrough cannot reach it", path);
 		goto fail;
 	}
 	q->backend = backend;
-	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(q, nvme, offset) : open_direct(q, path);
+	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, offset) : open_direct(q, path);
 	if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_PASSTHROUGH &&
 	    (r == -EACCES || r == -EPERM || r == -ENODATA) && q->probe->target_type != LCLOUD_TARGET_NVME_CHAR) {
-		/* the generic node is not ours to use: the block device still is */
-		if (q->fd >= 0)
-			close(q->fd);
-		q->fd = -1;
+		/* the generic node is not ours to use: the block device, opened already, still is */
 		q->backend = backend = LCLOUD_BACKEND_IO_URING;
 		r = open_direct(q, path);
 	}
@@ -247,6 +263,8 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		io_uring_queue_exit(&q->ring);
 	if (q->fd >= 0)
 		close(q->fd);
+	if (q->hold_fd >= 0)
+		close(q->hold_fd);
 	lcloud_probe_free(q->probe);
 	free(q->ops);
 	free(q->free_slots);
@@ -293,8 +311,9 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 	char why[400];
 	int r;
 
-	if (!len || len > INT32_MAX)
-		return queue_fail(q, -EINVAL, "length %" PRIu64 " is out of range (1 byte to 2 GiB)", len);
+	if (!len || len > QUEUE_IO_MAX)
+		return queue_fail(q, -EINVAL, "length %" PRIu64 " is out of range (1 to %llu bytes, 2 GiB less 4 KiB: "
+				  "the most one read or write carries in Linux)", len, QUEUE_IO_MAX);
 	if (write && !q->writable)
 		return queue_fail(q, -EBADF, "the queue was opened for reading only");
 	if (offset % q->lba || len % q->lba)
@@ -303,9 +322,14 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 	if ((uintptr_t)buf % q->mem_align)
 		return queue_fail(q, -EINVAL, "the buffer at %p is not aligned to %" PRIu64 " bytes, as direct I/O "
 				  "here needs", buf, q->mem_align);
-	if (q->dev_size && (offset >= q->dev_size || len > q->dev_size - offset))
-		return queue_fail(q, -ENOSPC, "[%" PRIu64 ", %" PRIu64 ") is past the end of the device (%" PRIu64
-				  " bytes)", offset, offset + len, q->dev_size);
+	/* never offset + len: it can wrap */
+	if (q->dev_size && offset >= q->dev_size)
+		return queue_fail(q, -ENOSPC, "offset %" PRIu64 " is past the end of the device (%" PRIu64 " bytes)",
+				  offset, q->dev_size);
+	if (q->dev_size && len > q->dev_size - offset)
+		return queue_fail(q, -ENOSPC, "%" PRIu64 " bytes at offset %" PRIu64 " run past the end of the device "
+				  "(%" PRIu64 " bytes: %" PRIu64 " are left there)", len, offset, q->dev_size,
+				  q->dev_size - offset);
 	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && q->max_transfer && len > q->max_transfer)
 		return queue_fail(q, -EINVAL, "%" PRIu64 " bytes is more than one command may carry here (%" PRIu64
 				  " bytes, MDTS)", len, q->max_transfer);
@@ -385,7 +409,7 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
 static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
 			   const struct lcloud_hint *hint)
 {
-	return !hint && len - 1 < INT32_MAX && !((offset | len) & q->fast_pos_mask) &&
+	return !hint && len - 1 < QUEUE_IO_MAX && !((offset | len) & q->fast_pos_mask) &&
 	       !((uintptr_t)buf & q->fast_mem_mask) && !q->n_reg;
 }
 

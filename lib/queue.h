@@ -5,10 +5,13 @@
 #include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lcloud/lcloud.h"
 
 #define QUEUE_FDP_PIDS_MAX 16
+/* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
+#define QUEUE_IO_MAX 0x7ffff000ULL
 
 /* A queued I/O of the sync backend, or the bookkeeping of an io_uring one. */
 struct queue_op {
@@ -42,6 +45,9 @@ struct lcloud_queue {
 	struct lcloud_probe *probe;
 	enum lcloud_backend backend;
 	int fd;              /* the data fd: O_DIRECT file/device, or /dev/ngXnY */
+	int hold_fd;         /* the target's block device, claimed (O_EXCL) while writing through /dev/ngXnY; -1 */
+	dev_t target_rdev;   /* what the caller's path opened, checked by fstat */
+	mode_t target_mode;
 	bool writable;
 	uint32_t nsid;
 	uint64_t lba;        /* passthrough block size */
@@ -67,7 +73,7 @@ struct lcloud_queue {
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
-	char error[512];
+	char error[8192]; /* room for a mount point or two of PATH_MAX */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -80,8 +86,20 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot);
 void hint_caps_read(struct lcloud_queue *q);
 void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool write, struct hint_map *ret);
 
-/* write_guard.c: 0 when writing to the target is safe, else -EBUSY with the reason in q->error. */
-int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q);
+/*
+ * write_guard.c: 0 when writing to the target is safe, else -EBUSY or
+ * -EACCES with the reason in q->error. FORCE skips what the data looks like
+ * (signatures, partition tables), never who holds the device.
+ */
+int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force);
+
+/* queue_target.c: opens PATH once into q->fd (no O_DIRECT yet; O_EXCL for a block device written). */
+int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path);
+/* Claims the generic node's namespace block device (O_EXCL) into q->hold_fd, checked against the probe. */
+int queue_claim_namespace(const struct lcloud_ctx *ctx, struct lcloud_queue *q);
+/* The namespace's generic node, checked in sysfs to be NVME's (q->fd itself when the target is one). */
+int queue_open_generic_node(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,
+			    int *ret_fd);
 
 /* queue_uring.c */
 int uring_setup(struct lcloud_queue *q);

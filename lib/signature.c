@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "signature.h"
@@ -28,9 +30,13 @@ static int probe_one(struct lcloud_layer *l, int fd)
 	blkid_probe_enable_partitions(pr, 1);
 	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
 	/* Several signatures (a stale one beside a new one) are still a signature. */
-	if (blkid_do_safeprobe(pr) == -2) {
+	r = blkid_do_safeprobe(pr);
+	if (r == -1) {
+		r = -EIO; /* could not read: not the same as "nothing there" */
+	} else if (r == -2) {
 		r = layer_add_string(l, "signature_type", "ambiguous", "blkid");
 	} else {
+		r = 0;
 		if (!blkid_probe_lookup_value(pr, "TYPE", &value, NULL))
 			r = layer_add_string(l, "signature_type", value, "blkid");
 		if (r >= 0 && !blkid_probe_lookup_value(pr, "USAGE", &value, NULL))
@@ -42,7 +48,28 @@ static int probe_one(struct lcloud_layer *l, int fd)
 	return r;
 }
 
-int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
+/* A device whose signatures could not be read gets a note: unread is not "none". */
+static int note_failure(struct lcloud_probe *p, unsigned int index, const char *name, int r)
+{
+	if (r >= 0 || r == -ENOMEM)
+		return r;
+	return report_note(p, LCLOUD_NOTE_WARNING, "signatures-unreadable", (int)index,
+			   "libblkid could not read /dev/%s (%s): whether it carries a file system or a "
+			   "partition table is unknown", name, strerror(-r));
+}
+
+/* Is the open FD the block device whose number the layer's "dev" fact gives? */
+static bool is_layer_device(const struct lcloud_layer *l, int fd)
+{
+	const struct lcloud_fact *dev = layer_fact(l, "dev");
+	unsigned int maj, min;
+	struct stat st;
+
+	return dev && dev->state == LCLOUD_FACT_PRESENT && sscanf(dev->string, "%u:%u", &maj, &min) == 2 &&
+	       fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) == maj && minor(st.st_rdev) == min;
+}
+
+int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int target_fd)
 {
 	bool noted = false;
 
@@ -57,6 +84,13 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 		if (l->kind != LCLOUD_LAYER_PARTITION && l->kind != LCLOUD_LAYER_DM && l->kind != LCLOUD_LAYER_MD &&
 		    l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DISK)
 			continue;
+		/* the caller's own descriptor of the target: what is read is what it will write */
+		if (target_fd >= 0 && is_layer_device(l, target_fd)) {
+			r = note_failure(p, i, l->name, probe_one(l, target_fd));
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (path_printf(node, sizeof(node), "/dev/%s", l->name) < 0)
 			continue;
 		fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -78,9 +112,19 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 			}
 			continue;
 		}
-		r = probe_one(l, fd);
+		/* a node by that name that is another device (a stale or planted /dev entry) says nothing */
+		if (!is_layer_device(l, fd)) {
+			close(fd);
+			r = report_note(p, LCLOUD_NOTE_WARNING, "device-node-mismatch", (int)i,
+					"%s is not the device %s of sysfs: its signatures were not read", node,
+					layer_fact(l, "dev") ? layer_fact(l, "dev")->string : "?");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = note_failure(p, i, l->name, probe_one(l, fd));
 		close(fd);
-		if (r == -ENOMEM)
+		if (r < 0)
 			return r;
 	}
 	return 0;

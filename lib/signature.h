@@ -10,6 +10,6 @@
  * partition table signature). Opening the devices needs read access: without
  * it one needs-root note is added and the rest of the probe stands.
  */
-int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p);
+int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int target_fd);
 
 #endif

@@ -1,106 +1,135 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Never write to a device that is in use or holds data: mounted (it or one
- * of its partitions), held by dm/md, or carrying a file system, RAID or
- * partition table signature (libblkid, read by the probe). Regular files are
- * the caller's to write. LCLOUD_QUEUE_FORCE skips this.
+ * Never write to a device that is in use or holds data. Who holds it (a
+ * mount of it or of one of its partitions, a dm or md device built on it or
+ * on a device below it) is never overridden: the kernel's O_EXCL claim
+ * refuses most of it at open, and this says so for what the claim does not
+ * cover. What it holds (a file system, RAID or partition table signature,
+ * read by the probe through the queue's own descriptor) is the caller's to
+ * override with LCLOUD_QUEUE_FORCE. Regular files are the caller's to write.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "filesystem.h"
+#include "holders.h"
 #include "queue.h"
 #include "report.h"
 #include "sysfs.h"
 #include "util.h"
 
-/* Is device MAJ:MIN or a partition of it mounted? Returns the mount point in MP. */
-static bool mounted(const struct lcloud_ctx *ctx, const char *name, char *mp, size_t size)
+#define STACK_NAMES_MAX 64
+
+static bool is_block_layer(const struct lcloud_layer *l)
 {
-	char path[4200], line[8192], devdir[SYSFS_PATH_MAX];
-	struct mountinfo_entry e;
-	bool found = false;
-	FILE *f;
-
-	if (ctx_path(ctx, "/proc/self/mountinfo", path, sizeof(path)) < 0 || !(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char dir[SYSFS_PATH_MAX];
-
-		if (mountinfo_parse_line(line, &e) < 0 || e.major == 0)
-			continue;
-		if (sysfs_dev_dir(ctx, "block", e.major, e.minor, dir, sizeof(dir)) < 0)
-			continue;
-		/* the mounted device is NAME itself or sits inside NAME's folder (a partition) */
-		if (sysfs_block_dir(ctx, name, devdir, sizeof(devdir)) == 0 &&
-		    (streq(dir, devdir) || (has_prefix(dir, devdir) && dir[strlen(devdir)] == '/'))) {
-			snprintf(mp, size, "%s", e.mount_point);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
+	return l->kind == LCLOUD_LAYER_PARTITION || l->kind == LCLOUD_LAYER_DM || l->kind == LCLOUD_LAYER_MD ||
+	       l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DISK;
 }
 
-int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q)
+/* Mounts and holders of every block device of the stack, the target first. */
+static int check_holders(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *top)
+{
+	const struct lcloud_probe *p = q->probe;
+	const char *names[STACK_NAMES_MAX];
+	unsigned int n_names = 0;
+
+	for (unsigned int i = 0; i < p->n_layers && n_names < STACK_NAMES_MAX; i++)
+		if (is_block_layer(&p->layers[i]))
+			names[n_names++] = p->layers[i].name;
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		const struct lcloud_layer *l = &p->layers[i];
+		char dir[SYSFS_PATH_MAX], holder[256], dmname[256] = "", hdir[SYSFS_PATH_MAX], *mp;
+		int r;
+
+		if (!is_block_layer(l) || sysfs_block_dir(ctx, l->name, dir, sizeof(dir)) < 0)
+			continue;
+		/* the target with its partitions; below it, the device itself (a sibling partition is not ours) */
+		mp = holders_mount_point(ctx, dir, l == top);
+		if (mp) {
+			r = l == top ? queue_fail(q, -EBUSY, "/dev/%s is mounted (at %s): a write under a mounted file "
+						  "system corrupts it, and its cache hides that until it writes over "
+						  "the damage; --force does not override this: unmount it first",
+						  l->name, mp)
+				     : queue_fail(q, -EBUSY, "/dev/%s sits on /dev/%s, which is mounted (at %s): a write "
+						  "here corrupts that file system; --force does not override this: "
+						  "unmount it first", top->name, l->name, mp);
+			free(mp);
+			return r;
+		}
+		/* a holder inside our own stack (the dm device over its slaves) is the stack itself */
+		r = holders_first_other(ctx, dir, l == top ? NULL : names, l == top ? 0 : n_names, holder,
+					sizeof(holder));
+		if (r <= 0)
+			continue;
+		if (sysfs_block_dir(ctx, holder, hdir, sizeof(hdir)) == 0)
+			sysfs_read_attr(ctx, hdir, "dm/name", dmname, sizeof(dmname));
+		if (l == top)
+			return queue_fail(q, -EBUSY, "/dev/%s is held by %s%s%s%s (device-mapper or md): it is part of "
+					  "that device, and a write to it bypasses and corrupts it; --force does not "
+					  "override this: write to /dev/%s instead, or remove it first", l->name, holder,
+					  dmname[0] ? " (" : "", dmname, dmname[0] ? ")" : "", holder);
+		return queue_fail(q, -EBUSY, "/dev/%s sits on /dev/%s, which is also held by %s%s%s%s: a write here "
+				  "can corrupt what that device keeps there; --force does not override this: remove "
+				  "it first", top->name, l->name, holder, dmname[0] ? " (" : "", dmname,
+				  dmname[0] ? ")" : "");
+	}
+	return 0;
+}
+
+/* Signatures and partition tables on the target, and whether they could be read at all. */
+static int check_contents(struct lcloud_queue *q, const struct lcloud_layer *top, unsigned int top_index)
+{
+	const struct lcloud_probe *p = q->probe;
+	const struct lcloud_fact *sig = layer_fact(top, "signature_type");
+	const struct lcloud_fact *pt = layer_fact(top, "partition_table");
+
+	if (sig && sig->state == LCLOUD_FACT_PRESENT)
+		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s signature (%s): a write destroys what it "
+				  "describes; wipe it first (wipefs), or pass --force to write anyway and lose it",
+				  top->name, sig->string[0] && strchr("aeiouAEIOU", sig->string[0]) ? "an" : "a", sig->string,
+				  layer_fact(top, "signature_usage") ? layer_fact(top, "signature_usage")->string : "data");
+	if (pt && pt->state == LCLOUD_FACT_PRESENT)
+		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s partition table: write to a partition, or pass "
+				  "--force to write anyway (a write over the table loses every partition)", top->name,
+				  pt->string[0] && strchr("aeiouAEIOU", pt->string[0]) ? "an" : "a", pt->string);
+	/* could the signatures be read at all? unread is not "none" */
+	for (unsigned int i = 0; i < p->n_notes; i++) {
+		const struct lcloud_note *n = &p->notes[i];
+
+		if ((streq(n->code, "needs-root") || streq(n->code, "device-access-denied")) &&
+		    strstr(n->message, "signatures"))
+			return queue_fail(q, -EACCES, "cannot check /dev/%s for file systems and partition tables "
+					  "without read access: run as root (--force writes without looking, and "
+					  "destroys whatever is there)", top->name);
+		if (n->layer == (int)top_index &&
+		    (streq(n->code, "signatures-unreadable") || streq(n->code, "device-node-mismatch")))
+			return queue_fail(q, -EBUSY, "cannot tell whether /dev/%s holds data: %s; --force writes "
+					  "without looking, and destroys whatever is there", top->name, n->message);
+	}
+	return 0;
+}
+
+int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force)
 {
 	const struct lcloud_probe *p = q->probe;
 	const struct lcloud_layer *top = NULL;
-	char mp[1024], holders[SYSFS_PATH_MAX], full[4200];
+	unsigned int top_index = 0;
+	int r;
 
-	/* files are the caller's; a directory is refused when it is opened (EISDIR) */
+	/* files are the caller's; a directory was refused when it was opened */
 	if (p->target_type == LCLOUD_TARGET_REGULAR || p->target_type == LCLOUD_TARGET_DIRECTORY)
 		return 0;
 	for (unsigned int i = 0; i < p->n_layers && !top; i++)
-		if (p->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
+		if (is_block_layer(&p->layers[i])) {
 			top = &p->layers[i];
-	if (!top)
-		return 0;
-	if (mounted(ctx, top->name, mp, sizeof(mp)))
-		return queue_fail(q, -EBUSY, "/dev/%s is mounted (at %s): writing to it would corrupt the file "
-				  "system; unmount it, or pass --force if you mean it", top->name, mp);
-	if (sysfs_block_dir(ctx, top->name, holders, sizeof(holders)) == 0 &&
-	    path_printf(full, sizeof(full), "%s%s/holders", ctx->sysroot, holders) == 0) {
-		/* a holder (dm, md) means another layer owns the device */
-		if (access(full, F_OK) == 0) {
-			DIR *d = opendir(full);
-			struct dirent *de;
-
-			while (d && (de = readdir(d)))
-				if (de->d_name[0] != '.') {
-					int r = queue_fail(q, -EBUSY, "/dev/%s is in use by %s (device-mapper or md): "
-							   "write to that device instead, or pass --force", top->name,
-							   de->d_name);
-
-					closedir(d);
-					return r;
-				}
-			if (d)
-				closedir(d);
+			top_index = i;
 		}
-	}
-	for (unsigned int i = 0; i < p->n_layers; i++) {
-		const struct lcloud_layer *l = &p->layers[i];
-		const struct lcloud_fact *sig = layer_fact(l, "signature_type");
-		const struct lcloud_fact *pt = layer_fact(l, "partition_table");
-
-		if (l != top)
-			continue;
-		if (sig && sig->state == LCLOUD_FACT_PRESENT)
-			return queue_fail(q, -EBUSY, "/dev/%s carries a %s signature (%s): writing would destroy it; "
-					  "wipe it first (wipefs), or pass --force if you mean it", l->name, sig->string,
-					  layer_fact(l, "signature_usage") ? layer_fact(l, "signature_usage")->string : "data");
-		if (pt && pt->state == LCLOUD_FACT_PRESENT)
-			return queue_fail(q, -EBUSY, "/dev/%s carries a %s partition table: write to a partition, "
-					  "or pass --force if you mean it", l->name, pt->string);
-	}
-	/* could the signatures be read at all? */
-	for (unsigned int i = 0; i < p->n_notes; i++)
-		if (streq(p->notes[i].code, "needs-root") && strstr(p->notes[i].message, "signatures"))
-			return queue_fail(q, -EACCES, "cannot check /dev/%s for file systems and partition tables "
-					  "without read access: run as root", top->name);
-	return 0;
+	if (!top)
+		return queue_fail(q, -ENODEV, "the probe found no block device behind the target: the write "
+				  "guard cannot check it");
+	r = check_holders(ctx, q, top);
+	if (r < 0 || force)
+		return r;
+	return check_contents(q, top, top_index);
 }

@@ -66,7 +66,7 @@ def test_ext4_atomic_refused_plain_works():
 def test_write_guard():
     with mounted_fs("xfs") as (dev, mnt):
         p = write(dev, 0, 4096, "--pattern", "0")
-        assert p.returncode == 7 and "is mounted" in p.stderr, p.stderr
+        assert p.returncode == 7 and "mounted at " + mnt in p.stderr and "--force does not override" in p.stderr, p.stderr
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "disk"), 64 << 20) as dev:
         run(["mkfs.ext4", "-q", "-F", dev], check=True)

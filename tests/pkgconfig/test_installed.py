@@ -36,6 +36,9 @@ def test_outside_program_prints_atomic_limits():
         assert os.path.exists(os.path.join(prefix, "sbin", "lcloudctl"))
         assert os.path.exists(os.path.join(prefix, "share", "man", "man8", "lcloudctl.8"))
         assert os.path.exists(os.path.join(prefix, "share", "man", "man3", "lcloud_probe_path.3"))
+        # the udev rule stays inside a scratch prefix, naming the installed lcloudctl
+        with open(os.path.join(prefix, "lib", "udev", "rules.d", "60-lcloud.rules")) as f:
+            assert os.path.join(prefix, "sbin", "lcloudctl") + " udev %k" in f.read()
 
         with mounted_fs("xfs") as (dev, mnt):
             path = os.path.join(mnt, "page-file")

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lcloudctl's size rendering: exact where it looks exact, marked where approximate. */
+/*
+ * lcloudctl's size rendering: exact where it looks exact, marked where
+ * approximate; device strings escaped for a terminal.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,10 +34,29 @@ static void test_sizes(void **state)
 	check(1000000007ull, "~953.67 MiB");
 }
 
+static void test_escape(void **state)
+{
+	char buf[64], small[8];
+	(void)state;
+
+	assert_string_equal(escape_text("Amazon EBS vol-0123", buf, sizeof(buf)), "Amazon EBS vol-0123");
+	/* an OSC title sequence and a CSI clear: nothing a terminal would obey is left */
+	assert_string_equal(escape_text("\x1b]0;owned\x07x\x1b[2J", buf, sizeof(buf)),
+			    "\\x1b]0;owned\\x07x\\x1b[2J");
+	/* the backslash is escaped too, so \\x1b in the output is never an ambiguous original */
+	assert_string_equal(escape_text("a\\b", buf, sizeof(buf)), "a\\x5cb");
+	assert_string_equal(escape_text("\xc3\xa9\x7f\n", buf, sizeof(buf)), "\\xc3\\xa9\\x7f\\x0a");
+	/* truncation never leaves half an escape */
+	assert_string_equal(escape_text("ab\x1b", small, sizeof(small)), "ab\\x1b");
+	assert_string_equal(escape_text("abcd\x1b", small, sizeof(small)), "abcd");
+	assert_string_equal(escape_text(NULL, buf, sizeof(buf)), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "align.h"
@@ -19,12 +21,14 @@
 static void test_mountinfo_line(void **state)
 {
 	struct mountinfo_entry e;
+	char *line, *want;
 	(void)state;
 
 	/* optional fields before the separator, an escaped space in the mount point */
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 /mnt1 /mnt/my\\040data rw,noatime master:1 shared:7 - "
 					      "xfs /dev/loop0 rw,attr2\n", &e), 0);
 	assert_int_equal(e.mount_id, 36);
+	assert_int_equal(e.parent_id, 35);
 	assert_int_equal(e.major, 98);
 	assert_int_equal(e.minor, 0);
 	assert_string_equal(e.root, "/mnt1");
@@ -32,15 +36,101 @@ static void test_mountinfo_line(void **state)
 	assert_string_equal(e.options, "rw,noatime");
 	assert_string_equal(e.fstype, "xfs");
 	assert_string_equal(e.source, "/dev/loop0");
+	assert_string_equal(e.super_options, "rw,attr2");
+	mountinfo_entry_free(&e);
 	/* no optional fields */
 	assert_int_equal(mountinfo_parse_line("22 27 0:21 / /proc rw,relatime - proc proc rw", &e), 0);
 	assert_string_equal(e.fstype, "proc");
+	mountinfo_entry_free(&e);
+	/* an empty source field (two spaces) is a field, not a missing one */
+	assert_int_equal(mountinfo_parse_line("40 22 0:44 / /run/x rw - tmpfs  rw,size=1024k\n", &e), 0);
+	assert_string_equal(e.fstype, "tmpfs");
+	assert_string_equal(e.source, "");
+	assert_string_equal(e.super_options, "rw,size=1024k");
+	mountinfo_entry_free(&e);
+	/* backslash, tab and newline escapes */
+	assert_int_equal(mountinfo_parse_line("41 22 7:3 / /a\\134b\\011c\\012d rw - ext4 /dev/loop3 rw", &e), 0);
+	assert_string_equal(e.mount_point, "/a\\b\tc\nd");
+	mountinfo_entry_free(&e);
+	/* a mount point far beyond any fixed buffer: 5000 bytes */
+	line = malloc(6000);
+	want = malloc(6000);
+	assert_non_null(line);
+	assert_non_null(want);
+	want[0] = '/';
+	memset(want + 1, 'd', 4999);
+	want[5000] = '\0';
+	snprintf(line, 6000, "42 22 7:4 / %s rw,relatime - ext4 /dev/loop4 rw\n", want);
+	assert_int_equal(mountinfo_parse_line(line, &e), 0);
+	assert_string_equal(e.mount_point, want);
+	assert_string_equal(e.source, "/dev/loop4");
+	mountinfo_entry_free(&e);
+	free(line);
+	free(want);
 	/* garbage and truncation */
 	assert_int_equal(mountinfo_parse_line("", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("x 35 98:0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98-0 / /mnt rw - xfs /dev/a rw", &e), -EINVAL);
 	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw - xfs", &e), -EINVAL);
+	assert_int_equal(mountinfo_parse_line("36 35 98:0 / /mnt rw -  /dev/a rw", &e), -EINVAL);
+}
+
+static int count_entry(struct mountinfo_entry *e, void *data)
+{
+	char **points = data;
+
+	for (int i = 0; i < 3; i++)
+		if (!points[i]) {
+			points[i] = strdup(e->mount_point);
+			return 0;
+		}
+	return -E2BIG;
+}
+
+/* The whole file: a line longer than any stdio buffer, a bad line counted (never dropped silently). */
+static void test_mountinfo_file(void **state)
+{
+	char dir[] = "/tmp/lcloud-mountinfo-XXXXXX", path[128], *points[3] = { NULL, NULL, NULL };
+	char *longdir = malloc(20001);
+	struct mountinfo_bad bad;
+	struct lcloud_ctx *ctx;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/self", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/self/mountinfo", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	longdir[0] = '/';
+	memset(longdir + 1, 'x', 19999);
+	longdir[20000] = '\0';
+	fprintf(f, "22 1 0:21 / /proc rw - proc proc rw\n");
+	fprintf(f, "this is not a mountinfo line\n");
+	fprintf(f, "23 1 7:0 / %s rw - ext4 /dev/loop0 rw\n", longdir);
+	fclose(f);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, dir), 0);
+	assert_int_equal(mountinfo_foreach(ctx, count_entry, points, &bad), 0);
+	assert_string_equal(points[0], "/proc");
+	assert_string_equal(points[1], longdir);
+	assert_null(points[2]);
+	assert_int_equal(bad.count, 1);
+	assert_int_equal(bad.first_line, 2);
+	lcloud_ctx_free(ctx);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/self", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/proc", dir);
+	rmdir(path);
+	rmdir(dir);
+	free(points[0]);
+	free(points[1]);
+	free(longdir);
 }
 
 static const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)
@@ -174,6 +264,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mountinfo_line),
+		cmocka_unit_test(test_mountinfo_file),
 		cmocka_unit_test(test_statx_by_mask),
 		cmocka_unit_test(test_malformed_sysfs_values),
 		cmocka_unit_test(test_alignment_rules),

@@ -42,7 +42,7 @@ done
 } >guest-versions.txt
 EOF
 
-"$here/lcvm" run --quiet \
+"$here/lcvm" run --lane debian12 --quiet \
     --nvme lbs=4096,pbs=4096,ns=1,size=64M,serial=lc4096 \
     --nvme lbs=512,pbs=512,ns=1,size=64M,serial=lc512 \
     --scsi lbs=512,pbs=16384,vendor=Google,product=PersistentDisk,size=64M \

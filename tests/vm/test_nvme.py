@@ -20,6 +20,9 @@ for ns in /sys/block/nvme*n*; do
     "$LCLOUDCTL" probe -o json /dev/$g > /out/probe-$g.json || echo "probe $g failed" >&2
     nvme id-ctrl $ctrl -o json > /out/id-ctrl-$n.json
     nvme id-ns /dev/$n -o json > /out/id-ns-$n.json
+    nvme id-ctrl $ctrl > /out/id-ctrl-$n.txt
+    nvme id-ns /dev/$n > /out/id-ns-$n.txt
+    "$LCLOUDCTL" probe -H /dev/$n > /out/probe-$n.txt
     cat /sys/block/$n/queue/logical_block_size > /out/lbs-$n
     echo $n >> /out/namespaces
 done
@@ -91,5 +94,40 @@ def test_list_shows_every_namespace():
     assert "AWU-MAX" in text and "nvme0n2" in text
 
 
+def nvme_cli_text(text):
+    """nvme-cli's normal output: 'name   : value' lines."""
+    fields = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith(" "):
+            k, v = line.split(":", 1)
+            fields.setdefault(k.strip(), v.strip())
+    return fields
+
+
+def test_raw_fields_look_like_nvme_cli():
+    """The normal output shows the raw fields as 'nvme id-ctrl' and 'nvme id-ns' print them (hex
+    where they use hex), and -H names the bits of the capability fields."""
+    run = guest()
+    for n in run.text("namespaces").split():
+        text = run.text("probe-%s.txt" % n)
+        mine = {}
+        for line in text.split("nvme %s (about" % n)[1].split("\n\n")[0].splitlines()[1:]:
+            parts = line.split()
+            if len(parts) == 2 and not line.startswith("    "):
+                mine[parts[0]] = parts[1]
+        cli = nvme_cli_text(run.text("id-ctrl-%s.txt" % n))
+        cli.update(nvme_cli_text(run.text("id-ns-%s.txt" % n)))
+        compared = []
+        for key in ("vid", "ver", "ctratt", "oacs", "oncs", "vwc", "mdts", "awun", "awupf", "nsze", "nsfeat",
+                    "flbas", "nawun", "nawupf"):
+            if key in mine and key in cli:
+                assert mine[key] == cli[key], (n, key, mine[key], cli[key])
+                compared.append(key)
+        assert {"vid", "oacs", "oncs", "vwc", "nsfeat", "flbas"} <= set(compared), (n, compared)
+        oncs = int(cli["oncs"], 16)
+        decoded = "Dataset Management: %s" % ("yes" if oncs & 4 else "no")
+        assert decoded in text, (n, decoded)
+
+
 if __name__ == "__main__":
-    main([test_nvme_fields_equal_nvme_cli, test_list_shows_every_namespace])
+    main([test_raw_fields_look_like_nvme_cli, test_nvme_fields_equal_nvme_cli, test_list_shows_every_namespace])

@@ -66,7 +66,7 @@ cat /sys/block/$n/${n}1/start > /out/p1.start
 
 def test_segment_limit_matches_request_count():
     run = run_guest(SEGMENTS, ["--scsi", "lbs=512,pbs=16384,vendor=Google,product=PersistentDisk,size=16M,"
-                               "ctrl.virtqueue_size=4"])
+                               "hba.virtqueue_size=4"])
     segs = int(run.text("max_segments"))
     assert segs == 2, "virtqueue_size=4 should give 2 segments, the guest says %d" % segs
     p = run.json("probe.json")["probes"][0]

@@ -30,8 +30,9 @@ class GuestRun:
         return os.path.exists(os.path.join(self.files, name))
 
 
-def run_guest(script, devices, timeout=240):
-    """Boot a guest with DEVICES (lcvm options), run SCRIPT (sh) with $LCLOUDCTL set."""
+def run_guest(script, devices, timeout=240, lane="debian12"):
+    """Boot a guest of LANE (debian12: QEMU 7.2 + Linux 6.1; current: QEMU 11 +
+    Linux 7) with DEVICES (lcvm options), run SCRIPT (sh) with $LCLOUDCTL set."""
     if not LCLOUDCTL:
         raise AssertionError("LCLOUDCTL is not set (meson sets it)")
     tmp = tempfile.mkdtemp(prefix="lcloud-vm-")
@@ -40,7 +41,8 @@ def run_guest(script, devices, timeout=240):
         f.write(script)
     out = os.path.join(tmp, "res")
     ctl = os.path.realpath(LCLOUDCTL)
-    args = [LCVM, "run", "--quiet", "--timeout", str(timeout), "--copy", ctl, "--env", "LCLOUDCTL=" + ctl]
+    args = [LCVM, "run", "--lane", lane, "--quiet", "--timeout", str(timeout), "--copy", ctl,
+            "--env", "LCLOUDCTL=" + ctl]
     args += list(devices) + ["--script", guest, "--out", out]
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
@@ -57,11 +59,11 @@ def run_guest(script, devices, timeout=240):
 _runs = {}
 
 
-def run_guest_once(script, devices):
+def run_guest_once(script, devices, lane="debian12"):
     """run_guest, booted once per script and devices: one boot serves every test of a file."""
-    key = (script, tuple(devices))
+    key = (script, tuple(devices), lane)
     if key not in _runs:
-        _runs[key] = run_guest(script, devices)
+        _runs[key] = run_guest(script, devices, lane=lane)
     return _runs[key]
 
 

@@ -40,7 +40,7 @@ __all__ = [
     "version",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 FactValue = Union[int, bool, str, None]
 

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lcloudctl diff FILE [PATH]: what changed since 'probe --save FILE', and whether a verdict got weaker. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cmd_diff_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl diff [options] FILE [PATH]\n"
+	      "\n"
+	      "Probe PATH again (by default the path saved in FILE by 'lcloudctl probe\n"
+	      "--save FILE') and say what changed: the kernel, the verdict of each I/O\n"
+	      "path, and every fact of every layer (firmware, limits, promises).\n"
+	      "Exits 0 when nothing changed, 12 when something did but no verdict got\n"
+	      "weaker, 13 when one did (a proved size lost, less done by the device\n"
+	      "itself, or a \"no\" become \"unknown\").\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -h, --help            show this help\n",
+	      out);
+}
+
+static void print_changes(const char *title, json_object *list, bool verdict)
+{
+	if (!json_object_array_length(list))
+		return;
+	printf("%s:\n", title);
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *c = json_object_array_get_idx(list, i), *a, *b, *x, *y, *w;
+
+		if (verdict) {
+			json_object_object_get_ex(c, "io_path", &x);
+			json_object_object_get_ex(c, "field", &y);
+			json_object_object_get_ex(c, "old", &a);
+			json_object_object_get_ex(c, "new", &b);
+			json_object_object_get_ex(c, "weaker", &w);
+			printf("  %-13s %-22s %s -> %s%s\n", json_object_get_string(x), json_object_get_string(y),
+			       a ? json_object_get_string(a) : "-", b ? json_object_get_string(b) : "-",
+			       json_object_get_boolean(w) ? "  (weaker)" : "");
+		} else {
+			json_object_object_get_ex(c, "what", &x);
+			json_object_object_get_ex(c, "key", &y);
+			json_object_object_get_ex(c, "old", &a);
+			json_object_object_get_ex(c, "new", &b);
+			printf("  %s: %s %s -> %s\n", json_object_get_string(x), json_object_get_string(y),
+			       json_object_get_string(a), json_object_get_string(b));
+		}
+	}
+}
+
+int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum output_format format = g->format;
+	json_object *saved = NULL, *now = NULL, *report = NULL, *o;
+	struct lcloud_probe *p = NULL;
+	const char *file, *path;
+	int c, r, level;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!parse_output_format(optarg, &format)) {
+				fprintf(stderr, "lcloudctl diff: unknown output format '%s' (use normal or json)\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			cmd_diff_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_diff_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc || argc - optind > 2) {
+		fputs("lcloudctl diff: give the saved FILE and, optionally, the PATH to probe now\n", stderr);
+		return EXIT_USAGE;
+	}
+	file = argv[optind];
+	r = fingerprint_load(file, &saved);
+	if (r < 0) {
+		fprintf(stderr, "lcloudctl diff: %s: %s\n", file,
+			r == -EBADMSG ? "not a fingerprint written by 'lcloudctl probe --save'" : strerror(-r));
+		return r == -EBADMSG ? EXIT_USAGE : exit_code_for_error(r);
+	}
+	path = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (!path && json_object_object_get_ex(saved, "probe", &o) && json_object_object_get_ex(o, "path", &o))
+		path = json_object_get_string(o);
+	r = lcloud_probe_path(ctx, path, 0, &p);
+	if (r < 0) {
+		json_object_put(saved);
+		return report_probe_error("lcloudctl diff", path, r);
+	}
+	now = fingerprint_new(p, g->sysroot);
+	lcloud_probe_free(p);
+	level = fingerprint_compare(saved, now, &report);
+	if (format == OUTPUT_JSON) {
+		print_json(stdout, report);
+	} else {
+		json_object *x;
+
+		if (!level)
+			printf("%s: nothing changed since %s\n", path, file);
+		if (json_object_object_get_ex(report, "kernel_changed", &x) && json_object_get_boolean(x)) {
+			json_object *a, *b;
+
+			json_object_object_get_ex(report, "kernel_old", &a);
+			json_object_object_get_ex(report, "kernel_new", &b);
+			printf("kernel: %s -> %s\n", json_object_get_string(a), json_object_get_string(b));
+		}
+		json_object_object_get_ex(report, "verdict_changes", &x);
+		print_changes("verdict", x, true);
+		json_object_object_get_ex(report, "fact_changes", &x);
+		print_changes("facts", x, false);
+		if (level == 2)
+			printf("%s: a verdict got weaker since %s\n", path, file);
+	}
+	json_object_put(report);
+	json_object_put(now);
+	json_object_put(saved);
+	return level == 2 ? EXIT_WEAKER : level == 1 ? EXIT_CHANGED : EXIT_OK;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Crash images: the disk as a power cut at one moment of a write log would
+ * have left it. The base image (the disk before the logged run) is copied,
+ * the log's first CUT entries are written onto the copy, and of entry CUT
+ * only its first TEAR_BYTES: the command that was in flight when the power
+ * went. Whether that prefix is one the device may leave is the caller's
+ * question (oracle_command_atomic()).
+ *
+ * DISCARD entries are not applied: a discarded range may read back as its
+ * old data or as zeroes, and keeping the old data is the choice that hides
+ * nothing a tear would show. FLUSH and MARK entries write nothing.
+ */
+#ifndef LCLOUD_LAB_CRASH_IMAGE_H
+#define LCLOUD_LAB_CRASH_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "writelog.h"
+
+/*
+ * Makes OUT (created or truncated) from BASE and LOG as above. CUT may be the
+ * entry count (everything applied). Returns 0, or -EINVAL (CUT or TEAR_BYTES
+ * out of range), -ENOSPC (an entry writes past the end of the base: the wrong
+ * base?), -errno for I/O; ERR says which.
+ */
+int crash_image_make(const struct writelog *log, const char *base, const char *out, uint64_t cut,
+		     uint64_t tear_bytes, char *err, size_t err_size);
+
+#endif

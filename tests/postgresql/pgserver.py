@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A private PostgreSQL for the extension's tests: the extension built with
+PGXS against liblcloud installed in a scratch prefix, `make install`ed into
+a private copy of the server's directories (so nothing is written into the
+system's PostgreSQL), and a server run by the postgres user from that copy
+on its own Unix socket directory, with no TCP. Every server started here is
+stopped when its context ends, also on failure."""
+import contextlib
+import glob
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+PG_USER = "postgres"
+# The server's messages, one per line: "[pid] SEVERITY:  text" (see log_line_prefix below).
+LOG_LINE = re.compile(r"^\[(\d+)\] ([A-Z]+):  (.*)$")
+
+
+def pg_config():
+    """pg_config of the newest PostgreSQL installed with its server (postgresql-NN) and PGXS
+    (postgresql-server-dev-NN); the client packages have a pg_config too."""
+    found = [c for c in glob.glob("/usr/lib/postgresql/*/bin/pg_config")
+             if os.path.exists(os.path.join(os.path.dirname(c), "postgres"))
+             and os.path.exists(pg_config_value(c, "pgxs"))]
+    assert found, ("no PostgreSQL server with PGXS: install postgresql-15 and postgresql-server-dev-15 "
+                   "(scripts/install-deps --tests does)")
+    return sorted(found, key=lambda c: int(c.split("/")[4]))[-1]
+
+
+def pg_config_value(config, what):
+    return subprocess.run([config, "--" + what], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def install_liblcloud(source_root, scratch):
+    """meson install of the library into SCRATCH/prefix; returns (PKG_CONFIG_PATH, libdir)."""
+    prefix = os.path.join(scratch, "prefix")
+    build = os.path.join(scratch, "lcloud-build")
+    for args in (["meson", "setup", "--prefix", prefix, "-Dtests=false", build, source_root],
+                 ["meson", "install", "-C", build, "--quiet"]):
+        p = subprocess.run(args, capture_output=True, text=True)
+        assert p.returncode == 0, "%s failed: %s%s" % (" ".join(args), p.stdout[-2000:], p.stderr[-2000:])
+    pcdirs = [root for root, _, files in os.walk(prefix) if "lcloud.pc" in files]
+    assert len(pcdirs) == 1, pcdirs
+    return pcdirs[0], os.path.dirname(pcdirs[0])
+
+
+def build_extension(source_dir, scratch, pkg_config_path, config):
+    """Copies the extension's sources, builds them with PGXS and installs them under SCRATCH/root
+    (make install DESTDIR=...); returns that DESTDIR."""
+    src = os.path.join(scratch, "extension")
+    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc"))
+    env = dict(os.environ, PKG_CONFIG_PATH=pkg_config_path)
+    destdir = os.path.join(scratch, "root")
+    for args in (["make", "PG_CONFIG=" + config, "PG_CFLAGS=-Werror"],
+                 ["make", "PG_CONFIG=" + config, "install", "DESTDIR=" + destdir]):
+        p = subprocess.run(args, cwd=src, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, "%s failed: %s%s" % (" ".join(args), p.stdout[-3000:], p.stderr[-3000:])
+        assert "warning:" not in p.stderr, p.stderr
+    return destdir
+
+
+def _mirror(real, private):
+    """PRIVATE gets a symbolic link to every entry of REAL it does not have itself."""
+    os.makedirs(private, exist_ok=True)
+    for name in os.listdir(real):
+        mine = os.path.join(private, name)
+        if os.path.isdir(mine) and not os.path.islink(mine):
+            _mirror(os.path.join(real, name), mine)
+        elif not os.path.lexists(mine):
+            os.symlink(os.path.join(real, name), mine)
+
+
+def private_server_tree(destdir, config):
+    """Completes DESTDIR into a server of its own: PostgreSQL finds its share
+    and lib directories relative to its executable (resolving links), so the
+    programs are copied and everything else is linked. Returns its bindir."""
+    bindir = pg_config_value(config, "bindir")
+    mybin = destdir + bindir
+    os.makedirs(mybin, exist_ok=True)
+    for prog in ("postgres", "initdb", "pg_ctl"):
+        shutil.copy2(os.path.join(bindir, prog), os.path.join(mybin, prog))
+    for what in ("sharedir", "pkglibdir"):
+        real = pg_config_value(config, what)
+        _mirror(real, destdir + real)
+    return mybin
+
+
+def as_postgres(args, env=None, check=True, timeout=120):
+    pw = pwd.getpwnam(PG_USER)
+    cmd = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups", "--"] + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("%s failed (%d): %s%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def chown_postgres(path):
+    pw = pwd.getpwnam(PG_USER)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
+def _alive(pid):
+    """Is PID a running process (a zombie waiting for its parent is not)?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Server:
+    """One cluster in DATADIR, run from the private BINDIR by the postgres user."""
+
+    def __init__(self, bindir, datadir, sockdir, env, psql):
+        self.bindir, self.datadir, self.sockdir, self.env, self.psql_prog = bindir, datadir, sockdir, env, psql
+        self.port = 50000 + os.getpid() % 10000
+        self.logfile = os.path.join(sockdir, "server.log")
+
+    def initdb(self, waldir=None):
+        args = [os.path.join(self.bindir, "initdb"), "-D", self.datadir, "--auth=trust", "--no-sync", "-E", "UTF8",
+                "--locale=C"]
+        if waldir:
+            args += ["-X", waldir]
+        as_postgres(args, env=self.env)
+        self.configure(port=self.port, listen_addresses="''", unix_socket_directories="'%s'" % self.sockdir,
+                       log_line_prefix="'[%p] '", shared_preload_libraries="'lcloud'")
+
+    def configure(self, **settings):
+        with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+
+    def start(self):
+        as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-l", self.logfile, "-w", "-t", "60",
+                     "start"], env=self.env)
+
+    def stop(self):
+        """Stops the server, killing it if pg_ctl cannot; fails if its postmaster is still alive."""
+        pidfile = os.path.join(self.datadir, "postmaster.pid")
+        if not os.path.exists(pidfile):
+            return
+        with open(pidfile) as f:
+            pid = int(f.readline())
+        p = as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-w", "-t", "60", "-m", "fast",
+                         "stop"], env=self.env, check=False)
+        if p.returncode != 0 and _alive(pid):
+            os.kill(pid, signal.SIGKILL)  # the postmaster's children exit when it is gone
+        end = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < end, "postmaster %d still running after stop" % pid
+            time.sleep(0.1)
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def sql(self, query, check=True):
+        """Runs QUERY; returns its rows as lists of strings (None for NULL)."""
+        p = subprocess.run([self.psql_prog, "-X", "-q", "-A", "-t", "-F", "\x1f", "-R", "\x1e", "-P", "null=\x1dNULL",
+                            "-v", "ON_ERROR_STOP=1", "-h", self.sockdir, "-p", str(self.port), "-U", PG_USER,
+                            "-d", "postgres", "-c", query], capture_output=True, text=True)
+        if check and p.returncode != 0:
+            raise AssertionError("%s: %s" % (query, p.stderr))
+        if not check:
+            return p
+        rows = [r for r in p.stdout.rstrip("\n").split("\x1e") if r != ""]
+        return [[None if c == "\x1dNULL" else c for c in r.split("\x1f")] for r in rows]
+
+    def log_lines(self):
+        """The server log as (pid, severity, text) tuples, continuation lines left out."""
+        with open(self.logfile) as f:
+            return [m.groups() for m in map(LOG_LINE.match, f.read().splitlines()) if m]
+
+    def messages(self, start=0):
+        """lcloud's messages from line START of the log on: (severity, text, detail, hint)."""
+        lines = self.log_lines()
+        out = []
+        for i in range(start, len(lines)):
+            pid, severity, text = lines[i]
+            if not text.startswith("lcloud: "):
+                continue
+            extra = {}
+            for j in range(i + 1, min(i + 3, len(lines))):
+                if lines[j][0] == pid and lines[j][1] in ("DETAIL", "HINT"):
+                    extra[lines[j][1]] = lines[j][2]
+            out.append((severity, text, extra.get("DETAIL"), extra.get("HINT")))
+        return out
+
+
+@contextlib.contextmanager
+def running(server, **initdb_args):
+    """initdb, start; stop on the way out whatever happened."""
+    server.initdb(**initdb_args)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -179,18 +179,25 @@ def session():
                           "-p", str(s.port), "-U", pg.PG_USER, "-d", "postgres"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
+    pending = [""]  # what psql wrote after the last whole line
+
     def statement(sql):
         p.stdin.write(sql + "\nSELECT 'lcloud-test-done';\n")
         p.stdin.flush()
         lines = []
+        # read the pipe itself: select() cannot see lines already in a buffered reader
+        fd = p.stdout.fileno()
         while True:
-            ready, _, _ = select.select([p.stdout], [], [], 60)
+            while "\n" in pending[0]:
+                line, pending[0] = pending[0].split("\n", 1)
+                if line.strip() == "lcloud-test-done":
+                    return lines
+                lines.append(line.strip())
+            ready, _, _ = select.select([fd], [], [], 60)
             assert ready, "psql did not answer: %s" % lines
-            line = p.stdout.readline()
-            assert line, "psql ended: %s" % lines
-            if line.strip() == "lcloud-test-done":
-                return lines
-            lines.append(line.strip())
+            chunk = os.read(fd, 65536)
+            assert chunk, "psql ended: %s" % lines
+            pending[0] += chunk.decode("utf-8", "replace")
     try:
         yield statement
     finally:

@@ -49,6 +49,10 @@ static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 				   "block device %u:%u of the file system not found in sysfs (%s)",
 				   dev->major, dev->minor, strerror(-r));
 	r = stack_resolve(ctx, p, devdir, fs_index);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return report_note(p, LCLOUD_NOTE_ERROR, "device-not-found", fs_index,
+				   "block device %u:%u of the file system not found in sysfs (%s)",
+				   dev->major, dev->minor, strerror(-r));
 	return r < 0 ? r : 0;
 }
 
@@ -141,6 +145,8 @@ static int add_bdev_statx(struct lcloud_probe *p, int index, const char *node)
 	int r;
 
 	r = lcloud_sys_statx(AT_FDCWD, node, 0, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx);
+	if (r == -ENOENT)
+		return 0; /* no node in /dev (a container, a device named by sysfs only): sysfs stands alone */
 	if (r < 0)
 		return report_note(p, LCLOUD_NOTE_ERROR, "statx-failed", index, "statx(%s) failed: %s",
 				   node, strerror(-r));
@@ -152,11 +158,11 @@ static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 {
 	int index;
 
-	p->target_type = sysfs_attr_exists(ctx, devdir, "partition") > 0 ? LCLOUD_TARGET_PARTITION
-									  : LCLOUD_TARGET_DISK;
 	index = stack_resolve(ctx, p, devdir, -1);
 	if (index < 0)
 		return index;
+	p->target_type = p->layers[index].kind == LCLOUD_LAYER_PARTITION ? LCLOUD_TARGET_PARTITION
+									 : LCLOUD_TARGET_DISK;
 	if (node && !ctx_has_sysroot(ctx))
 		return add_bdev_statx(p, index, node);
 	return 0;
@@ -361,7 +367,10 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 
 	if (!ctx || !name || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
 		return -EINVAL;
-	r = sysfs_block_dir(ctx, name, dir, sizeof(dir));
+	if (!name[0] || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+		return -EINVAL;
+	/* the class link is opened as it is: its canonical folder is needed only for a partition's disk */
+	r = path_printf(dir, sizeof(dir), "/sys/class/block/%s", name);
 	if (r < 0)
 		return r;
 	r = path_printf(node, sizeof(node), "/dev/%s", name);
@@ -370,7 +379,7 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	p = report_new(node);
 	if (!p)
 		return -ENOMEM;
-	r = probe_block_dir(ctx, p, dir, !ctx_has_sysroot(ctx) && access(node, F_OK) == 0 ? node : NULL);
+	r = probe_block_dir(ctx, p, dir, ctx_has_sysroot(ctx) ? NULL : node);
 	if (r >= 0)
 		r = finish(ctx, p, flags);
 	if (r < 0) {

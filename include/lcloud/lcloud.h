@@ -380,6 +380,18 @@ const char *lcloud_nvme_status_to_string(uint16_t status);
 typedef int (*lcloud_blockdev_cb)(const char *name, void *userdata);
 int lcloud_blockdev_foreach(struct lcloud_ctx *ctx, lcloud_blockdev_cb cb, void *userdata);
 
+/* Flags for lcloud_blockdev_foreach_flags(). */
+enum lcloud_blockdev_flags {
+	/* also loop devices with no file attached (lsblk leaves them out too) */
+	LCLOUD_BLOCKDEV_UNBOUND_LOOPS = 1u << 0,
+};
+/*
+ * As lcloud_blockdev_foreach(), but unbound loop devices are left out unless
+ * FLAGS has LCLOUD_BLOCKDEV_UNBOUND_LOOPS. -EINVAL for unknown flags. (0.2)
+ */
+int lcloud_blockdev_foreach_flags(struct lcloud_ctx *ctx, uint32_t flags, lcloud_blockdev_cb cb,
+				  void *userdata);
+
 #ifdef __cplusplus
 }
 #endif

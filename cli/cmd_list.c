@@ -102,8 +102,9 @@ static int list_one(const char *name, void *userdata)
 	const char *type;
 	int r;
 
-	/* the columns are the kernel's view: no device commands, no signatures */
-	r = lcloud_probe_blockdev(st->ctx, name, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY, &p);
+	/* the columns are the kernel's view: no device commands, no signatures, no verdicts */
+	r = lcloud_probe_blockdev(st->ctx, name,
+				  LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_NO_VERDICT, &p);
 	if (r < 0) {
 		/* A device can vanish between listing and probing; say so and go on. */
 		report_probe_error("lcloudctl list", name, r);

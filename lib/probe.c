@@ -30,7 +30,8 @@
 #include "verdict.h"
 
 #define LCLOUD_PROBE_KNOWN_FLAGS \
-	(LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_CONFIRM_ATOMIC)
+	(LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY |                 \
+	 LCLOUD_PROBE_CONFIRM_ATOMIC | LCLOUD_PROBE_NO_VERDICT)
 
 /* The stack below a file system's device; a device-less file system just ends there. */
 static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
@@ -163,7 +164,7 @@ static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		return index;
 	p->target_type = p->layers[index].kind == LCLOUD_LAYER_PARTITION ? LCLOUD_TARGET_PARTITION
 									 : LCLOUD_TARGET_DISK;
-	if (node && !ctx_has_sysroot(ctx))
+	if (node && !ctx_has_sysroot(ctx) && !(p->flags & LCLOUD_PROBE_NO_VERDICT))
 		return add_bdev_statx(p, index, node);
 	return 0;
 }
@@ -212,7 +213,7 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 		r = signature_probe_layers(ctx, p);
 	if (r >= 0)
 		r = align_check_stack(p);
-	if (r >= 0)
+	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_VERDICT))
 		r = verdict_compute(p);
 	return r;
 }
@@ -284,6 +285,7 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 	p = report_new(path);
 	if (!p)
 		return -ENOMEM;
+	p->flags = flags;
 
 	if (ctx_has_sysroot(ctx)) {
 		r = probe_sysroot_path(ctx, p, path);
@@ -340,6 +342,7 @@ LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags
 	p = report_new(n > 0 ? target : link);
 	if (!p)
 		return -ENOMEM;
+	p->flags = flags;
 	if (n > 0 && target[0] == '/') {
 		p->resolved_path = strdup(target);
 		if (!p->resolved_path) {
@@ -379,6 +382,7 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	p = report_new(node);
 	if (!p)
 		return -ENOMEM;
+	p->flags = flags;
 	r = probe_block_dir(ctx, p, dir, ctx_has_sysroot(ctx) ? NULL : node);
 	if (r >= 0)
 		r = finish(ctx, p, flags);

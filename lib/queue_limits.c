@@ -19,6 +19,7 @@ struct queue_attr {
 	enum lcloud_fact_type type;
 	enum lcloud_fact_unit unit;
 	const char *since; /* the kernel that introduced it, for the reason text */
+	bool verdict_only; /* read by the verdicts alone: skipped with LCLOUD_PROBE_NO_VERDICT */
 };
 
 static const struct queue_attr queue_attrs[] = {
@@ -31,13 +32,13 @@ static const struct queue_attr queue_attrs[] = {
 	/* dma_alignment is a mask (511 = 512-byte alignment), shown as the kernel gives it. */
 	{ "dma_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL },
 	{ "write_cache", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE, NULL },
-	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19" },
+	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19", true },
 	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL },
-	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL },
+	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL, true },
 	/* how the block layer splits a request: segments per request, their size, gaps between them */
-	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL },
-	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
-	{ "virt_boundary_mask", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "5.1" },
+	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
+	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, true },
+	{ "virt_boundary_mask", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "5.1", true },
 	{ "atomic_write_unit_min_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
 	{ "atomic_write_unit_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
 	{ "atomic_write_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
@@ -87,7 +88,7 @@ static int add_attr(int queue_fd, struct lcloud_layer *l, const struct queue_att
 	return layer_add_u64(l, a->name, a->unit, v, source);
 }
 
-int queue_limits_fill_layer(int devfd, struct lcloud_layer *l)
+int queue_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_facts)
 {
 	int queue_fd, r = 0;
 
@@ -96,7 +97,8 @@ int queue_limits_fill_layer(int devfd, struct lcloud_layer *l)
 	if (queue_fd < 0)
 		queue_fd = -errno;
 	for (size_t i = 0; i < ARRAY_SIZE(queue_attrs) && r >= 0; i++)
-		r = add_attr(queue_fd, l, &queue_attrs[i]);
+		if (verdict_facts || !queue_attrs[i].verdict_only)
+			r = add_attr(queue_fd, l, &queue_attrs[i]);
 	if (queue_fd >= 0)
 		close(queue_fd);
 	return r < 0 ? r : 0;

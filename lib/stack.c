@@ -194,7 +194,7 @@ static int fill_md(int dirfd, struct lcloud_layer *l)
 }
 
 /* BACKING: loop/backing_file as read to tell the kind (NULL when it was not read). */
-static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *backing)
+static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *backing, bool verdict_facts)
 {
 	char buf[8];
 	int r;
@@ -214,6 +214,8 @@ static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *
 	r = add_sysfs_u64(dirfd, l, "loop/offset", "loop_offset", LCLOUD_UNIT_BYTES);
 	if (r < 0)
 		return r;
+	if (!verdict_facts)
+		return 0; /* the offset is kept: the alignment check reads it */
 	r = add_sysfs_u64(dirfd, l, "loop/sizelimit", "loop_sizelimit", LCLOUD_UNIT_BYTES);
 	if (r < 0)
 		return r;
@@ -320,7 +322,7 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 	}
 
 	/* Every whole device (dm, md, loop, disk) has its own queue limits. */
-	r = queue_limits_fill_layer(dirfd, report_layer(p, index));
+	r = queue_limits_fill_layer(dirfd, report_layer(p, index), !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 	if (r < 0)
 		return r;
 	switch (kind) {
@@ -331,7 +333,8 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 		r = fill_md(dirfd, report_layer(p, index));
 		break;
 	case LCLOUD_LAYER_LOOP:
-		r = fill_loop(dirfd, report_layer(p, index), has_loop, have_backing ? backing : NULL);
+		r = fill_loop(dirfd, report_layer(p, index), has_loop, have_backing ? backing : NULL,
+			      !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 		break;
 	default:
 		r = fill_disk(dirfd, report_layer(p, index));

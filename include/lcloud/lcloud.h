@@ -63,6 +63,14 @@ enum lcloud_probe_flags {
 	 * kernel's answer wins over statx. Needs write access there. (0.2)
 	 */
 	LCLOUD_PROBE_CONFIRM_ATOMIC = 1u << 3,
+	/*
+	 * Compute no verdicts (lcloud_probe_get_verdict() returns NULL) and skip
+	 * what only they read: the block layer's split limits (fua,
+	 * chunk_sectors, max_segments, max_segment_size, virt_boundary_mask), a
+	 * loop device's size limit and direct I/O mode, and statx() of a block
+	 * device node. For listings of many devices. (0.2)
+	 */
+	LCLOUD_PROBE_NO_VERDICT = 1u << 4,
 };
 
 int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,

@@ -327,6 +327,48 @@ static void test_enumeration_order(void **state)
 	lcloud_ctx_free(ctx);
 }
 
+/* Without verdicts the probe skips only what the verdicts read; the rest is the same. */
+static void test_no_verdict_skips_only_verdict_facts(void **state)
+{
+	static const char *const skipped[] = { "fua", "chunk_sectors", "max_segments", "max_segment_size",
+					       "virt_boundary_mask" };
+	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
+	struct lcloud_probe *full = NULL, *lean = NULL;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nvme0n1p1", 0, &full), 0);
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nvme0n1p1", LCLOUD_PROBE_NO_VERDICT, &lean), 0);
+	assert_non_null(lcloud_probe_get_verdict(full, LCLOUD_PATH_RWF_ATOMIC));
+	assert_null(lcloud_probe_get_verdict(lean, LCLOUD_PATH_RWF_ATOMIC));
+	assert_int_equal(lcloud_probe_get_layer_count(full), lcloud_probe_get_layer_count(lean));
+	assert_int_equal(lcloud_probe_get_note_count(full), lcloud_probe_get_note_count(lean));
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(full); i++) {
+		const struct lcloud_layer *a = lcloud_probe_get_layer(full, i), *b = lcloud_probe_get_layer(lean, i);
+		unsigned int absent = 0;
+
+		for (unsigned int k = 0; k < lcloud_layer_get_fact_count(a); k++) {
+			const struct lcloud_fact *fa = lcloud_layer_get_fact(a, k);
+			const struct lcloud_fact *fb = lcloud_layer_find_fact(b, lcloud_fact_get_name(fa));
+			bool skip = false;
+
+			for (size_t s = 0; s < sizeof(skipped) / sizeof(skipped[0]); s++)
+				skip |= strcmp(lcloud_fact_get_name(fa), skipped[s]) == 0;
+			if (skip) {
+				assert_null(fb);
+				absent++;
+				continue;
+			}
+			assert_non_null(fb);
+			assert_int_equal(lcloud_fact_get_u64(fa), lcloud_fact_get_u64(fb));
+		}
+		/* the disk has queue limits, the partition none */
+		assert_int_equal(absent, lcloud_layer_get_kind(a) == LCLOUD_LAYER_DISK ? 5 : 0);
+	}
+	lcloud_probe_free(full);
+	lcloud_probe_free(lean);
+	lcloud_ctx_free(ctx);
+}
+
 /* The probe of a block device by name reads the same facts through the class link. */
 static void test_blockdev_by_name_matches_path(void **state)
 {
@@ -370,6 +412,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_names_and_paths),
 		cmocka_unit_test(test_enumeration_order),
 		cmocka_unit_test(test_blockdev_by_name_matches_path),
+		cmocka_unit_test(test_no_verdict_skips_only_verdict_facts),
 	};
 
 	return fixture_main(argc, argv, "sysfs_trees", tests, sizeof(tests) / sizeof(tests[0]));

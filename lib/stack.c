@@ -342,7 +342,7 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 	}
 	if (r < 0)
 		return r;
-	/* Only dm and md devices stack on others (a loop device's file is not followed). */
+	/* A loop device stacks on a file, which is not followed: its slaves/ is always empty. */
 	if (kind == LCLOUD_LAYER_DM || kind == LCLOUD_LAYER_MD || kind == LCLOUD_LAYER_DISK) {
 		r = resolve_slaves(ctx, p, devdir, dirfd, index, depth);
 		if (r < 0)

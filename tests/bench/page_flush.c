@@ -17,14 +17,17 @@
  *     --span BYTES     data area: pages land in [0, SPAN) (default 256 MiB)
  *     --dw-file PATH   doublewrite area in this file (default TARGET.dblwr for
  *                      a file; the same device past SPAN for a block device)
- *     --stat PATH      block device stat file whose sectors-written field is
- *                      read before and after (default: the device TARGET is on,
+ *     --stat PATH      block device stat file whose write, sector and flush
+ *                      counts are read before and after (default: the device TARGET is on,
  *                      /sys/dev/block/MAJ:MIN/stat)
  *     --force          allow writing to a block device (destroys its data)
  *
  * TARGET is a file (at least SPAN bytes, written once so that the flush
  * overwrites allocated blocks) or a block device (/dev/nvme0n1). Prints:
  *   method page_size qd pages seconds pages_per_s device_bytes bytes_per_page
+ *   device_writes_per_page device_flushes_per_1000_pages
+ * (a cache flush sent as an empty write with PREFLUSH is counted by the block
+ * layer as a write, not a flush: then the flushes show in the writes).
  * Exit 3 when the rwf_atomic path is refused (the line then says why and what
  * the kernel itself answers to one RWF_ATOMIC write of PAGE_SIZE).
  */
@@ -74,20 +77,29 @@ static uint64_t next_page(uint64_t *seed, uint64_t npages)
 	return (*seed >> 33) % npages;
 }
 
-/* Sectors written (field 7 of the block layer's stat file). */
-static int sectors_written(const char *stat_path, uint64_t *ret)
-{
-	unsigned long long f[7];
-	FILE *f_in = fopen(stat_path, "re");
-	int n;
+/* What the device was asked to do, from the block layer's stat file (Documentation/block/stat.rst). */
+struct device_counts {
+	uint64_t writes;  /* field 5: write requests completed */
+	uint64_t sectors; /* field 7: sectors written */
+	uint64_t flushes; /* field 15: flush requests completed (Linux 5.5+) */
+};
 
-	if (!f_in)
+static int device_counts(const char *stat_path, struct device_counts *ret)
+{
+	unsigned long long f[17] = { 0 };
+	FILE *in = fopen(stat_path, "re");
+	int n = 0;
+
+	if (!in)
 		return -errno;
-	n = fscanf(f_in, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]);
-	fclose(f_in);
-	if (n != 7)
+	while (n < 17 && fscanf(in, "%llu", &f[n]) == 1)
+		n++;
+	fclose(in);
+	if (n < 7)
 		return -EINVAL;
-	*ret = f[6];
+	ret->writes = f[4];
+	ret->sectors = f[6];
+	ret->flushes = f[14];
 	return 0;
 }
 
@@ -198,7 +210,8 @@ int main(int argc, char **argv)
 	const char *dw_file = NULL, *stat_path = NULL;
 	char stat_buf[128], dw_buf[4200];
 	struct lcloud_ctx *ctx = NULL;
-	uint64_t seed = 42, flushed = 0, s0, s1;
+	uint64_t seed = 42, flushed = 0;
+	struct device_counts c0, c1;
 	uint32_t qflags = 0;
 	bool is_bdev;
 	struct stat st;
@@ -325,7 +338,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 
-	r = sectors_written(stat_path, &s0);
+	r = device_counts(stat_path, &c0);
 	if (r < 0) {
 		fprintf(stderr, "page_flush: %s: %s\n", stat_path, strerror(-r));
 		return 1;
@@ -343,11 +356,14 @@ int main(int argc, char **argv)
 		flushed += n;
 	}
 	t1 = now();
-	if (sectors_written(stat_path, &s1) < 0)
+	if (device_counts(stat_path, &c1) < 0)
 		return 1;
-	printf("%s %llu %u %llu %.3f %.0f %llu %.0f\n", argv[optind], (unsigned long long)fl.page, fl.qd,
+	printf("%s %llu %u %llu %.3f %.0f %llu %.0f %.3f %.1f\n", argv[optind], (unsigned long long)fl.page, fl.qd,
 	       (unsigned long long)fl.pages, t1 - t0, (double)fl.pages / (t1 - t0),
-	       (unsigned long long)((s1 - s0) * 512), (double)(s1 - s0) * 512 / (double)fl.pages);
+	       (unsigned long long)((c1.sectors - c0.sectors) * 512),
+	       (double)(c1.sectors - c0.sectors) * 512 / (double)fl.pages,
+	       (double)(c1.writes - c0.writes) / (double)fl.pages,
+	       (double)(c1.flushes - c0.flushes) * 1000 / (double)fl.pages);
 	if (fl.dw != fl.data)
 		lcloud_queue_free(fl.dw);
 	lcloud_queue_free(fl.data);

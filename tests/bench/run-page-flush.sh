@@ -102,7 +102,7 @@ for fs in xfs ext4; do
 		opt=$("$statx_reader" "$dir/rwf_atomic.dat" | awk '$1 == "stx_atomic_write_unit_max_opt" {print $2}')
 		max=$("$statx_reader" "$dir/rwf_atomic.dat" | awk '$1 == "stx_atomic_write_unit_max" {print $2}')
 		for qd in $DEPTHS; do
-			for m in $METHODS; do : >"$work/pps.$m"; : >"$work/bpp.$m"; : >"$work/tr.$m"; : >"$work/lw.$m"; done
+			for m in $METHODS; do for k in pps bpp wpp fpk tr lw; do : >"$work/$k.$m"; done; done
 			# round 0 warms up (first overwrites, caches) and is not counted
 			for ((i = 0; i <= ROUNDS; i++)); do
 				for m in $METHODS; do
@@ -115,6 +115,8 @@ for fs in xfs ext4; do
 						read -r t1 w1 < <(journal "$loop" $fs)
 						awk '{print $6}' <<<"$out" >>"$work/pps.$m"
 						awk '{print $8}' <<<"$out" >>"$work/bpp.$m"
+						awk '{print $9}' <<<"$out" >>"$work/wpp.$m"
+						awk '{print $10}' <<<"$out" >>"$work/fpk.$m"
 						echo "$(( (t1 - t0) * 1000 / pages ))" >>"$work/tr.$m"
 						echo "$(( (w1 - w0) * 1000 / pages ))" >>"$work/lw.$m"
 					elif [[ $out == *refused* ]]; then
@@ -127,7 +129,8 @@ for fs in xfs ext4; do
 			done
 			for m in $METHODS; do
 				echo "$fs $bs $qd $m $(median <"$work/pps.$m") $(median <"$work/bpp.$m") \
-$(median <"$work/tr.$m") $(median <"$work/lw.$m") $(extents "$dir/$m.dat" $fs) ${max:-0} ${opt:-0}" >>"$results"
+$(median <"$work/tr.$m") $(median <"$work/lw.$m") $(extents "$dir/$m.dat" $fs) ${max:-0} ${opt:-0} \
+$(median <"$work/wpp.$m") $(median <"$work/fpk.$m")" >>"$results"
 			done
 		done
 	done
@@ -136,20 +139,20 @@ done
 
 # The table: every method against doublewrite of the same file system, page size and depth.
 table=$(awk '
-	BEGIN { printf "%-5s %-6s %-3s %-13s %9s %7s %11s %7s %10s %10s %8s\n", "fs", "page", "qd", "method",
-		"pages/s", "x dw", "bytes/page", "x dw", "trans/kpg", "commit/kpg", "extents" }
+	BEGIN { printf "%-5s %-6s %-3s %-13s %9s %6s %10s %6s %7s %9s %10s %8s\n", "fs", "page", "qd", "method",
+		"pages/s", "x dw", "bytes/page", "x dw", "wr/page", "trans/kpg", "commit/kpg", "extents" }
 	{ key = $1 " " $2 " " $3; if ($4 == "doublewrite") { dwp[key] = $5; dwb[key] = $6 }
 	  row[NR] = $0 }
 	END {
 		for (i = 1; i <= NR; i++) {
 			split(row[i], f, " "); key = f[1] " " f[2] " " f[3]
 			if (f[5] == "-") {
-				printf "%-5s %-6s %-3s %-13s %9s %7s %11s %7s %10s %10s %8s\n", f[1], f[2], f[3], f[4],
-					"refused", "-", "-", "-", "-", "-", f[9]
+				printf "%-5s %-6s %-3s %-13s %9s %6s %10s %6s %7s %9s %10s %8s\n", f[1], f[2], f[3], f[4],
+					"refused", "-", "-", "-", "-", "-", "-", f[9]
 				continue
 			}
-			printf "%-5s %-6s %-3s %-13s %9d %7.2f %11d %7.2f %10s %10s %8s\n", f[1], f[2], f[3], f[4],
-				f[5], f[5] / dwp[key], f[6], f[6] / dwb[key], f[7], f[8], f[9]
+			printf "%-5s %-6s %-3s %-13s %9d %6.2f %10d %6.2f %7.3f %9s %10s %8s\n", f[1], f[2], f[3], f[4],
+				f[5], f[5] / dwp[key], f[6], f[6] / dwb[key], f[12], f[7], f[8], f[9]
 		}
 	}' "$results")
 # Target: rwf_atomic or plain_direct at least 1.8x doublewrite's pages/s and at most 0.55x its bytes.
@@ -196,7 +199,9 @@ $table
 \`\`\`
 
 \`x dw\`: ratio to doublewrite's median at the same file system, page size and
-depth. bytes/page: the loop device's sectors written × 512 / pages.
+depth. bytes/page: the loop device's sectors written × 512 / pages;
+wr/page: write requests the loop device completed per page (the cache
+flush of an fdatasync counts as one: 1/64 per flush of 64 pages).
 trans/kpg: file system transactions per 1000 pages (XFS; ext4: jbd2 commits);
 commit/kpg: log writes (XFS) or jbd2 commits (ext4) per 1000 pages. extents:
 of the method's data file after all its runs at that page size.

@@ -40,7 +40,7 @@ work=$(mktemp -d)
 loops=()
 cleanup() {
 	for m in "$work"/mnt-*; do mountpoint -q "$m" && umount "$m"; done
-	for l in "${loops[@]}"; do losetup -d "$l"; done
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done # gone already: nothing to do
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -28,7 +28,7 @@ work=$(mktemp -d)
 loops=()
 cleanup() {
 	mountpoint -q "$work/mnt" && umount "$work/mnt"
-	for l in "${loops[@]}"; do losetup -d "$l"; done
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done # gone already: nothing to do
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -89,20 +89,20 @@ static int add_common(int dirfd, struct lcloud_layer *l)
 static int fill_partition(int dirfd, struct lcloud_layer *l)
 {
 	uint64_t start = 0;
-	int r;
+	int r, read_r;
 
 	r = add_sysfs_u64(dirfd, l, "partition", "partition", LCLOUD_UNIT_NONE);
 	if (r < 0)
 		return r;
-	r = sysfs_read_u64_at(dirfd, "start", &start);
-	if (r == 0) {
+	read_r = sysfs_read_u64_at(dirfd, "start", &start);
+	r = add_u64_read(l, "start", "start", LCLOUD_UNIT_SECTORS, read_r, start);
+	if (r < 0)
+		return r;
+	if (read_r == 0) {
 		r = layer_add_u64(l, "start_bytes", LCLOUD_UNIT_BYTES, start * 512, "sysfs:start");
 		if (r < 0)
 			return r;
 	}
-	r = add_u64_read(l, "start", "start", LCLOUD_UNIT_SECTORS, r, start);
-	if (r < 0)
-		return r;
 	/* The kernel's own view: bytes from the partition start to the device's natural alignment. */
 	return add_sysfs_u64(dirfd, l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES);
 }

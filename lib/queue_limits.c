@@ -23,28 +23,28 @@ struct queue_attr {
 };
 
 static const struct queue_attr queue_attrs[] = {
-	{ "logical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
-	{ "physical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
-	{ "minimum_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
-	{ "optimal_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL },
-	{ "max_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL },
-	{ "max_hw_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL },
+	{ "logical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
+	{ "physical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
+	{ "minimum_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
+	{ "optimal_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
+	{ "max_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL, false },
+	{ "max_hw_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL, false },
 	/* dma_alignment is a mask (511 = 512-byte alignment), shown as the kernel gives it. */
-	{ "dma_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL },
-	{ "write_cache", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE, NULL },
+	{ "dma_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, false },
+	{ "write_cache", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE, NULL, false },
 	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19", true },
-	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL },
+	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL, false },
 	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL, true },
 	/* how the block layer splits a request: segments per request, their size, gaps between them */
 	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
 	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, true },
 	{ "virt_boundary_mask", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "5.1", true },
-	{ "atomic_write_unit_min_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
-	{ "atomic_write_unit_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
-	{ "atomic_write_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
-	{ "atomic_write_boundary_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11" },
-	{ "max_write_streams", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "6.16" },
-	{ "write_stream_granularity", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.16" },
+	{ "atomic_write_unit_min_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
+	{ "atomic_write_unit_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
+	{ "atomic_write_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
+	{ "atomic_write_boundary_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
+	{ "max_write_streams", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "6.16", false },
+	{ "write_stream_granularity", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.16", false },
 };
 
 static int add_missing(struct lcloud_layer *l, const struct queue_attr *a, const char *source, int err)

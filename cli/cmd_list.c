@@ -102,8 +102,9 @@ static int list_one(const char *name, void *userdata)
 	const char *type;
 	int r;
 
-	/* the columns are the kernel's view: no device commands, no signatures */
-	r = lcloud_probe_blockdev(st->ctx, name, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY, &p);
+	/* the columns are the kernel's view: no device commands, no signatures, no verdicts */
+	r = lcloud_probe_blockdev(st->ctx, name,
+				  LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_NO_VERDICT, &p);
 	if (r < 0) {
 		/* A device can vanish between listing and probing; say so and go on. */
 		report_probe_error("lcloudctl list", name, r);
@@ -161,9 +162,11 @@ void cmd_list_usage(FILE *out)
 	      "\n"
 	      "List every block device with its sector sizes, atomic write limits\n"
 	      "(AWU-MIN, AWU-MAX, AW-MAX, AW-BOUND), write streams and alignment.\n"
-	      "'-' marks a limit this kernel does not provide.\n"
+	      "'-' marks a limit this kernel does not provide. Loop devices with no\n"
+	      "file attached are left out, as lsblk does.\n"
 	      "\n"
 	      "Options:\n"
+	      "  -a, --all             also list loop devices with no file attached\n"
 	      "  -o, --output FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "  -h, --help            show this help\n",
@@ -173,6 +176,7 @@ void cmd_list_usage(FILE *out)
 int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
 	static const struct option options[] = {
+		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
@@ -181,11 +185,15 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	struct global_opts opts = *g;
 	struct list_state st = { .ctx = ctx, .g = &opts };
 	json_object *root = NULL;
+	uint32_t flags = 0;
 	int c, r;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "o:bh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:bh", options, NULL)) != -1) {
 		switch (c) {
+		case 'a':
+			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
+			break;
 		case 'o':
 			if (!parse_output_format(optarg, &opts.format)) {
 				fprintf(stderr, "lcloudctl list: unknown output format '%s' (use normal or json)\n", optarg);
@@ -221,7 +229,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		for (size_t k = 0; k < sizeof(columns) / sizeof(columns[0]); k++)
 			scols_table_new_column(st.table, columns[k].header, columns[k].width, columns[k].flags);
 	}
-	r = lcloud_blockdev_foreach(ctx, list_one, &st);
+	r = lcloud_blockdev_foreach_flags(ctx, flags, list_one, &st);
 	if (r < 0)
 		fprintf(stderr, "lcloudctl list: cannot enumerate block devices: %s\n", strerror(-r));
 	if (root) {

@@ -50,37 +50,3 @@ int devdb_add_identifiers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 	udev_unref(udev);
 	return r;
 }
-
-int devdb_foreach_block(int (*cb)(const char *name, void *userdata), void *userdata)
-{
-	struct udev_list_entry *entry;
-	struct udev_enumerate *en;
-	struct udev *udev;
-	int r;
-
-	udev = udev_new();
-	if (!udev)
-		return -ENOMEM;
-	en = udev_enumerate_new(udev);
-	if (!en) {
-		udev_unref(udev);
-		return -ENOMEM;
-	}
-	r = udev_enumerate_add_match_subsystem(en, "block");
-	if (r >= 0)
-		r = udev_enumerate_scan_devices(en);
-	if (r < 0)
-		goto out;
-	/* libudev sorts by syspath: disks come before their partitions. */
-	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(en)) {
-		const char *syspath = udev_list_entry_get_name(entry);
-
-		r = cb(path_basename(syspath), userdata);
-		if (r != 0)
-			break;
-	}
-out:
-	udev_enumerate_unref(en);
-	udev_unref(udev);
-	return r;
-}

@@ -8,7 +8,4 @@
 /* Adds the udev database's identifiers (ID_SERIAL, ID_WWN, ID_PATH) to each disk layer. */
 int devdb_add_identifiers(const struct lcloud_ctx *ctx, struct lcloud_probe *p);
 
-/* Calls CB with the kernel name of every block device udev knows (live system). */
-int devdb_foreach_block(int (*cb)(const char *name, void *userdata), void *userdata);
-
 #endif

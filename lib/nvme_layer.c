@@ -118,6 +118,11 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 			return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
 					   "%s: NVMe Identify needs root (opening /dev/%s and CAP_SYS_ADMIN); run as "
 					   "root to see the device's atomic write and hint fields", name, name);
+		if (r == -EOPNOTSUPP)
+			return report_note(p, LCLOUD_NOTE_ERROR, "nvme-library-missing", index,
+					   "%s: libnvme (libnvme.so.1, loaded for NVMe commands) is missing or lacks "
+					   "nvme_io_mgmt_recv (libnvme 1.3+); install it to see the device's fields",
+					   name);
 		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-open-failed", index,
 				   "%s: cannot open the namespace for NVMe commands: %s (it may have vanished)",
 				   name, strerror(-r));

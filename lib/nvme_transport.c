@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The live NVMe transport (libnvme ioctls on the namespace node) and the replay one. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libnvme.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,52 @@
 
 #include "nvme_transport.h"
 #include "util.h"
+
+/*
+ * libnvme is loaded when a device is first asked something: it pulls in
+ * libcrypto, whose start-up (relocations, about a millisecond) every program
+ * linked with liblcloud would pay, though most never send an NVMe command.
+ */
+#define LIBNVME_SONAME "libnvme.so.1"
+
+static struct {
+	__typeof__(nvme_identify) *identify;
+	__typeof__(nvme_get_log) *get_log;
+	__typeof__(nvme_get_features) *get_features;
+	__typeof__(nvme_directive_recv) *directive_recv;
+	__typeof__(nvme_io_mgmt_recv) *io_mgmt_recv;
+	__typeof__(nvme_get_nsid) *get_nsid;
+} libnvme;
+static pthread_once_t libnvme_once = PTHREAD_ONCE_INIT;
+static int libnvme_error = -ENOSYS; /* until loaded */
+
+static void libnvme_load_once(void)
+{
+	void *lib = dlopen(LIBNVME_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		libnvme_error = -EOPNOTSUPP;
+		return;
+	}
+	/* never closed: the functions stay in use for the life of the process */
+	libnvme.identify = (__typeof__(libnvme.identify))dlsym(lib, "nvme_identify");
+	libnvme.get_log = (__typeof__(libnvme.get_log))dlsym(lib, "nvme_get_log");
+	libnvme.get_features = (__typeof__(libnvme.get_features))dlsym(lib, "nvme_get_features");
+	libnvme.directive_recv = (__typeof__(libnvme.directive_recv))dlsym(lib, "nvme_directive_recv");
+	libnvme.io_mgmt_recv = (__typeof__(libnvme.io_mgmt_recv))dlsym(lib, "nvme_io_mgmt_recv");
+	libnvme.get_nsid = (__typeof__(libnvme.get_nsid))dlsym(lib, "nvme_get_nsid");
+	libnvme_error = libnvme.identify && libnvme.get_log && libnvme.get_features && libnvme.directive_recv &&
+				libnvme.io_mgmt_recv && libnvme.get_nsid
+			? 0
+			: -EOPNOTSUPP;
+}
+
+/* 0 when libnvme's functions can be called, -EOPNOTSUPP when it is missing or too old. */
+static int libnvme_load(void)
+{
+	pthread_once(&libnvme_once, libnvme_load_once);
+	return libnvme_error;
+}
 
 /* libnvme returns -1 with errno, or the positive NVMe status. */
 static int libnvme_result(int r)
@@ -22,13 +70,24 @@ static int live_identify(void *handle, uint8_t cns, uint32_t nsid, void *buf, si
 	int fd = (int)(intptr_t)handle;
 	int r;
 
+	/* what libnvme's nvme_identify_ctrl() and nvme_identify_ns() pass */
+	struct nvme_identify_args args = {
+		.result = NULL,
+		.data = buf,
+		.args_size = sizeof(args),
+		.fd = fd,
+		.timeout = NVME_DEFAULT_IOCTL_TIMEOUT,
+		.cns = cns == NVME_IDENTIFY_CNS_CTRL ? NVME_IDENTIFY_CNS_CTRL : NVME_IDENTIFY_CNS_NS,
+		.csi = NVME_CSI_NVM,
+		.nsid = cns == NVME_IDENTIFY_CNS_CTRL ? NVME_NSID_NONE : nsid,
+		.cntid = NVME_CNTLID_NONE,
+		.cns_specific_id = NVME_CNSSPECID_NONE,
+		.uuidx = NVME_UUID_NONE,
+	};
+
 	if (len < NVME_ID_SIZE)
 		return -EINVAL;
-	if (cns == NVME_IDENTIFY_CNS_CTRL)
-		r = nvme_identify_ctrl(fd, buf);
-	else
-		r = nvme_identify_ns(fd, nsid, buf);
-	r = libnvme_result(r);
+	r = libnvme_result(libnvme.identify(&args));
 	if (r == 0)
 		*ret_len = NVME_ID_SIZE;
 	return r;
@@ -50,7 +109,7 @@ static int live_get_log(void *handle, uint8_t lid, uint16_t lsi, void *buf, size
 		.timeout = NVME_DEFAULT_IOCTL_TIMEOUT,
 	};
 
-	return libnvme_result(nvme_get_log(&args));
+	return libnvme_result(libnvme.get_log(&args));
 }
 
 static int live_get_feature(void *handle, uint8_t fid, uint32_t cdw11, uint32_t *result)
@@ -67,7 +126,7 @@ static int live_get_feature(void *handle, uint8_t fid, uint32_t cdw11, uint32_t 
 		.result = result,
 	};
 
-	return libnvme_result(nvme_get_features(&args));
+	return libnvme_result(libnvme.get_features(&args));
 }
 
 static int live_directive_recv(void *handle, uint32_t nsid, uint8_t dtype, uint8_t doper, void *buf, size_t len)
@@ -84,12 +143,24 @@ static int live_directive_recv(void *handle, uint32_t nsid, uint8_t dtype, uint8
 		.timeout = NVME_DEFAULT_IOCTL_TIMEOUT,
 	};
 
-	return libnvme_result(nvme_directive_recv(&args));
+	return libnvme_result(libnvme.directive_recv(&args));
 }
 
 static int live_ruh_status(void *handle, uint32_t nsid, void *buf, size_t len)
 {
-	return libnvme_result(nvme_fdp_reclaim_unit_handle_status((int)(intptr_t)handle, nsid, (uint32_t)len, buf));
+	/* what libnvme's nvme_fdp_reclaim_unit_handle_status() passes */
+	struct nvme_io_mgmt_recv_args args = {
+		.data = buf,
+		.args_size = sizeof(args),
+		.fd = (int)(intptr_t)handle,
+		.nsid = nsid,
+		.data_len = (uint32_t)len,
+		.timeout = NVME_DEFAULT_IOCTL_TIMEOUT,
+		.mos = 0,
+		.mo = NVME_IO_MGMT_RECV_RUH_STATUS,
+	};
+
+	return libnvme_result(libnvme.io_mgmt_recv(&args));
 }
 
 static void live_close(void *handle)
@@ -227,10 +298,13 @@ int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_con
 	r = path_printf(path, sizeof(path), "/dev/%s", name);
 	if (r < 0)
 		return r;
+	r = libnvme_load();
+	if (r < 0)
+		return r;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (nvme_get_nsid(fd, &ret->nsid) < 0) {
+	if (libnvme.get_nsid(fd, &ret->nsid) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

@@ -31,7 +31,8 @@
 #include "verdict.h"
 
 #define LCLOUD_PROBE_KNOWN_FLAGS \
-	(LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_CONFIRM_ATOMIC)
+	(LCLOUD_PROBE_NOFOLLOW | LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY |                 \
+	 LCLOUD_PROBE_CONFIRM_ATOMIC | LCLOUD_PROBE_NO_VERDICT)
 
 /* The stack below a file system's device; a device-less file system just ends there. */
 static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fs_index,
@@ -50,6 +51,10 @@ static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 				   "block device %u:%u of the file system not found in sysfs (%s)",
 				   dev->major, dev->minor, strerror(-r));
 	r = stack_resolve(ctx, p, devdir, fs_index);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return report_note(p, LCLOUD_NOTE_ERROR, "device-not-found", fs_index,
+				   "block device %u:%u of the file system not found in sysfs (%s)",
+				   dev->major, dev->minor, strerror(-r));
 	return r < 0 ? r : 0;
 }
 
@@ -146,6 +151,8 @@ static int add_bdev_statx(struct lcloud_probe *p, int index, int fd, const char 
 
 	r = fd >= 0 ? lcloud_sys_statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx)
 		    : lcloud_sys_statx(AT_FDCWD, node, 0, STATX_BASIC_STATS | STATX_PROBE_MASK, &stx);
+	if (r == -ENOENT)
+		return 0; /* no node in /dev (a container, a device named by sysfs only): sysfs stands alone */
 	if (r < 0)
 		return report_note(p, LCLOUD_NOTE_ERROR, "statx-failed", index, "statx(%s) failed: %s",
 				   node, strerror(-r));
@@ -157,12 +164,12 @@ static int probe_block_dir(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 {
 	int index;
 
-	p->target_type = sysfs_attr_exists(ctx, devdir, "partition") > 0 ? LCLOUD_TARGET_PARTITION
-									  : LCLOUD_TARGET_DISK;
 	index = stack_resolve(ctx, p, devdir, -1);
 	if (index < 0)
 		return index;
-	if ((fd >= 0 || node) && !ctx_has_sysroot(ctx))
+	p->target_type = p->layers[index].kind == LCLOUD_LAYER_PARTITION ? LCLOUD_TARGET_PARTITION
+									 : LCLOUD_TARGET_DISK;
+	if ((fd >= 0 || node) && !ctx_has_sysroot(ctx) && !(p->flags & LCLOUD_PROBE_NO_VERDICT))
 		return add_bdev_statx(p, index, fd, node ? node : p->path);
 	return 0;
 }
@@ -212,7 +219,7 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 		r = signature_probe_layers(ctx, p, target_fd);
 	if (r >= 0)
 		r = align_check_stack(p);
-	if (r >= 0)
+	if (r >= 0 && !(flags & LCLOUD_PROBE_NO_VERDICT))
 		r = verdict_compute(p);
 	return r;
 }
@@ -284,6 +291,7 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 	p = report_new(path);
 	if (!p)
 		return -ENOMEM;
+	p->flags = flags;
 
 	if (ctx_has_sysroot(ctx)) {
 		r = probe_sysroot_path(ctx, p, path);
@@ -337,6 +345,7 @@ static int probe_descriptor(struct lcloud_ctx *ctx, int fd, const char *display,
 	p = report_new(display ? display : n > 0 ? target : link);
 	if (!p)
 		return -ENOMEM;
+	p->flags = flags;
 	if (n > 0 && target[0] == '/') {
 		p->resolved_path = strdup(target);
 		if (!p->resolved_path) {
@@ -381,7 +390,10 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 
 	if (!ctx || !name || !ret_probe || (flags & ~LCLOUD_PROBE_KNOWN_FLAGS))
 		return -EINVAL;
-	r = sysfs_block_dir(ctx, name, dir, sizeof(dir));
+	if (!name[0] || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+		return -EINVAL;
+	/* the class link is opened as it is: its canonical folder is needed only for a partition's disk */
+	r = path_printf(dir, sizeof(dir), "/sys/class/block/%s", name);
 	if (r < 0)
 		return r;
 	r = path_printf(node, sizeof(node), "/dev/%s", name);
@@ -390,7 +402,8 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	p = report_new(node);
 	if (!p)
 		return -ENOMEM;
-	r = probe_block_dir(ctx, p, dir, -1, !ctx_has_sysroot(ctx) && access(node, F_OK) == 0 ? node : NULL);
+	p->flags = flags;
+	r = probe_block_dir(ctx, p, dir, -1, ctx_has_sysroot(ctx) ? NULL : node);
 	if (r >= 0)
 		r = finish(ctx, p, flags, -1);
 	if (r < 0) {

@@ -2,10 +2,15 @@
 #ifndef LCLOUD_QUEUE_LIMITS_H
 #define LCLOUD_QUEUE_LIMITS_H
 
+#include <stdbool.h>
+
 #include "ctx.h"
 #include "report.h"
 
-/* Adds the kernel's queue limits of the block device at sysfs DEVDIR to L. */
-int queue_limits_fill_layer(const struct lcloud_ctx *ctx, const char *devdir, struct lcloud_layer *l);
+/*
+ * Adds the kernel's queue limits of the block device whose sysfs folder is
+ * open as DEVFD to L; those only the verdicts read only when VERDICT_FACTS.
+ */
+int queue_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_facts);
 
 #endif

@@ -45,6 +45,7 @@ struct lcloud_probe {
 	struct lcloud_note *notes;
 	unsigned int n_notes;
 	struct lcloud_verdict *verdicts; /* one per path, LCLOUD_PATH_RWF_ATOMIC first; NULL until computed */
+	uint32_t flags; /* enum lcloud_probe_flags the probe was asked with */
 };
 
 struct lcloud_probe *report_new(const char *path);

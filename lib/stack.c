@@ -7,9 +7,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dm_table.h"
 #include "queue_limits.h"
@@ -19,15 +21,13 @@
 
 #define STACK_DEPTH_MAX 16
 
-static int add_sysfs_u64(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *dir,
-			 const char *attr, const char *name, enum lcloud_fact_unit unit)
+/* Adds the attribute's value, or why it is missing (R from the read). */
+static int add_u64_read(struct lcloud_layer *l, const char *attr, const char *name, enum lcloud_fact_unit unit,
+			int r, uint64_t v)
 {
 	char source[128];
-	uint64_t v;
-	int r;
 
 	snprintf(source, sizeof(source), "sysfs:%s", attr);
-	r = sysfs_read_attr_u64(ctx, dir, attr, &v);
 	if (r == -ENOENT)
 		return layer_add_missing(l, name, LCLOUD_FACT_U64, unit, LCLOUD_FACT_NOT_PROVIDED, source,
 					 "not provided by this kernel");
@@ -38,39 +38,47 @@ static int add_sysfs_u64(const struct lcloud_ctx *ctx, struct lcloud_layer *l, c
 	return layer_add_u64(l, name, unit, v, source);
 }
 
+static int add_sysfs_u64(int dirfd, struct lcloud_layer *l, const char *attr, const char *name,
+			 enum lcloud_fact_unit unit)
+{
+	uint64_t v = 0;
+	int r = sysfs_read_u64_at(dirfd, attr, &v);
+
+	return add_u64_read(l, attr, name, unit, r, v);
+}
+
 /* String attributes are optional context (model, serial): absent ones are left out. */
-static int add_sysfs_string(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *dir,
-			    const char *attr, const char *name)
+static int add_sysfs_string(int dirfd, struct lcloud_layer *l, const char *attr, const char *name)
 {
 	char source[128], buf[512];
 	int r;
 
-	r = sysfs_read_attr(ctx, dir, attr, buf, sizeof(buf));
+	r = sysfs_read_at(dirfd, attr, buf, sizeof(buf));
 	if (r <= 0)
 		return 0;
 	snprintf(source, sizeof(source), "sysfs:%s", attr);
 	return layer_add_string(l, name, buf, source);
 }
 
-static int add_common(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+static int add_common(int dirfd, struct lcloud_layer *l)
 {
 	char buf[32];
 	uint64_t sectors;
 	int r;
 
-	r = sysfs_read_attr(ctx, devdir, "dev", buf, sizeof(buf));
+	r = sysfs_read_at(dirfd, "dev", buf, sizeof(buf));
 	if (r > 0) {
 		r = layer_add_string(l, "dev", buf, "sysfs:dev");
 		if (r < 0)
 			return r;
 	}
-	if (sysfs_read_attr_u64(ctx, devdir, "size", &sectors) == 0) {
+	if (sysfs_read_u64_at(dirfd, "size", &sectors) == 0) {
 		/* sysfs size is always in 512-byte sectors, whatever the logical block size. */
 		r = layer_add_u64(l, "size", LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:size");
 		if (r < 0)
 			return r;
 	}
-	if (sysfs_read_attr(ctx, devdir, "ro", buf, sizeof(buf)) > 0) {
+	if (sysfs_read_at(dirfd, "ro", buf, sizeof(buf)) > 0) {
 		r = layer_add_bool(l, "ro", streq(buf, "1"), "sysfs:ro");
 		if (r < 0)
 			return r;
@@ -78,42 +86,43 @@ static int add_common(const struct lcloud_ctx *ctx, struct lcloud_layer *l, cons
 	return 0;
 }
 
-static int fill_partition(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+static int fill_partition(int dirfd, struct lcloud_layer *l)
 {
-	uint64_t start;
-	int r;
+	uint64_t start = 0;
+	int r, read_r;
 
-	r = add_sysfs_u64(ctx, l, devdir, "partition", "partition", LCLOUD_UNIT_NONE);
+	r = add_sysfs_u64(dirfd, l, "partition", "partition", LCLOUD_UNIT_NONE);
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(ctx, l, devdir, "start", "start", LCLOUD_UNIT_SECTORS);
+	read_r = sysfs_read_u64_at(dirfd, "start", &start);
+	r = add_u64_read(l, "start", "start", LCLOUD_UNIT_SECTORS, read_r, start);
 	if (r < 0)
 		return r;
-	if (sysfs_read_attr_u64(ctx, devdir, "start", &start) == 0) {
+	if (read_r == 0) {
 		r = layer_add_u64(l, "start_bytes", LCLOUD_UNIT_BYTES, start * 512, "sysfs:start");
 		if (r < 0)
 			return r;
 	}
 	/* The kernel's own view: bytes from the partition start to the device's natural alignment. */
-	return add_sysfs_u64(ctx, l, devdir, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES);
+	return add_sysfs_u64(dirfd, l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES);
 }
 
-static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, const char *devdir)
+static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int dirfd)
 {
 	struct lcloud_layer *l = report_layer(p, index);
 	struct dm_target_line targets[16];
+	const struct lcloud_fact *dev;
 	unsigned int major, minor;
-	char dev[32];
 	int r, n;
 
-	r = add_sysfs_string(ctx, l, devdir, "dm/name", "dm_name");
+	r = add_sysfs_string(dirfd, l, "dm/name", "dm_name");
 	if (r < 0)
 		return r;
-	r = add_sysfs_string(ctx, l, devdir, "dm/uuid", "dm_uuid");
+	r = add_sysfs_string(dirfd, l, "dm/uuid", "dm_uuid");
 	if (r < 0)
 		return r;
-	if (sysfs_read_attr(ctx, devdir, "dev", dev, sizeof(dev)) <= 0 ||
-	    sscanf(dev, "%u:%u", &major, &minor) != 2)
+	dev = layer_fact(l, "dev"); /* read by add_common already */
+	if (!dev || !lcloud_fact_get_string(dev) || sscanf(lcloud_fact_get_string(dev), "%u:%u", &major, &minor) != 2)
 		return 0;
 	n = dm_table_read(ctx, major, minor, targets, (int)ARRAY_SIZE(targets));
 	if (n == -EACCES || n == -EPERM)
@@ -138,25 +147,27 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 }
 
 /* Where each member's data starts (md/dev-NAME/offset, sectors): md metadata sits before it. */
-static int add_md_data_offsets(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+static int add_md_data_offsets(int dirfd, struct lcloud_layer *l)
 {
-	char rel[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX];
 	struct dirent *de;
 	DIR *dir;
-	int r = 0;
+	int fd, r = 0;
 
-	if (path_printf(rel, sizeof(rel), "%s/md", devdir) < 0 || ctx_path(ctx, rel, full, sizeof(full)) < 0)
+	fd = openat(dirfd, "md", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	dir = opendir(full);
-	if (!dir)
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
 		return 0;
+	}
 	while (r >= 0 && (de = readdir(dir))) {
-		char sub[SYSFS_PATH_MAX], name[300];
+		char sub[300], name[300];
 		uint64_t sectors;
 
 		if (!has_prefix(de->d_name, "dev-") ||
-		    path_printf(sub, sizeof(sub), "%s/md/%s", devdir, de->d_name) < 0 ||
-		    sysfs_read_attr_u64(ctx, sub, "offset", &sectors) < 0)
+		    path_printf(sub, sizeof(sub), "%s/offset", de->d_name) < 0 ||
+		    sysfs_read_u64_at(fd, sub, &sectors) < 0)
 			continue;
 		snprintf(name, sizeof(name), "md_data_offset_%s", de->d_name + 4);
 		r = layer_add_u64(l, name, LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:md/dev-*/offset");
@@ -165,50 +176,56 @@ static int add_md_data_offsets(const struct lcloud_ctx *ctx, struct lcloud_layer
 	return r;
 }
 
-static int fill_md(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+static int fill_md(int dirfd, struct lcloud_layer *l)
 {
 	int r;
 
-	r = add_md_data_offsets(ctx, l, devdir);
+	r = add_md_data_offsets(dirfd, l);
 	if (r < 0)
 		return r;
 
-	r = add_sysfs_string(ctx, l, devdir, "md/level", "md_level");
+	r = add_sysfs_string(dirfd, l, "md/level", "md_level");
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(ctx, l, devdir, "md/chunk_size", "md_chunk_size", LCLOUD_UNIT_BYTES);
+	r = add_sysfs_u64(dirfd, l, "md/chunk_size", "md_chunk_size", LCLOUD_UNIT_BYTES);
 	if (r < 0)
 		return r;
-	return add_sysfs_u64(ctx, l, devdir, "md/raid_disks", "md_raid_disks", LCLOUD_UNIT_NONE);
+	return add_sysfs_u64(dirfd, l, "md/raid_disks", "md_raid_disks", LCLOUD_UNIT_NONE);
 }
 
-static int fill_loop(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+/* BACKING: loop/backing_file as read to tell the kind (NULL when it was not read). */
+static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *backing, bool verdict_facts)
 {
 	char buf[8];
 	int r;
 
 	/* An unbound loop device has no loop/ folder: nothing behind it. */
-	if (sysfs_attr_exists(ctx, devdir, "loop") <= 0)
+	if (!bound)
 		return layer_add_bool(l, "loop_bound", false, "sysfs:loop");
 	r = layer_add_bool(l, "loop_bound", true, "sysfs:loop");
 	if (r < 0)
 		return r;
-	r = add_sysfs_string(ctx, l, devdir, "loop/backing_file", "loop_backing_file");
+	if (!backing)
+		r = add_sysfs_string(dirfd, l, "loop/backing_file", "loop_backing_file");
+	else if (backing[0])
+		r = layer_add_string(l, "loop_backing_file", backing, "sysfs:loop/backing_file");
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(ctx, l, devdir, "loop/offset", "loop_offset", LCLOUD_UNIT_BYTES);
+	r = add_sysfs_u64(dirfd, l, "loop/offset", "loop_offset", LCLOUD_UNIT_BYTES);
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(ctx, l, devdir, "loop/sizelimit", "loop_sizelimit", LCLOUD_UNIT_BYTES);
+	if (!verdict_facts)
+		return 0; /* the offset is kept: the alignment check reads it */
+	r = add_sysfs_u64(dirfd, l, "loop/sizelimit", "loop_sizelimit", LCLOUD_UNIT_BYTES);
 	if (r < 0)
 		return r;
 	/* Buffered loop I/O goes through the backing file's page cache: nothing is untorn there. */
-	if (sysfs_read_attr(ctx, devdir, "loop/dio", buf, sizeof(buf)) > 0)
+	if (sysfs_read_at(dirfd, "loop/dio", buf, sizeof(buf)) > 0)
 		return layer_add_bool(l, "loop_dio", streq(buf, "1"), "sysfs:loop/dio");
 	return 0;
 }
 
-static int fill_disk(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const char *devdir)
+static int fill_disk(int dirfd, struct lcloud_layer *l)
 {
 	static const struct {
 		const char *attr, *name;
@@ -224,35 +241,50 @@ static int fill_disk(const struct lcloud_ctx *ctx, struct lcloud_layer *l, const
 	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
 		if (layer_fact(l, ids[i].name))
 			continue; /* first source wins: serial lives in one place or the other */
-		r = add_sysfs_string(ctx, l, devdir, ids[i].attr, ids[i].name);
+		r = add_sysfs_string(dirfd, l, ids[i].attr, ids[i].name);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
+static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int parent,
+		   int depth);
+static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int dirfd,
 			  int index, int depth);
 
-static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int parent,
-		   int depth)
+/* The device at DEVDIR, open as DIRFD: its layer, then the layers below it. */
+static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int dirfd,
+		      int parent, int depth)
 {
+	char canon[SYSFS_PATH_MAX], backing[512];
 	const char *name = path_basename(devdir);
 	enum lcloud_layer_kind kind;
+	bool has_loop = false, have_backing = false;
 	int index, r;
 
-	if (depth > STACK_DEPTH_MAX)
-		return report_note(p, LCLOUD_NOTE_ERROR, "stack-too-deep", parent,
-				   "device stack deeper than %d levels at %s; not followed further",
-				   STACK_DEPTH_MAX, name);
-
-	if (sysfs_attr_exists(ctx, devdir, "partition") > 0)
-		kind = LCLOUD_LAYER_PARTITION;
-	else if (sysfs_attr_exists(ctx, devdir, "dm") > 0)
+	/*
+	 * The kernel's names say what to look for first: one lookup for most
+	 * devices; a bound loop device's backing file is that lookup.
+	 */
+	if (has_prefix(name, "loop")) {
+		r = sysfs_read_at(dirfd, "loop/backing_file", backing, sizeof(backing));
+		have_backing = r >= 0;
+		if (r < 0)
+			backing[0] = '\0';
+		has_loop = r >= 0 || (r != -ENOENT && sysfs_exists_at(dirfd, "loop") > 0);
+	}
+	if (has_loop)
+		kind = LCLOUD_LAYER_LOOP;
+	else if (has_prefix(name, "dm-") && sysfs_exists_at(dirfd, "dm") > 0)
 		kind = LCLOUD_LAYER_DM;
-	else if (sysfs_attr_exists(ctx, devdir, "md") > 0)
+	else if (sysfs_exists_at(dirfd, "partition") > 0)
+		kind = LCLOUD_LAYER_PARTITION;
+	else if (sysfs_exists_at(dirfd, "dm") > 0)
+		kind = LCLOUD_LAYER_DM;
+	else if (sysfs_exists_at(dirfd, "md") > 0)
 		kind = LCLOUD_LAYER_MD;
-	else if (sysfs_attr_exists(ctx, devdir, "loop") > 0 || has_prefix(name, "loop"))
+	else if ((has_loop = sysfs_exists_at(dirfd, "loop") > 0) || has_prefix(name, "loop"))
 		kind = LCLOUD_LAYER_LOOP;
 	else
 		kind = LCLOUD_LAYER_DISK;
@@ -260,7 +292,7 @@ static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const c
 	index = report_add_layer(p, kind, name, parent);
 	if (index < 0)
 		return index;
-	r = add_common(ctx, report_layer(p, index), devdir);
+	r = add_common(dirfd, report_layer(p, index));
 	if (r < 0)
 		return r;
 
@@ -268,10 +300,16 @@ static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const c
 		char diskdir[SYSFS_PATH_MAX];
 		char *slash;
 
-		r = fill_partition(ctx, report_layer(p, index), devdir);
+		r = fill_partition(dirfd, report_layer(p, index));
 		if (r < 0)
 			return r;
-		/* A partition's sysfs folder sits inside its disk's. */
+		/* A partition's sysfs folder sits inside its disk's (in the canonical tree). */
+		if (has_prefix(devdir, "/sys/class/block/")) {
+			r = sysfs_block_dir(ctx, name, canon, sizeof(canon));
+			if (r < 0)
+				return r;
+			devdir = canon;
+		}
 		r = path_printf(diskdir, sizeof(diskdir), "%s", devdir);
 		if (r < 0)
 			return r;
@@ -284,27 +322,51 @@ static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const c
 	}
 
 	/* Every whole device (dm, md, loop, disk) has its own queue limits. */
-	r = queue_limits_fill_layer(ctx, devdir, report_layer(p, index));
+	r = queue_limits_fill_layer(dirfd, report_layer(p, index), !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 	if (r < 0)
 		return r;
 	switch (kind) {
 	case LCLOUD_LAYER_DM:
-		r = fill_dm(ctx, p, index, devdir);
+		r = fill_dm(ctx, p, index, dirfd);
 		break;
 	case LCLOUD_LAYER_MD:
-		r = fill_md(ctx, report_layer(p, index), devdir);
+		r = fill_md(dirfd, report_layer(p, index));
 		break;
 	case LCLOUD_LAYER_LOOP:
-		r = fill_loop(ctx, report_layer(p, index), devdir);
+		r = fill_loop(dirfd, report_layer(p, index), has_loop, have_backing ? backing : NULL,
+			      !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 		break;
 	default:
-		r = fill_disk(ctx, report_layer(p, index), devdir);
+		r = fill_disk(dirfd, report_layer(p, index));
 		break;
 	}
 	if (r < 0)
 		return r;
-	r = resolve_slaves(ctx, p, devdir, index, depth);
-	return r < 0 ? r : index;
+	/* A loop device stacks on a file, which is not followed: its slaves/ is always empty. */
+	if (kind == LCLOUD_LAYER_DM || kind == LCLOUD_LAYER_MD || kind == LCLOUD_LAYER_DISK) {
+		r = resolve_slaves(ctx, p, devdir, dirfd, index, depth);
+		if (r < 0)
+			return r;
+	}
+	return index;
+}
+
+static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int parent,
+		   int depth)
+{
+	int dirfd, r;
+
+	if (depth > STACK_DEPTH_MAX)
+		return report_note(p, LCLOUD_NOTE_ERROR, "stack-too-deep", parent,
+				   "device stack deeper than %d levels at %s; not followed further",
+				   STACK_DEPTH_MAX, path_basename(devdir));
+	/* one path resolution per device; every attribute is read relative to it */
+	dirfd = sysfs_open_dir(ctx, devdir);
+	if (dirfd < 0)
+		return dirfd;
+	r = resolve_at(ctx, p, devdir, dirfd, parent, depth);
+	close(dirfd);
+	return r;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -312,25 +374,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir,
+static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const char *devdir, int dirfd,
 			  int index, int depth)
 {
-	char rel[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX];
 	char *names[64];
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
-	int r = 0;
+	int fd, r = 0;
 
-	r = path_printf(rel, sizeof(rel), "%s/slaves", devdir);
-	if (r < 0)
-		return r;
-	r = ctx_path(ctx, rel, full, sizeof(full));
-	if (r < 0)
-		return r;
-	dir = opendir(full);
-	if (!dir)
+	fd = openat(dirfd, "slaves", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return 0; /* no slaves folder: a leaf */
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return 0;
+	}
 	while ((de = readdir(dir)) && n < ARRAY_SIZE(names)) {
 		if (de->d_name[0] == '.')
 			continue;

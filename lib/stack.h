@@ -6,7 +6,8 @@
 #include "report.h"
 
 /*
- * Adds a layer for the block device at sysfs DEVDIR (canonical, /sys/devices/...)
+ * Adds a layer for the block device at sysfs DEVDIR (canonical, /sys/devices/..., or its
+ * /sys/class/block/NAME link)
  * under layer PARENT (-1 for none), then layers for every device below it:
  * partition -> disk, dm/md -> their slaves. Returns the new layer's index.
  */

@@ -63,6 +63,14 @@ enum lcloud_probe_flags {
 	 * kernel's answer wins over statx. Needs write access there. (0.2)
 	 */
 	LCLOUD_PROBE_CONFIRM_ATOMIC = 1u << 3,
+	/*
+	 * Compute no verdicts (lcloud_probe_get_verdict() returns NULL) and skip
+	 * what only they read: the block layer's split limits (fua,
+	 * chunk_sectors, max_segments, max_segment_size, virt_boundary_mask), a
+	 * loop device's size limit and direct I/O mode, and statx() of a block
+	 * device node. For listings of many devices. (0.2)
+	 */
+	LCLOUD_PROBE_NO_VERDICT = 1u << 4,
 };
 
 int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, uint32_t flags,
@@ -386,6 +394,18 @@ const char *lcloud_nvme_status_to_string(uint16_t status);
  */
 typedef int (*lcloud_blockdev_cb)(const char *name, void *userdata);
 int lcloud_blockdev_foreach(struct lcloud_ctx *ctx, lcloud_blockdev_cb cb, void *userdata);
+
+/* Flags for lcloud_blockdev_foreach_flags(). */
+enum lcloud_blockdev_flags {
+	/* also loop devices with no file attached (lsblk leaves them out too) */
+	LCLOUD_BLOCKDEV_UNBOUND_LOOPS = 1u << 0,
+};
+/*
+ * As lcloud_blockdev_foreach(), but unbound loop devices are left out unless
+ * FLAGS has LCLOUD_BLOCKDEV_UNBOUND_LOOPS. -EINVAL for unknown flags. (0.2)
+ */
+int lcloud_blockdev_foreach_flags(struct lcloud_ctx *ctx, uint32_t flags, lcloud_blockdev_cb cb,
+				  void *userdata);
 
 #ifdef __cplusplus
 }

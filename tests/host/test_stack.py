@@ -4,6 +4,7 @@
 partition off the 4 KiB grid, and the machine's root disk against sysfs."""
 import json
 import os
+import re
 
 from hostlib import (layer, lcloudctl, loop_device, main, need_root, notes, probe_json, read_sysfs,
                      scratch_dir, sysfs_block_dir)
@@ -83,10 +84,20 @@ def test_root_disk_matches_sysfs():
     assert any(l["name"] == name for l in fs_probe["layers"]), fs_probe["layers"]
 
 
+def is_unbound_loop(name):
+    """lsblk's rule, read from sysfs: a loop device with no file has no loop/ folder and size 0."""
+    return (re.fullmatch(r"loop[0-9]+", name) is not None and not os.path.exists("/sys/class/block/%s/loop" % name)
+            and read_sysfs("/sys/class/block/%s/size" % name) == "0")
+
+
 def test_list_covers_every_block_device():
-    listing = json.loads(lcloudctl("list", "-o", "json").stdout)["blockdevices"]
+    listing = json.loads(lcloudctl("list", "--all", "-o", "json").stdout)["blockdevices"]
     names = sorted(r["name"] for r in listing)
     assert names == sorted(os.listdir("/sys/class/block")), (names, os.listdir("/sys/class/block"))
+    # without --all, as lsblk: every device but the unbound loop devices
+    bound = json.loads(lcloudctl("list", "-o", "json").stdout)["blockdevices"]
+    expected = sorted(n for n in os.listdir("/sys/class/block") if not is_unbound_loop(n))
+    assert sorted(r["name"] for r in bound) == expected
     for r in listing:
         qdir = sysfs_block_dir(r["name"])
         if r["type"] == "partition":

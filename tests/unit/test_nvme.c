@@ -15,6 +15,7 @@
 #include "fixture.h"
 #include "nvme_hints.h"
 #include "nvme_identify.h"
+#include "nvme_transport.h"
 #include "report.h"
 
 /* Every raw field equals nvme-cli's JSON of the same captured device. */
@@ -183,6 +184,22 @@ static void test_truncated_failing_and_vanished(void **state)
 }
 
 /* Deterministic garbage: the decoders must neither crash nor read past the buffer. */
+/*
+ * The live transport loads libnvme on first use: with libnvme installed, a
+ * namespace that does not exist fails at its node (-ENOENT), not at the
+ * loading (-EOPNOTSUPP, which also means a libnvme without these functions).
+ */
+static void test_live_transport_loads_libnvme(void **state)
+{
+	struct lcloud_ctx *ctx = NULL;
+	struct nvme_conn conn;
+	(void)state;
+
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(nvme_connect(ctx, "nvme4095n4095", &conn), -ENOENT);
+	lcloud_ctx_free(ctx);
+}
+
 static void test_garbage_buffers(void **state)
 {
 	uint8_t buf[4096];
@@ -238,6 +255,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdp_controller),
 		cmocka_unit_test(test_truncated_failing_and_vanished),
 		cmocka_unit_test(test_garbage_buffers),
+		cmocka_unit_test(test_live_transport_loads_libnvme),
 	};
 
 	return fixture_main(argc, argv, "nvme", tests, sizeof(tests) / sizeof(tests[0]));

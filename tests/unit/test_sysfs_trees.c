@@ -276,6 +276,14 @@ static int collect(const char *name, void *userdata)
 	return 0;
 }
 
+static bool has_name(const struct names *names, const char *name)
+{
+	for (int i = 0; i < names->n; i++)
+		if (strcmp(names->list[i], name) == 0)
+			return true;
+	return false;
+}
+
 static int stop_at_second(const char *name, void *userdata)
 {
 	(void)name;
@@ -290,13 +298,105 @@ static void test_enumeration_order(void **state)
 	(void)state;
 
 	assert_int_equal(lcloud_blockdev_foreach(ctx, collect, &names), 0);
-	/* five block devices in the tree; each partition right after its disk */
-	assert_int_equal(names.n, 5);
+	/* six block devices in the tree, the unbound loop3 among them; each partition right after its disk */
+	assert_int_equal(names.n, 6);
+	assert_true(has_name(&names, "loop3"));
 	for (int i = 0; i < names.n; i++)
 		if (strcmp(names.list[i], "nvme0n1p1") == 0)
 			assert_string_equal(names.list[i - 1], "nvme0n1");
 	assert_int_equal(lcloud_blockdev_foreach(ctx, stop_at_second, &calls), 42);
 	assert_int_equal(calls, 2);
+	/* unbound loop devices left out unless asked for, as lsblk does */
+	names.n = 0;
+	assert_int_equal(lcloud_blockdev_foreach_flags(ctx, 0, collect, &names), 0);
+	assert_int_equal(names.n, 5);
+	assert_false(has_name(&names, "loop3"));
+	names.n = 0;
+	assert_int_equal(lcloud_blockdev_foreach_flags(ctx, LCLOUD_BLOCKDEV_UNBOUND_LOOPS, collect, &names), 0);
+	assert_int_equal(names.n, 6);
+	assert_int_equal(lcloud_blockdev_foreach_flags(ctx, 1u << 31, collect, &names), -EINVAL);
+	lcloud_ctx_free(ctx);
+
+	/* a bound loop device stays, and so do its partitions (no loop/ folder of their own) */
+	ctx = fixture_ctx("host-6.18");
+	names.n = 0;
+	assert_int_equal(lcloud_blockdev_foreach_flags(ctx, 0, collect, &names), 0);
+	assert_true(has_name(&names, "loop0"));
+	assert_true(has_name(&names, "loop0p1"));
+	assert_true(has_name(&names, "loop0p2"));
+	lcloud_ctx_free(ctx);
+}
+
+/* Without verdicts the probe skips only what the verdicts read; the rest is the same. */
+static void test_no_verdict_skips_only_verdict_facts(void **state)
+{
+	static const char *const skipped[] = { "fua", "chunk_sectors", "max_segments", "max_segment_size",
+					       "virt_boundary_mask" };
+	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
+	struct lcloud_probe *full = NULL, *lean = NULL;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nvme0n1p1", 0, &full), 0);
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nvme0n1p1", LCLOUD_PROBE_NO_VERDICT, &lean), 0);
+	assert_non_null(lcloud_probe_get_verdict(full, LCLOUD_PATH_RWF_ATOMIC));
+	assert_null(lcloud_probe_get_verdict(lean, LCLOUD_PATH_RWF_ATOMIC));
+	assert_int_equal(lcloud_probe_get_layer_count(full), lcloud_probe_get_layer_count(lean));
+	assert_int_equal(lcloud_probe_get_note_count(full), lcloud_probe_get_note_count(lean));
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(full); i++) {
+		const struct lcloud_layer *a = lcloud_probe_get_layer(full, i), *b = lcloud_probe_get_layer(lean, i);
+		unsigned int absent = 0;
+
+		for (unsigned int k = 0; k < lcloud_layer_get_fact_count(a); k++) {
+			const struct lcloud_fact *fa = lcloud_layer_get_fact(a, k);
+			const struct lcloud_fact *fb = lcloud_layer_find_fact(b, lcloud_fact_get_name(fa));
+			bool skip = false;
+
+			for (size_t s = 0; s < sizeof(skipped) / sizeof(skipped[0]); s++)
+				skip |= strcmp(lcloud_fact_get_name(fa), skipped[s]) == 0;
+			if (skip) {
+				assert_null(fb);
+				absent++;
+				continue;
+			}
+			assert_non_null(fb);
+			assert_int_equal(lcloud_fact_get_u64(fa), lcloud_fact_get_u64(fb));
+		}
+		/* the disk has queue limits, the partition none */
+		assert_int_equal(absent, lcloud_layer_get_kind(a) == LCLOUD_LAYER_DISK ? 5 : 0);
+	}
+	lcloud_probe_free(full);
+	lcloud_probe_free(lean);
+	lcloud_ctx_free(ctx);
+}
+
+/* The probe of a block device by name reads the same facts through the class link. */
+static void test_blockdev_by_name_matches_path(void **state)
+{
+	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
+	struct lcloud_probe *by_name = NULL, *by_path = NULL;
+	(void)state;
+
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nvme0n1p1", 0, &by_name), 0);
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/nvme0n1p1", 0, &by_path), 0);
+	assert_int_equal(lcloud_probe_get_layer_count(by_name), lcloud_probe_get_layer_count(by_path));
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(by_name); i++) {
+		const struct lcloud_layer *a = lcloud_probe_get_layer(by_name, i), *b = lcloud_probe_get_layer(by_path, i);
+
+		assert_string_equal(lcloud_layer_get_name(a), lcloud_layer_get_name(b));
+		assert_int_equal(lcloud_layer_get_fact_count(a), lcloud_layer_get_fact_count(b));
+	}
+	/* the partition's disk is found from the class link too */
+	assert_string_equal(lcloud_layer_get_name(lcloud_probe_get_layer(by_name, 1)), "nvme0n1");
+	assert_int_equal(lcloud_probe_get_target_type(by_name), LCLOUD_TARGET_PARTITION);
+	lcloud_probe_free(by_name);
+	lcloud_probe_free(by_path);
+	/* an unbound loop device is still probed when named */
+	assert_int_equal(lcloud_probe_blockdev(ctx, "loop3", 0, &by_name), 0);
+	assert_int_equal(lcloud_layer_get_kind(lcloud_probe_get_layer(by_name, 0)), LCLOUD_LAYER_LOOP);
+	assert_int_equal(lcloud_fact_get_u64(lcloud_layer_find_fact(lcloud_probe_get_layer(by_name, 0), "loop_bound")), 0);
+	lcloud_probe_free(by_name);
+	assert_int_equal(lcloud_probe_blockdev(ctx, "nosuch", 0, &by_name), -ENOENT);
+	assert_int_equal(lcloud_probe_blockdev(ctx, "..", 0, &by_name), -EINVAL);
 	lcloud_ctx_free(ctx);
 }
 
@@ -311,6 +411,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_md_over_nvme_and_generic_node),
 		cmocka_unit_test(test_bad_names_and_paths),
 		cmocka_unit_test(test_enumeration_order),
+		cmocka_unit_test(test_blockdev_by_name_matches_path),
+		cmocka_unit_test(test_no_verdict_skips_only_verdict_facts),
 	};
 
 	return fixture_main(argc, argv, "sysfs_trees", tests, sizeof(tests) / sizeof(tests[0]));

@@ -13,6 +13,7 @@ lcloudctl); meson test sets both, and PYTHONPATH to the package. Run by hand:
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -418,11 +419,19 @@ class Enumeration(unittest.TestCase):
 
     def test_blockdevs_same_as_cli_list(self):
         names = lcloud.blockdevs()
-        listed = [d["name"] for d in lcloudctl("list", "-o", "json")[1]["blockdevices"]]
+        listed = [d["name"] for d in lcloudctl("list", "--all", "-o", "json")[1]["blockdevices"]]
         self.assertEqual(names, listed)
         if os.path.isdir("/sys/block"):
             # Every disk the kernel lists is among them.
             self.assertLessEqual(set(os.listdir("/sys/block")), set(names))
+
+    def test_cli_list_leaves_out_unbound_loops(self):
+        # lsblk's rule, read here from sysfs: a loop device with no loop/ folder has no file
+        listed = [d["name"] for d in lcloudctl("list", "-o", "json")[1]["blockdevices"]]
+        names = lcloud.blockdevs()
+        unbound = [n for n in names if re.fullmatch(r"loop[0-9]+", n)
+                   and not os.path.exists("/sys/class/block/%s/loop" % n)]
+        self.assertEqual(listed, [n for n in names if n not in unbound])
 
     def test_version_same_as_cli(self):
         proc = subprocess.run([LCLOUDCTL, "--version"], stdout=subprocess.PIPE,

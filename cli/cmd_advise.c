@@ -99,6 +99,13 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		if (atomic == LCLOUD_ANSWER_UNKNOWN)
 			say(a, "whether the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes here could not "
 			    "be told (%s); InnoDB does not issue RWF_ATOMIC, so this advice does not rest on it", page, rwf);
+		if (atomic == LCLOUD_ANSWER_UNTORN &&
+		    page > lcloud_verdict_get_hardware_max_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)))
+			say(a, "that guarantee would come from the file system's software path (copy on write), not the "
+			    "device: in liblcloud's page flush benchmark on XFS (tests/bench/README.md), 16 KiB RWF_ATOMIC "
+			    "pages flushed at 0.30x-0.66x the pages per second of the doublewrite protocol and split the "
+			    "data file into thousands of extents, so on this storage it would cost more than the "
+			    "doublewrite buffer it replaces");
 		if (atomic == LCLOUD_ANSWER_UNTORN)
 			say(a, "the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes on this file (%s), but "
 			    "InnoDB does not issue RWF_ATOMIC; a storage engine that plans its writes with "

@@ -61,6 +61,8 @@ def test_xfs_file():
         advice = json.loads(lcloudctl("advise", "--db", "mysql", "-o", "json", mnt).stdout)
         assert advice["settings"]["innodb_doublewrite"] == "ON"
         assert any("RWF_ATOMIC" in line for line in advice["advice"])
+        # and what the software path costs, with the benchmark as the source
+        assert any("software path" in line and "tests/bench/README.md" in line for line in advice["advice"])
 
 
 RWF_ATOMIC = 0x40

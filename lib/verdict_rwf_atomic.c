@@ -184,8 +184,14 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		if (r != 0)
 			return r < 0 ? r : 0;
 		if (!confirmed && !in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs))) {
+			const struct lcloud_fact *unrun = fact_unread(fs, "live_rwf_atomic_max_bytes");
+
 			v->max_untorn = 0;
 			v->min_untorn = 0;
+			if (unrun)
+				return unknown(v, "live:pwritev2(RWF_ATOMIC)", "%s is not a file system known to honour "
+					       "its statx atomic write limits (XFS and ext4 are), and the live RWF_ATOMIC "
+					       "write that would confirm them was not done: %s", fs->name, unrun->reason);
 			return unknown(v, "mountinfo:fstype", "%s is not a file system known to honour its statx atomic "
 				       "write limits (XFS and ext4 are): confirm them with a live write (lcloudctl check "
 				       "does one by default; LCLOUD_PROBE_CONFIRM_ATOMIC in the library)", fs->name);

@@ -11,6 +11,7 @@ import errno
 import json
 import mmap
 import os
+import resource
 import subprocess
 
 from hostlib import (layer, lcloudctl, loop_device, main, mounted_fs, need_root, own_statx, probe_json,
@@ -146,6 +147,38 @@ def test_unreadable_evidence_is_unknown():
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
 
 
+def test_confirmation_that_cannot_be_done_is_not_a_refusal():
+    """A full file system or the caller's file size limit stops the live RWF_ATOMIC writes before
+    the kernel has said anything about atomicity: that is no refusal, so the answer is statx's
+    (XFS honours it), never 'not untorn'."""
+    with mounted_fs("xfs", size=300 << 20, mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        path, filler = os.path.join(mnt, "ibdata1"), os.path.join(mnt, "filler")
+        open(path, "w").close()
+        subprocess.run(["dd", "if=/dev/zero", "of=" + filler, "bs=1M"], capture_output=True)
+        os.sync()
+        # room for the temporary file and the small writes, not for 1 MiB
+        os.truncate(filler, os.stat(filler).st_size - (512 << 10))
+        os.sync()
+        assert own_atomic_write(path, 1 << 20) == errno.ENOSPC, "the file system is nearly full"
+        rc, out, err = check(path, 1 << 20)
+        assert rc == 0 and "untorn on rwf_atomic" in out, (rc, out, err)
+        fs = layer(probe_json(path, extra=("--confirm",)), "filesystem")
+        why = fs["unavailable"]["live_rwf_atomic_max_bytes"]
+        assert why["state"] == "unreadable" and "No space left" in why["reason"], why
+        assert "live_rwf_atomic_refused" not in fs["facts"], fs["facts"]
+        os.unlink(filler)
+        # a file size limit of 128 KiB cuts the 256 KiB write short: not a refusal either
+        def small_limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (128 << 10, 128 << 10))
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "check", "--size", "1M", mnt],
+                           capture_output=True, text=True, preexec_fn=small_limit)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "probe", "--confirm", "-o", "json", mnt],
+                           capture_output=True, text=True, preexec_fn=small_limit)
+        fs = layer(json.loads(p.stdout)["probes"][0], "filesystem")
+        assert "RLIMIT_FSIZE" in fs["unavailable"]["live_rwf_atomic_max_bytes"]["reason"], fs
+
+
 def test_ext4_file():
     with mounted_fs("ext4") as (dev, mnt):
         path = os.path.join(mnt, "base")
@@ -186,4 +219,4 @@ def test_root_disk_and_partitions():
 
 if __name__ == "__main__":
     main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
-          test_ext4_file, test_root_disk_and_partitions])
+          test_confirmation_that_cannot_be_done_is_not_a_refusal, test_ext4_file, test_root_disk_and_partitions])

@@ -109,6 +109,7 @@ static int confirm_beside(struct lcloud_probe *p)
 static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int dirfd,
 			   const char *display)
 {
+	bool denied;
 	int fd, r;
 
 	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -124,14 +125,16 @@ static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		if (fallback_r < 0)
 			return fallback_r;
 	}
-	return report_note(p, (r == -EACCES || r == -EPERM) ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
-			   r == -EACCES || r == -EPERM ? "needs-write-access" : "tmpfile-refused", 0,
+	/* root refused (an immutable directory, a security policy): another user would not help */
+	denied = (r == -EACCES || r == -EPERM) && geteuid() != 0;
+	return report_note(p, denied ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
+			   denied ? "needs-write-access" : "tmpfile-refused", 0,
 			   "could not create a temporary file in %s (%s): the file system facts are "
 			   "the directory's own, and file systems report atomic write limits only for "
 			   "regular files; %s",
 			   display, strerror(-r),
-			   (r == -EACCES || r == -EPERM) ? "run as a user who may write there, or probe a file in it"
-							 : "probe a regular file in it instead");
+			   denied ? "run as a user who may write there, or probe a file in it"
+				  : "probe a regular file in it instead");
 }
 
 /* statx of a block device node (6.11+ fills atomic limits for the device itself). */

@@ -148,11 +148,16 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "fails such writes with EOPNOTSUPP); write to the file system below it directly", fs->name,
 			      fs->name);
 	}
-	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY &&
-	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused")))
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "needs-write-access"))
 		return unknown(v, "statx", "could not create a temporary file in the directory, and file systems report "
 			       "atomic write limits only for files: run as a user who may write there (e.g. with "
 			       "sudo), or check a file in the directory instead");
+	/* refused for another reason than permission: sudo would not help */
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "tmpfile-refused"))
+		return unknown(v, "statx", "the file system refused a temporary file in the directory (read-only, full, "
+			       "immutable, or without O_TMPFILE; the tmpfile-refused note of 'lcloudctl probe' names the "
+			       "error), and file systems report atomic write limits only for files: check a file in the "
+			       "directory instead");
 	umax = fact(src, "stx_atomic_write_unit_max");
 	attr = fact(src, "stx_attr_write_atomic");
 	if (!fs && top >= 0 && !umax)

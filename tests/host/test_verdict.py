@@ -179,6 +179,30 @@ def test_confirmation_that_cannot_be_done_is_not_a_refusal():
         assert "RLIMIT_FSIZE" in fs["unavailable"]["live_rwf_atomic_max_bytes"]["reason"], fs
 
 
+def test_directory_refused_for_root_is_not_a_permission_matter():
+    """A read-only file system or an immutable directory refuses root the temporary file too: the
+    answer is unknown, and the reason must not send the user to sudo."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        # an immutable directory refuses root with EPERM: not a permission another user has
+        immutable = os.path.join(mnt, "immutable")
+        os.mkdir(immutable)
+        subprocess.run(["chattr", "+i", immutable], check=True)
+        rc, out, err = check(immutable, 16384)
+        subprocess.run(["chattr", "-i", immutable], check=True)
+        assert rc == 8 and "sudo" not in out, (rc, out, err)
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
+        try:
+            os.open(mnt, os.O_TMPFILE | os.O_RDWR, 0o600)
+            raise AssertionError("a read-only file system accepted O_TMPFILE")
+        except OSError as e:
+            assert e.errno == errno.EROFS, e
+        rc, out, err = check(mnt, 16384)
+        assert rc == 8 and "unknown" in out, (rc, out, err)
+        assert "sudo" not in out and "tmpfile-refused" in out, out
+        assert layer(probe_json(mnt), "filesystem") and "Read-only file system" in \
+            " ".join(n["message"] for n in probe_json(mnt)["notes"] if n["code"] == "tmpfile-refused")
+
+
 def test_ext4_file():
     with mounted_fs("ext4") as (dev, mnt):
         path = os.path.join(mnt, "base")
@@ -219,4 +243,5 @@ def test_root_disk_and_partitions():
 
 if __name__ == "__main__":
     main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
-          test_confirmation_that_cannot_be_done_is_not_a_refusal, test_ext4_file, test_root_disk_and_partitions])
+          test_confirmation_that_cannot_be_done_is_not_a_refusal,
+          test_directory_refused_for_root_is_not_a_permission_matter, test_ext4_file, test_root_disk_and_partitions])

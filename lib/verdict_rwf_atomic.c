@@ -83,6 +83,7 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	const struct lcloud_fact *refused = fact(fs, "live_rwf_atomic_refused");
 	const struct lcloud_fact *unchecked = fact(fs, "live_rwf_atomic_unenforced");
 	const struct lcloud_fact *max = fact(fs, "live_rwf_atomic_max_bytes");
+	bool capped;
 	int r;
 
 	*confirmed = false;
@@ -105,7 +106,9 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	}
 	if (max) {
 		*confirmed = true;
-		if (max->u64 < v->max_untorn) {
+		/* the largest size tried is capped; where statx alone is trusted it still decides above that */
+		capped = max->u64 < v->max_untorn && in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs));
+		if (max->u64 < v->max_untorn && !capped) {
 			v->max_untorn = max->u64;
 			r = unknown(v, "live:pwritev2(RWF_ATOMIC)", "live RWF_ATOMIC writes were confirmed up to %" PRIu64
 				    " bytes only; larger sizes were not tried", max->u64);
@@ -114,7 +117,9 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 		}
 		r = reason(v, "live:pwritev2(RWF_ATOMIC)", "confirmed: live RWF_ATOMIC writes of %" PRIu64 " to %" PRIu64
 			   " bytes to a temporary file in the same directory succeeded, and a misaligned one was "
-			   "refused", v->min_untorn, v->max_untorn);
+			   "refused%s", v->min_untorn, min_u64(v->max_untorn, max->u64),
+			   capped ? "; larger sizes were not tried, and statx's limits stand above them on a file system "
+				    "that honours them" : "");
 		return r < 0 ? r : 0;
 	}
 	return 0;

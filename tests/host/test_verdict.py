@@ -203,6 +203,29 @@ def test_directory_refused_for_root_is_not_a_permission_matter():
             " ".join(n["message"] for n in probe_json(mnt)["notes"] if n["code"] == "tmpfile-refused")
 
 
+def test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured():
+    """The live confirmation tries sizes up to 8 MiB. XFS mounted with max_atomic_write=16m accepts
+    16 MiB RWF_ATOMIC writes (the test's own pwritev2): statx decides there, as without the
+    confirmation, not 'unknown'."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        subprocess.run(["umount", mnt], check=True)
+        subprocess.run(["mount", "-o", "max_atomic_write=16m", dev, mnt], check=True)
+        path = os.path.join(mnt, "ibdata1")
+        open(path, "w").close()
+        assert own_statx(path)["stx_atomic_write_unit_max"] == 16 << 20
+        assert own_atomic_write(path, 16 << 20) == 0, "the kernel accepts 16 MiB"
+        for target in (path, mnt):
+            rc, out, err = check(target, 16 << 20, "--no-confirm")
+            assert rc == 0, (rc, out, err)
+            rc, out, err = check(target, 16 << 20)
+            assert rc == 0 and "untorn on rwf_atomic" in out, (rc, out, err)
+            rc, out, err = check(target, 32 << 20)
+            assert rc == 6 and "16777216" in out and "statx" in out, (rc, out, err)
+        p = probe_json(path, extra=("--confirm",))
+        assert layer(p, "filesystem")["facts"]["live_rwf_atomic_max_bytes"] == 8 << 20
+        assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 16 << 20
+
+
 def test_ext4_file():
     with mounted_fs("ext4") as (dev, mnt):
         path = os.path.join(mnt, "base")
@@ -244,4 +267,5 @@ def test_root_disk_and_partitions():
 if __name__ == "__main__":
     main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
           test_confirmation_that_cannot_be_done_is_not_a_refusal,
-          test_directory_refused_for_root_is_not_a_permission_matter, test_ext4_file, test_root_disk_and_partitions])
+          test_directory_refused_for_root_is_not_a_permission_matter,
+          test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured, test_ext4_file, test_root_disk_and_partitions])

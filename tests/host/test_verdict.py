@@ -264,8 +264,23 @@ def test_root_disk_and_partitions():
         assert rc == 2 and "unknown path" in err, err
 
 
+def test_advise_page_larger_than_the_device():
+    """A 16 KiB page on an 8 KiB device has no verdict: advise says so (usage error, like check)
+    instead of advising with an empty reason."""
+    need_root()
+    with scratch_dir() as d, loop_device(os.path.join(d, "tiny"), 8192) as dev:
+        assert int(read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/size")) * 512 == 8192
+        rc, _, err = check(dev, 16384)
+        assert rc == 2 and "larger than" in err, (rc, err)
+        p = lcloudctl("advise", "--db", "mysql", dev)
+        assert p.returncode == 2 and "larger than" in p.stderr, (p.returncode, p.stdout, p.stderr)
+        p = lcloudctl("advise", "--db", "postgresql", "--page-size", "8K", dev)
+        assert p.returncode == 0 and "full_page_writes = on" in p.stdout, (p.returncode, p.stdout, p.stderr)
+
+
 if __name__ == "__main__":
     main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
           test_confirmation_that_cannot_be_done_is_not_a_refusal,
           test_directory_refused_for_root_is_not_a_permission_matter,
-          test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured, test_ext4_file, test_root_disk_and_partitions])
+          test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured, test_ext4_file,
+          test_root_disk_and_partitions, test_advise_page_larger_than_the_device])

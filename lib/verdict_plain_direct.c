@@ -343,6 +343,22 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 		if (!is_stack_layer(l->kind))
 			continue;
+		/* a queue (not a partition's) whose split limits are missing, as in a capture that missed them */
+		if ((l->kind == LCLOUD_LAYER_DISK || l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DM ||
+		     l->kind == LCLOUD_LAYER_MD) && (!fact(l, "max_sectors_kb") || !fact(l, "chunk_sectors"))) {
+			const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+			if (limit > page) {
+				limit = page;
+				r = unknown(v, !fact(l, "max_sectors_kb") ? "sysfs:queue/max_sectors_kb"
+									: "sysfs:queue/chunk_sectors",
+					    "%s: queue/%s could not be read, so whether the block layer splits writes of "
+					    "more than one memory page (%" PRIu64 " bytes) is unknown", l->name,
+					    !fact(l, "max_sectors_kb") ? "max_sectors_kb" : "chunk_sectors", page);
+				if (r < 0)
+					return r;
+			}
+		}
 		if (max_kb && max_kb * 1024 < limit) {
 			limit = pow2_floor(max_kb * 1024);
 			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name, max_kb);

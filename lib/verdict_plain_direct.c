@@ -50,6 +50,11 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
+			if (!fact(up, "start_bytes")) {
+				r = unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so where "
+					    "writes land on %s is unknown", up->name, p->layers[leaf].name);
+				return r < 0 ? r : 0;
+			}
 			for (int k = 0; k < n; k++)
 				starts[k] += (int64_t)num(up, "start_bytes", 0);
 			continue;

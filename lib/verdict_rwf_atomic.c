@@ -23,10 +23,13 @@
  */
 static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct lcloud_verdict *v)
 {
+	const struct lcloud_layer *unread_start = NULL;
 	uint64_t start = 0;
 	int disk = top;
 
 	while (disk >= 0 && p->layers[disk].kind == LCLOUD_LAYER_PARTITION) {
+		if (!fact(&p->layers[disk], "start_bytes"))
+			unread_start = &p->layers[disk];
 		start += num(&p->layers[disk], "start_bytes", 0);
 		disk = index_of(p, child_of_kind(p, disk, LCLOUD_LAYER_DISK));
 	}
@@ -44,6 +47,10 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 		if (!umax->u64)
 			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: the kernel reports no atomic "
 				      "writes for this device (atomic_write_unit_max_bytes 0)", d->name);
+		if (unread_start)
+			return unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so whether "
+				       "the kernel accepts RWF_ATOMIC on it (a start that is a multiple of the atomic "
+				       "unit) is unknown", unread_start->name);
 		if (start && need && start % need)
 			return reason(v, "sysfs:start", "the partition starts at byte %" PRIu64 ", not a multiple of "
 				      "%" PRIu64 ": the kernel refuses RWF_ATOMIC on it", start, need);

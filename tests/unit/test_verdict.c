@@ -226,6 +226,17 @@ static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
 	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), "4096"));
 	lcloud_probe_free(p);
 
+	/* a partition whose start is missing from the capture: where its writes land is unknown */
+	p = fixture_probe("scsi", "/dev/sda2");
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "where the partition starts could not be read"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_UNKNOWN);
+	/* the disk has no atomic writes and is no NVMe namespace: those answers need no start */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_NO);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_NO);
+	lcloud_probe_free(p);
+
 	/* without the table (no root) where writes land is unknown: neither yes nor no */
 	p = fixture_probe("scsi", "/dev/dm-0");
 	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),

@@ -284,9 +284,12 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			bool unread = child_of_kind(p, leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
 			limit = 0;
-			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (see the "
-					     "notes; NVMe admin commands need root), so its power-fail atomic size is "
-					     "unknown; run as root", d->name)
+			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (%s), so "
+					     "its power-fail atomic size is unknown; %s", d->name,
+					     has_note(p, "nvme-not-captured") ? "the captured tree has none"
+									      : "see the notes; NVMe admin commands need root",
+					     has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system "
+										"as root" : "run as root")
 				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
 					    "size and is no cloud disk with a documented promise%s", d->name,
 					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");

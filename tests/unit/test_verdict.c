@@ -329,6 +329,29 @@ static void test_check_answers_and_errors(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * A captured tree without an NVMe namespace's Identify data (md-nvme): the
+ * device's power-fail atomic size was not read, which is unknown, not "no";
+ * and the namespace is still an NVMe namespace for passthrough.
+ */
+static void test_uncaptured_identify_is_unknown(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("md-nvme", "/dev/nvme0n1");
+	char why[512];
+	(void)state;
+
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "captured tree has none"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_null(strstr(why, "not an NVMe namespace"));
+	/* RWF_ATOMIC rests on the kernel's queue limits, which were captured */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +361,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_check_answers_and_errors),
 		cmocka_unit_test(test_gpd_rule_same_on_disk_partition_and_dm),
 		cmocka_unit_test(test_block_layer_split_rules),
+		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -249,9 +249,11 @@ static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
 
 /*
  * The block layer's split rules, one disk each (Google PD clones: 16 KiB
- * promised), with 4 KiB memory pages: sdf 2 segments -> 8 KiB; sdg 4
- * segments of 2 KiB, two per page -> 8 KiB; sdh a 64 KiB virt boundary,
- * split at every page gap -> 4 KiB; sdi max_sectors_kb 8 -> 8 KiB; sdj
+ * promised), with 4 KiB memory pages and buffers the kernel accepts at any
+ * 512-byte boundary (dma_alignment 511), so a write may touch one page more
+ * than it fills: sdf 2 segments -> 4 KiB (two pages); sdg 4 segments of
+ * 2 KiB, two per page -> 4 KiB; sdh a 64 KiB virt boundary, split at every
+ * page gap -> 512 bytes (no page crossed); sdi max_sectors_kb 8 -> 8 KiB; sdj
  * without max_segments, sdk without max_sectors_kb, sdl without
  * chunk_sectors -> one page proved, above it unknown.
  */
@@ -262,9 +264,9 @@ static void test_block_layer_split_rules(void **state)
 		uint64_t max;
 		const char *evidence;
 	} rows[] = {
-		{ "/dev/sdf", 8192, "sysfs:queue/max_segments" },
-		{ "/dev/sdg", 8192, "sysfs:queue/max_segments" },
-		{ "/dev/sdh", 4096, "sysfs:queue/virt_boundary_mask" },
+		{ "/dev/sdf", 4096, "sysfs:queue/max_segments" },
+		{ "/dev/sdg", 4096, "sysfs:queue/max_segments" },
+		{ "/dev/sdh", 512, "sysfs:queue/virt_boundary_mask" },
 		{ "/dev/sdi", 8192, "sysfs:queue/max_sectors_kb" },
 		{ "/dev/sdj", 4096, "sysfs:queue/max_segments" },
 		{ "/dev/sdk", 4096, "sysfs:queue/max_sectors_kb" },

@@ -294,14 +294,27 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 		r = -ELOOP;
 		goto done;
 	}
-	p->resolved_path = realpath(path, NULL);
-	if (!p->resolved_path) {
-		r = -errno;
-		goto done;
-	}
 	/* O_PATH needs no read permission: an unprivileged user can still probe. */
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
+		r = -errno;
+		goto done;
+	}
+	p->resolved_path = realpath(path, NULL);
+	if (!p->resolved_path && errno == ENOENT) {
+		/* /proc/self/fd/N of an unlinked file opens, but its link names no path: the kernel's name */
+		char link[64], target[PATH_MAX];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			p->resolved_path = strdup(target);
+		}
+		errno = n > 0 ? ENOMEM : ENOENT;
+	}
+	if (!p->resolved_path) {
 		r = -errno;
 		goto done;
 	}

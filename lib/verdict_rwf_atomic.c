@@ -160,6 +160,19 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "fails such writes with EOPNOTSUPP); write to the file system below it directly", fs->name,
 			      fs->name);
 	}
+	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs->name, "ext4") &&
+	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused"))) {
+		int dev = top;
+
+		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
+			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
+		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
+				      "(atomic_write_unit_max_bytes 0), and ext4 has no others: RWF_ATOMIC does not work "
+				      "on its files", p->layers[dev].name);
+	}
 	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "needs-write-access"))
 		return unknown(v, "statx", "could not create a temporary file in the directory, and file systems report "
 			       "atomic write limits only for files: run as a user who may write there (e.g. with "

@@ -238,6 +238,10 @@ def test_ext4_file():
         assert rc == 6, out
         advice = json.loads(lcloudctl("advise", "--db", "postgresql", "-o", "json", mnt).stdout)
         assert advice["settings"]["full_page_writes"] == "on" and advice["page_size"] == 8192
+        # nobody may not write in it, but ext4 has only the device's atomic writes, and it has none
+        assert read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/queue/atomic_write_unit_max_bytes") == "0"
+        p = lcloudctl("check", "--size", "16K", mnt, user="nobody")
+        assert p.returncode == 6 and "atomic_write_unit_max_bytes" in p.stdout, (p.returncode, p.stdout, p.stderr)
 
 
 def test_root_disk_and_partitions():

@@ -114,11 +114,12 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
+		/* root refused (an immutable directory, a security policy): another user would not help */
+		bool denied = (e == EACCES || e == EPERM) && geteuid() != 0;
 
 		snprintf(why, sizeof(why), "could not create a temporary file in the directory for a live RWF_ATOMIC "
-			 "write (%s)%s", strerror(e),
-			 e == EACCES || e == EPERM ? ": run as a user who may write there" : "");
-		return not_run(l, e == EACCES || e == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
+			 "write (%s)%s", strerror(e), denied ? ": run as a user who may write there" : "");
+		return not_run(l, denied ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
 	}
 	/* a directory that is a mount point of another file system would test the wrong one */
 	if (fstat(fd, &st) < 0 || !dev || !dev->string) {

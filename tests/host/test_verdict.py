@@ -186,10 +186,17 @@ def test_directory_refused_for_root_is_not_a_permission_matter():
         # an immutable directory refuses root with EPERM: not a permission another user has
         immutable = os.path.join(mnt, "immutable")
         os.mkdir(immutable)
+        open(os.path.join(immutable, "ibdata1"), "w").close()
         subprocess.run(["chattr", "+i", immutable], check=True)
-        rc, out, err = check(immutable, 16384)
-        subprocess.run(["chattr", "-i", immutable], check=True)
+        try:
+            rc, out, err = check(immutable, 16384)
+            fs = layer(probe_json(os.path.join(immutable, "ibdata1"), extra=("--confirm",)), "filesystem")
+        finally:
+            subprocess.run(["chattr", "-i", immutable], check=True)
         assert rc == 8 and "sudo" not in out, (rc, out, err)
+        # the live confirmation beside a file in it: not a matter of privileges either
+        why = fs["unavailable"]["live_rwf_atomic_max_bytes"]
+        assert why["state"] == "unreadable" and "run as a user" not in why["reason"], why
         subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
         try:
             os.open(mnt, os.O_TMPFILE | os.O_RDWR, 0o600)

@@ -239,7 +239,8 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 		} else {
 			per_page = seg_size->u64 >= page ? 1 : (page + seg_size->u64 - 1) / seg_size->u64;
 			for (cap = pow2_floor(limit); cap > buf_align; cap /= 2) {
-				uint64_t pages = cap < page ? 2 : cap / page + 1;
+				/* a page-aligned buffer touches only the pages it fills */
+				uint64_t pages = buf_align >= page ? cap / page : cap < page ? 2 : cap / page + 1;
 
 				if (pages * per_page <= segs->u64)
 					break;

@@ -255,7 +255,8 @@ static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
  * 2 KiB, two per page -> 4 KiB; sdh a 64 KiB virt boundary, split at every
  * page gap -> 512 bytes (no page crossed); sdi max_sectors_kb 8 -> 8 KiB; sdj
  * without max_segments, sdk without max_sectors_kb, sdl without
- * chunk_sectors -> one page proved, above it unknown.
+ * chunk_sectors -> one page proved, above it unknown; sdm is sdf with
+ * buffers that must be page-aligned (dma_alignment 4095) -> 8 KiB.
  */
 static void test_block_layer_split_rules(void **state)
 {
@@ -271,6 +272,7 @@ static void test_block_layer_split_rules(void **state)
 		{ "/dev/sdj", 4096, "sysfs:queue/max_segments" },
 		{ "/dev/sdk", 4096, "sysfs:queue/max_sectors_kb" },
 		{ "/dev/sdl", 4096, "sysfs:queue/chunk_sectors" },
+		{ "/dev/sdm", 8192, "sysfs:queue/max_segments" },
 	};
 	char why[512];
 	(void)state;

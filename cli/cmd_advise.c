@@ -235,6 +235,17 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	r = lcloud_probe_path(ctx, argv[optind], flags, &p);
 	if (r < 0)
 		return report_probe_error("lcloudctl advise", argv[optind], r);
+	/* a page larger than the device has no verdict to advise from */
+	r = lcloud_probe_check(p, LCLOUD_PATH_BEST, page, NULL, NULL, 0);
+	if (r < 0) {
+		if (r == -ERANGE)
+			fprintf(stderr, "lcloudctl advise: --page-size %" PRIu64 " is larger than %s itself\n", page,
+				argv[optind]);
+		else
+			fprintf(stderr, "lcloudctl advise: %s: %s\n", argv[optind], strerror(-r));
+		lcloud_probe_free(p);
+		return r == -ERANGE ? EXIT_USAGE : EXIT_FAILURE_GENERIC;
+	}
 	root = json_object_new_object();
 	a.lines = json_object_new_array();
 	a.settings = json_object_new_object();

@@ -410,6 +410,15 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 		rc = status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
 		goto done;
 	}
+	if (write && (uint64_t)n < o->length) {
+		/* the kernel may cut even an RWF_ATOMIC write short (at the file size limit, ulimit -f) */
+		fprintf(stderr, "lcloudctl write: %s: only %" PRId64 " of %" PRIu64 " bytes were written at offset %" PRIu64
+			"%s; check the file size limit (ulimit -f) and the free space\n", path, n, o->length, o->offset,
+			o->atomic ? ": the write was not one untorn unit" : "");
+		free(buf);
+		lcloud_queue_free(q);
+		return EXIT_FAILURE_GENERIC;
+	}
 	if (!write) {
 		r = write_out(o->output ? out_fd : STDOUT_FILENO, buf, (size_t)n, o->output);
 		out_fd = -1; /* closed by write_out */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -49,15 +50,35 @@ static int not_run(struct lcloud_layer *l, enum lcloud_fact_state state, const c
 	return layer_add_missing(l, "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, state, src, why);
 }
 
-/* One RWF_ATOMIC write; 0 when all of it was written, else -errno (-EIO for a short write). */
-static int atomic_write(int fd, void *buf, uint64_t size, uint64_t offset)
+/* One RWF_ATOMIC write; 0 when all of it was written, -errno, or the bytes a short write wrote. */
+static int64_t atomic_write(int fd, void *buf, uint64_t size, uint64_t offset)
 {
 	struct iovec iov = { buf, size };
 	ssize_t n = pwritev2(fd, &iov, 1, (off_t)offset, RWF_ATOMIC);
 
 	if (n < 0)
 		return -errno;
-	return (uint64_t)n == size ? 0 : -EIO;
+	return (uint64_t)n == size ? 0 : n;
+}
+
+/*
+ * Errors that say nothing about atomic writes: the file system is full or
+ * the caller's quota or file size limit is reached. The test could not be
+ * done; it was not refused.
+ */
+static bool could_not_try(int e)
+{
+	return e == ENOSPC || e == EDQUOT || e == EFBIG;
+}
+
+/* The process's file size limit (ulimit -f): writes past it are cut short or killed by SIGXFSZ. */
+static uint64_t file_size_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
 }
 
 static uint64_t u64_fact(const struct lcloud_layer *l, const char *name)
@@ -93,11 +114,12 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
+		/* root refused (an immutable directory, a security policy): another user would not help */
+		bool denied = (e == EACCES || e == EPERM) && geteuid() != 0;
 
 		snprintf(why, sizeof(why), "could not create a temporary file in the directory for a live RWF_ATOMIC "
-			 "write (%s)%s", strerror(e),
-			 e == EACCES || e == EPERM ? ": run as a user who may write there" : "");
-		return not_run(l, e == EACCES || e == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
+			 "write (%s)%s", strerror(e), denied ? ": run as a user who may write there" : "");
+		return not_run(l, denied ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
 	}
 	/* a directory that is a mount point of another file system would test the wrong one */
 	if (fstat(fd, &st) < 0 || !dev || !dev->string) {
@@ -123,11 +145,30 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 	}
 	memset(buf, 0x5a, top);
 	for (uint64_t size = umin; size <= top; size *= 2) {
-		int w = atomic_write(fd, buf, size, 0);
+		int64_t w;
 
-		if (w < 0) {
+		if (size > file_size_limit()) {
+			snprintf(why, sizeof(why), "a %" PRIu64 "-byte write would pass this process's file size limit "
+				 "(RLIMIT_FSIZE, ulimit -f: %" PRIu64 " bytes), %" PRIu64 " bytes were confirmed before: "
+				 "nothing was refused; raise the limit to confirm more", size, file_size_limit(), confirmed);
+			r = not_run(l, LCLOUD_FACT_UNREADABLE, why);
+			goto out;
+		}
+		w = atomic_write(fd, buf, size, 0);
+		if (w < 0 && could_not_try((int)-w)) {
+			snprintf(why, sizeof(why), "a %" PRIu64 "-byte RWF_ATOMIC write could not be tried: %s, %" PRIu64
+				 " bytes were confirmed before: nothing was refused; free space to confirm", size,
+				 strerror((int)-w), confirmed);
+			r = not_run(l, LCLOUD_FACT_UNREADABLE, why);
+			goto out;
+		}
+		if (w < 0)
 			snprintf(why, sizeof(why), "a %" PRIu64 "-byte RWF_ATOMIC write failed with %s (%s)", size,
-				 errno_name(-w), strerror(-w));
+				 errno_name((int)-w), strerror((int)-w));
+		else if (w > 0)
+			snprintf(why, sizeof(why), "a %" PRIu64 "-byte RWF_ATOMIC write was cut short after %" PRId64
+				 " bytes", size, w);
+		if (w != 0) {
 			r = layer_add_string(l, "live_rwf_atomic_refused", why, src);
 			break;
 		}
@@ -136,7 +177,8 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 	if (r >= 0)
 		r = layer_add_u64(l, "live_rwf_atomic_max_bytes", LCLOUD_UNIT_BYTES, confirmed, src);
 	/* RWF_ATOMIC must refuse a write that is not aligned to its own size */
-	if (r >= 0 && confirmed >= 2 * umin && atomic_write(fd, buf, 2 * umin, umin) == 0) {
+	if (r >= 0 && confirmed >= 2 * umin && 3 * umin <= file_size_limit() &&
+	    atomic_write(fd, buf, 2 * umin, umin) == 0) {
 		snprintf(why, sizeof(why), "a %" PRIu64 "-byte write at offset %" PRIu64 " succeeded", 2 * umin, umin);
 		r = layer_add_string(l, "live_rwf_atomic_unenforced", why, src);
 	}

@@ -105,14 +105,17 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 
 	snprintf(name, sizeof(name), "%s", report_layer(p, disk)->name);
 	r = nvme_connect(ctx, name, &conn);
-	if (r == -ENOENT && ctx_has_sysroot(ctx))
-		return 0; /* a captured tree without NVMe data */
 	index = report_add_layer(p, LCLOUD_LAYER_NVME, name, disk);
 	if (index < 0) {
 		if (r == 0)
 			nvme_disconnect(&conn);
 		return index;
 	}
+	/* a captured tree without NVMe data: the device's fields were not read, which is not "none" */
+	if (r == -ENOENT && ctx_has_sysroot(ctx))
+		return report_note(p, LCLOUD_NOTE_INFO, "nvme-not-captured", index,
+				   "%s: the captured tree has no NVMe Identify data (nvme-data/%s/id-ctrl.bin, "
+				   "id-ns.bin): the device's own fields were not read", name, name);
 	if (r < 0) {
 		if (r == -EACCES || r == -EPERM)
 			return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,

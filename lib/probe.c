@@ -115,6 +115,7 @@ static int confirm_beside(struct lcloud_probe *p)
 static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int dirfd,
 			   const char *display)
 {
+	bool denied;
 	int fd, r;
 
 	fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -130,14 +131,16 @@ static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		if (fallback_r < 0)
 			return fallback_r;
 	}
-	return report_note(p, (r == -EACCES || r == -EPERM) ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
-			   r == -EACCES || r == -EPERM ? "needs-write-access" : "tmpfile-refused", 0,
+	/* root refused (an immutable directory, a security policy): another user would not help */
+	denied = (r == -EACCES || r == -EPERM) && geteuid() != 0;
+	return report_note(p, denied ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
+			   denied ? "needs-write-access" : "tmpfile-refused", 0,
 			   "could not create a temporary file in %s (%s): the file system facts are "
 			   "the directory's own, and file systems report atomic write limits only for "
 			   "regular files; %s",
 			   display, strerror(-r),
-			   (r == -EACCES || r == -EPERM) ? "run as a user who may write there, or probe a file in it"
-							 : "probe a regular file in it instead");
+			   denied ? "run as a user who may write there, or probe a file in it"
+				  : "probe a regular file in it instead");
 }
 
 /*
@@ -305,14 +308,27 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 		r = -ELOOP;
 		goto done;
 	}
-	p->resolved_path = realpath(path, NULL);
-	if (!p->resolved_path) {
-		r = -errno;
-		goto done;
-	}
 	/* O_PATH needs no read permission: an unprivileged user can still probe. */
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
+		r = -errno;
+		goto done;
+	}
+	p->resolved_path = realpath(path, NULL);
+	if (!p->resolved_path && errno == ENOENT) {
+		/* /proc/self/fd/N of an unlinked file opens, but its link names no path: the kernel's name */
+		char link[64], target[PATH_MAX];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			p->resolved_path = strdup(target);
+		}
+		errno = n > 0 ? ENOMEM : ENOENT;
+	}
+	if (!p->resolved_path) {
 		r = -errno;
 		goto done;
 	}

@@ -339,7 +339,12 @@ LCLOUD_EXPORT int lcloud_plan_page_writes(int fd, uint64_t page_size, struct lcl
 	if (r < 0)
 		return r;
 	/* no signature reading: a data file's device is in use, and start-up must be quick */
-	r = lcloud_probe_fd(ctx, fd, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC, &p);
+	/*
+	 * no live confirmation either: a storage engine's start-up must not write
+	 * files nor wait on a frozen file system; statx is trusted only where the
+	 * kernel honours it (XFS, ext4) and stacking file systems get no path
+	 */
+	r = lcloud_probe_fd(ctx, fd, LCLOUD_PROBE_NO_SIGNATURES, &p);
 	if (r < 0)
 		goto out;
 	memset(&plan, 0, sizeof(plan));

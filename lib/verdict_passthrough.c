@@ -19,6 +19,7 @@
 
 int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
+	const struct lcloud_layer *unread_start = NULL;
 	int top = top_block(p), disk = -1;
 	uint64_t start = 0;
 	struct promise pr;
@@ -30,6 +31,8 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		const struct lcloud_layer *l = &p->layers[i];
 
 		if (l->kind == LCLOUD_LAYER_PARTITION) {
+			if (!fact(l, "start_bytes"))
+				unread_start = l;
 			start += num(l, "start_bytes", 0);
 			i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK));
 			continue;
@@ -45,11 +48,17 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (!child_of_kind(p, disk, LCLOUD_LAYER_NVME))
 		return reason(v, "stack", "%s is not an NVMe namespace: passthrough sends NVMe commands, which "
 			      "only an NVMe namespace (/dev/nvmeXnY, /dev/ngXnY) takes", p->layers[disk].name);
+	if (unread_start)
+		return unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so where its "
+			       "writes fall against the namespace's atomic boundaries is unknown", unread_start->name);
 	device_promise(p, disk, true, &pr);
 	if (!pr.bytes)
-		return unknown(v, "nvme", "the namespace's Identify data could not be read (see the notes; NVMe "
-			       "admin commands need root): without its power-fail atomic size no passthrough write "
-			       "is known to be untorn; run as root");
+		return unknown(v, "nvme", "the namespace's Identify data could not be read (%s): without its "
+			       "power-fail atomic size no passthrough write is known to be untorn; %s",
+			       has_note(p, "nvme-not-captured") ? "the captured tree has none"
+								: "see the notes; NVMe admin commands need root",
+			       has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system as root"
+								: "run as root");
 	if (num(child_of_kind(p, disk, LCLOUD_LAYER_NVME), "lba_metadata_size", 0))
 		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
 			      "passthrough commands do not transfer");

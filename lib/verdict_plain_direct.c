@@ -50,6 +50,11 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
+			if (!fact(up, "start_bytes")) {
+				r = unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so where "
+					    "writes land on %s is unknown", up->name, p->layers[leaf].name);
+				return r < 0 ? r : 0;
+			}
 			for (int k = 0; k < n; k++)
 				starts[k] += (int64_t)num(up, "start_bytes", 0);
 			continue;
@@ -186,19 +191,24 @@ static int leaf_limit(const struct lcloud_probe *p, int leaf, const struct promi
  * The block layer also splits a write whose buffer needs more segments than
  * queue/max_segments, a segment larger than queue/max_segment_size, or a gap
  * that breaks queue/virt_boundary_mask. A user buffer is contiguous only per
- * memory page, so a page-aligned buffer of N bytes may need N / page size
- * segments. Returns the largest write every layer keeps in one request (0
- * with an "unknown" reason when a limit could not be read), or -ENOMEM.
+ * memory page, and O_DIRECT accepts a buffer that starts at any multiple of
+ * dma_alignment + 1: a write of N bytes (N a multiple of the page) may touch
+ * N / page size + 1 pages, and one larger than that alignment but smaller
+ * than a page may touch two. Returns the largest write every layer keeps in
+ * one request whatever buffer the kernel accepts (0 with an "unknown" reason
+ * when a limit could not be read), or -ENOMEM.
  */
 static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struct lcloud_verdict *v)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	int r;
 
-	for (unsigned int i = 0; i < p->n_layers && limit > page; i++) {
+	for (unsigned int i = 0; i < p->n_layers && limit > 512; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 		const struct lcloud_fact *segs = fact(l, "max_segments"), *seg_size = fact(l, "max_segment_size");
 		const struct lcloud_fact *vbm = fact(l, "virt_boundary_mask");
+		/* the kernel's default buffer alignment is 512 bytes (mask 511) */
+		uint64_t buf_align = num(l, "dma_alignment", 511) + 1;
 		uint64_t per_page, cap;
 
 		if (l->kind != LCLOUD_LAYER_DISK && l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DM &&
@@ -207,27 +217,44 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 		if (!segs || !seg_size || !vbm || !segs->u64 || !seg_size->u64) {
 			const char *name = !segs ? "max_segments" : !seg_size ? "max_segment_size" : "virt_boundary_mask";
 
+			if (limit <= page)
+				continue;
 			r = unknown(v, "sysfs:queue/max_segments", "%s: queue/%s could not be read, so whether the block "
 				    "layer splits writes of more than one memory page (%" PRIu64 " bytes) is unknown",
 				    l->name, name, page);
 			return r < 0 ? r : (int64_t)page;
 		}
+		if (!is_power_of_2(buf_align) || buf_align > page)
+			buf_align = page;
 		if (vbm->u64 && vbm->u64 + 1 > page) {
-			cap = page;
+			/* every gap between two pages of the buffer breaks the boundary */
+			cap = buf_align;
+			if (cap >= limit)
+				continue;
 			r = reason(v, "sysfs:queue/virt_boundary_mask", "%s: virt_boundary_mask %#" PRIx64 " is wider "
 				   "than a memory page, so the block layer splits a write at every gap between the "
-				   "buffer's pages: writes of more than %" PRIu64 " bytes can reach the device as several "
-				   "requests", l->name, vbm->u64, page);
+				   "buffer's pages; O_DIRECT buffers need only be aligned to %" PRIu64 " bytes "
+				   "(dma_alignment), so writes of more than %" PRIu64 " bytes can reach the device as "
+				   "several requests", l->name, vbm->u64, buf_align, cap);
 		} else {
 			per_page = seg_size->u64 >= page ? 1 : (page + seg_size->u64 - 1) / seg_size->u64;
-			cap = segs->u64 >= per_page ? segs->u64 / per_page * page : segs->u64 * seg_size->u64;
-			cap = pow2_floor(cap);
+			for (cap = pow2_floor(limit); cap > buf_align; cap /= 2) {
+				/* a page-aligned buffer touches only the pages it fills */
+				uint64_t pages = buf_align >= page ? cap / page : cap < page ? 2 : cap / page + 1;
+
+				if (pages * per_page <= segs->u64)
+					break;
+			}
+			if (cap <= buf_align && per_page > segs->u64)
+				cap = pow2_floor(segs->u64 * seg_size->u64);
 			if (cap >= limit)
 				continue;
 			r = reason(v, "sysfs:queue/max_segments", "%s takes at most %" PRIu64 " segments of at most %" PRIu64
 				   " bytes per request (max_segments, max_segment_size); a buffer is contiguous only per "
-				   "%" PRIu64 "-byte memory page, so writes of more than %" PRIu64 " bytes can be split "
-				   "into several requests", l->name, segs->u64, seg_size->u64, page, cap);
+				   "%" PRIu64 "-byte memory page and O_DIRECT buffers need only be aligned to %" PRIu64
+				   " bytes (dma_alignment), so a write may touch one page more than it fills: writes of "
+				   "more than %" PRIu64 " bytes can be split into several requests", l->name, segs->u64,
+				   seg_size->u64, page, buf_align, cap);
 		}
 		if (r < 0)
 			return r;
@@ -279,9 +306,12 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			bool unread = child_of_kind(p, leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
 			limit = 0;
-			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (see the "
-					     "notes; NVMe admin commands need root), so its power-fail atomic size is "
-					     "unknown; run as root", d->name)
+			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (%s), so "
+					     "its power-fail atomic size is unknown; %s", d->name,
+					     has_note(p, "nvme-not-captured") ? "the captured tree has none"
+									      : "see the notes; NVMe admin commands need root",
+					     has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system "
+										"as root" : "run as root")
 				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
 					    "size and is no cloud disk with a documented promise%s", d->name,
 					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
@@ -343,6 +373,22 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 		if (!is_stack_layer(l->kind))
 			continue;
+		/* a queue (not a partition's) whose split limits are missing, as in a capture that missed them */
+		if ((l->kind == LCLOUD_LAYER_DISK || l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DM ||
+		     l->kind == LCLOUD_LAYER_MD) && (!fact(l, "max_sectors_kb") || !fact(l, "chunk_sectors"))) {
+			const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+			if (limit > page) {
+				limit = page;
+				r = unknown(v, !fact(l, "max_sectors_kb") ? "sysfs:queue/max_sectors_kb"
+									: "sysfs:queue/chunk_sectors",
+					    "%s: queue/%s could not be read, so whether the block layer splits writes of "
+					    "more than one memory page (%" PRIu64 " bytes) is unknown", l->name,
+					    !fact(l, "max_sectors_kb") ? "max_sectors_kb" : "chunk_sectors", page);
+				if (r < 0)
+					return r;
+			}
+		}
 		if (max_kb && max_kb * 1024 < limit) {
 			limit = pow2_floor(max_kb * 1024);
 			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name, max_kb);

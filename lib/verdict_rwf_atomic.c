@@ -23,10 +23,13 @@
  */
 static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct lcloud_verdict *v)
 {
+	const struct lcloud_layer *unread_start = NULL;
 	uint64_t start = 0;
 	int disk = top;
 
 	while (disk >= 0 && p->layers[disk].kind == LCLOUD_LAYER_PARTITION) {
+		if (!fact(&p->layers[disk], "start_bytes"))
+			unread_start = &p->layers[disk];
 		start += num(&p->layers[disk], "start_bytes", 0);
 		disk = index_of(p, child_of_kind(p, disk, LCLOUD_LAYER_DISK));
 	}
@@ -44,6 +47,10 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 		if (!umax->u64)
 			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: the kernel reports no atomic "
 				      "writes for this device (atomic_write_unit_max_bytes 0)", d->name);
+		if (unread_start)
+			return unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so whether "
+				       "the kernel accepts RWF_ATOMIC on it (a start that is a multiple of the atomic "
+				       "unit) is unknown", unread_start->name);
 		if (start && need && start % need)
 			return reason(v, "sysfs:start", "the partition starts at byte %" PRIu64 ", not a multiple of "
 				      "%" PRIu64 ": the kernel refuses RWF_ATOMIC on it", start, need);
@@ -84,6 +91,7 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	const struct lcloud_fact *refused = fact(fs, "live_rwf_atomic_refused");
 	const struct lcloud_fact *unchecked = fact(fs, "live_rwf_atomic_unenforced");
 	const struct lcloud_fact *max = fact(fs, "live_rwf_atomic_max_bytes");
+	bool capped;
 	int r;
 
 	*confirmed = false;
@@ -106,7 +114,9 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	}
 	if (max) {
 		*confirmed = true;
-		if (max->u64 < v->max_untorn) {
+		/* the largest size tried is capped; where statx alone is trusted it still decides above that */
+		capped = max->u64 < v->max_untorn && in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs));
+		if (max->u64 < v->max_untorn && !capped) {
 			v->max_untorn = max->u64;
 			r = unknown(v, "live:pwritev2(RWF_ATOMIC)", "live RWF_ATOMIC writes were confirmed up to %" PRIu64
 				    " bytes only; larger sizes were not tried", max->u64);
@@ -115,7 +125,9 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 		}
 		r = reason(v, "live:pwritev2(RWF_ATOMIC)", "confirmed: live RWF_ATOMIC writes of %" PRIu64 " to %" PRIu64
 			   " bytes to a temporary file in the same directory succeeded, and a misaligned one was "
-			   "refused", v->min_untorn, v->max_untorn);
+			   "refused%s", v->min_untorn, min_u64(v->max_untorn, max->u64),
+			   capped ? "; larger sizes were not tried, and statx's limits stand above them on a file system "
+				    "that honours them" : "");
 		return r < 0 ? r : 0;
 	}
 	return 0;
@@ -202,11 +214,29 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "fails such writes with EOPNOTSUPP); write to the file system below it directly", fs->name,
 			      fs->name);
 	}
-	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY &&
-	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused")))
+	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs->name, "ext4") &&
+	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused"))) {
+		int dev = top;
+
+		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
+			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
+		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
+			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
+				      "(atomic_write_unit_max_bytes 0), and ext4 has no others: RWF_ATOMIC does not work "
+				      "on its files", p->layers[dev].name);
+	}
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "needs-write-access"))
 		return unknown(v, "statx", "could not create a temporary file in the directory, and file systems report "
 			       "atomic write limits only for files: run as a user who may write there (e.g. with "
 			       "sudo), or check a file in the directory instead");
+	/* refused for another reason than permission: sudo would not help */
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "tmpfile-refused"))
+		return unknown(v, "statx", "the file system refused a temporary file in the directory (read-only, full, "
+			       "immutable, or without O_TMPFILE; the tmpfile-refused note of 'lcloudctl probe' names the "
+			       "error), and file systems report atomic write limits only for files: check a file in the "
+			       "directory instead");
 	umax = fact(src, "stx_atomic_write_unit_max");
 	attr = fact(src, "stx_attr_write_atomic");
 	if (!fs && top >= 0 && !umax)
@@ -238,8 +268,14 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		if (r != 0)
 			return r < 0 ? r : 0;
 		if (!confirmed && !in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs))) {
+			const struct lcloud_fact *unrun = fact_unread(fs, "live_rwf_atomic_max_bytes");
+
 			v->max_untorn = 0;
 			v->min_untorn = 0;
+			if (unrun)
+				return unknown(v, "live:pwritev2(RWF_ATOMIC)", "%s is not a file system known to honour "
+					       "its statx atomic write limits (XFS and ext4 are), and the live RWF_ATOMIC "
+					       "write that would confirm them was not done: %s", fs->name, unrun->reason);
 			return unknown(v, "mountinfo:fstype", "%s is not a file system known to honour its statx atomic "
 				       "write limits (XFS and ext4 are): confirm them with a live write (lcloudctl check "
 				       "does one by default; LCLOUD_PROBE_CONFIRM_ATOMIC in the library)", fs->name);

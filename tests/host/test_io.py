@@ -8,9 +8,10 @@ succeeds; the write guard refuses a loop device that is mounted or carries a
 file system, and --force overrides it; with io_uring switched off the
 queue falls back to pwritev2."""
 import os
+import resource
 import subprocess
 
-from hostlib import lcloudctl, loop_device, main, mounted_fs, need_root, scratch_dir, run
+from hostlib import LCLOUDCTL, lcloudctl, loop_device, main, mounted_fs, need_root, scratch_dir, run
 
 QUEUE_EXERCISE = os.environ["QUEUE_EXERCISE"]
 
@@ -106,6 +107,22 @@ def test_sync_fallback_when_io_uring_is_disabled():
             assert f.read(16384) == b"\x44" * 16384
 
 
+def test_atomic_write_cut_short_is_a_failure():
+    """Under a 64 KiB file size limit the kernel accepts a 128 KiB RWF_ATOMIC write and writes
+    only 64 KiB of it: the command must fail and say so, not report the write done."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        path = os.path.join(mnt, "ibdata1")
+        open(path, "w").close()
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        p = subprocess.run([LCLOUDCTL, "write", "--offset", "0", "--length", "128K", "--atomic", "--pattern",
+                            "0x5a", path], capture_output=True, text=True, preexec_fn=limit)
+        assert os.stat(path).st_size == 64 << 10, "the kernel cut the write at the limit"
+        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert "only 65536 of 131072 bytes" in p.stderr and "untorn" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     main([test_xfs_atomic_writes, test_ext4_atomic_refused_plain_works, test_write_guard,
-          test_sync_fallback_when_io_uring_is_disabled])
+          test_sync_fallback_when_io_uring_is_disabled, test_atomic_write_cut_short_is_a_failure])

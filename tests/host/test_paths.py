@@ -6,8 +6,9 @@ and unprivileged runs that report what they can and name what needs root."""
 import json
 import os
 import stat
+import subprocess
 
-from hostlib import lcloudctl, layer, main, mounted_fs, notes, probe_json, scratch_dir
+from hostlib import LCLOUDCTL, lcloudctl, layer, main, mounted_fs, notes, probe_json, scratch_dir
 
 NOBODY = "nobody"
 
@@ -112,6 +113,28 @@ def test_unprivileged_reports_what_it_can():
         assert probe["layers"][0]["facts"]["logical_block_size"] == 512
 
 
+def test_unlinked_file_through_proc_fd():
+    """/proc/self/fd/N of an open, unlinked file opens in the kernel: probe and check it, say
+    which file it is, and confirm nothing beside it (it has no directory any more)."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        path = os.path.join(mnt, "ibdata1")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.unlink(path)
+            assert os.stat("/proc/self/fd/%d" % fd).st_nlink == 0, "the kernel opens the unlinked file"
+            for args in (["check", "--size", "4K"], ["probe", "--confirm", "-o", "json"]):
+                p = subprocess.run([LCLOUDCTL] + args + ["/proc/self/fd/%d" % fd], pass_fds=(fd,),
+                                   capture_output=True, text=True)
+                assert p.returncode == 0, (args, p.returncode, p.stdout, p.stderr)
+            probe = json.loads(p.stdout)["probes"][0]
+            assert "(deleted)" in probe["resolved_path"], probe["resolved_path"]
+            fs = layer(probe, "filesystem")
+            assert "live_rwf_atomic_max_bytes" in fs["unavailable"], fs
+        finally:
+            os.close(fd)
+
+
 if __name__ == "__main__":
     main([test_directory_probe_leaves_it_unchanged, test_symlink_followed_and_refused_with_no_follow,
-          test_errors_say_what_and_what_to_do, test_unprivileged_reports_what_it_can])
+          test_errors_say_what_and_what_to_do, test_unprivileged_reports_what_it_can,
+          test_unlinked_file_through_proc_fd])

@@ -11,6 +11,7 @@ import errno
 import json
 import mmap
 import os
+import resource
 import subprocess
 
 from hostlib import (layer, lcloudctl, loop_device, main, mounted_fs, need_root, own_statx, probe_json,
@@ -154,6 +155,92 @@ def test_unreadable_evidence_is_unknown():
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
 
 
+def test_confirmation_that_cannot_be_done_is_not_a_refusal():
+    """A full file system or the caller's file size limit stops the live RWF_ATOMIC writes before
+    the kernel has said anything about atomicity: that is no refusal, so the answer is statx's
+    (XFS honours it), never 'not untorn'."""
+    with mounted_fs("xfs", size=300 << 20, mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        path, filler = os.path.join(mnt, "ibdata1"), os.path.join(mnt, "filler")
+        open(path, "w").close()
+        subprocess.run(["dd", "if=/dev/zero", "of=" + filler, "bs=1M"], capture_output=True)
+        os.sync()
+        # room for the temporary file and the small writes, not for 1 MiB
+        os.truncate(filler, os.stat(filler).st_size - (512 << 10))
+        os.sync()
+        assert own_atomic_write(path, 1 << 20) == errno.ENOSPC, "the file system is nearly full"
+        rc, out, err = check(path, 1 << 20)
+        assert rc == 0 and "untorn on rwf_atomic" in out, (rc, out, err)
+        fs = layer(probe_json(path, extra=("--confirm",)), "filesystem")
+        why = fs["unavailable"]["live_rwf_atomic_max_bytes"]
+        assert why["state"] == "unreadable" and "No space left" in why["reason"], why
+        assert "live_rwf_atomic_refused" not in fs["facts"], fs["facts"]
+        os.unlink(filler)
+        # a file size limit of 128 KiB cuts the 256 KiB write short: not a refusal either
+        def small_limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (128 << 10, 128 << 10))
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "check", "--size", "1M", mnt],
+                           capture_output=True, text=True, preexec_fn=small_limit)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "probe", "--confirm", "-o", "json", mnt],
+                           capture_output=True, text=True, preexec_fn=small_limit)
+        fs = layer(json.loads(p.stdout)["probes"][0], "filesystem")
+        assert "RLIMIT_FSIZE" in fs["unavailable"]["live_rwf_atomic_max_bytes"]["reason"], fs
+
+
+def test_directory_refused_for_root_is_not_a_permission_matter():
+    """A read-only file system or an immutable directory refuses root the temporary file too: the
+    answer is unknown, and the reason must not send the user to sudo."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        # an immutable directory refuses root with EPERM: not a permission another user has
+        immutable = os.path.join(mnt, "immutable")
+        os.mkdir(immutable)
+        open(os.path.join(immutable, "ibdata1"), "w").close()
+        subprocess.run(["chattr", "+i", immutable], check=True)
+        try:
+            rc, out, err = check(immutable, 16384)
+            fs = layer(probe_json(os.path.join(immutable, "ibdata1"), extra=("--confirm",)), "filesystem")
+        finally:
+            subprocess.run(["chattr", "-i", immutable], check=True)
+        assert rc == 8 and "sudo" not in out, (rc, out, err)
+        # the live confirmation beside a file in it: not a matter of privileges either
+        why = fs["unavailable"]["live_rwf_atomic_max_bytes"]
+        assert why["state"] == "unreadable" and "run as a user" not in why["reason"], why
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
+        try:
+            os.open(mnt, os.O_TMPFILE | os.O_RDWR, 0o600)
+            raise AssertionError("a read-only file system accepted O_TMPFILE")
+        except OSError as e:
+            assert e.errno == errno.EROFS, e
+        rc, out, err = check(mnt, 16384)
+        assert rc == 8 and "unknown" in out, (rc, out, err)
+        assert "sudo" not in out and "tmpfile-refused" in out, out
+        assert layer(probe_json(mnt), "filesystem") and "Read-only file system" in \
+            " ".join(n["message"] for n in probe_json(mnt)["notes"] if n["code"] == "tmpfile-refused")
+
+
+def test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured():
+    """The live confirmation tries sizes up to 8 MiB. XFS mounted with max_atomic_write=16m accepts
+    16 MiB RWF_ATOMIC writes (the test's own pwritev2): statx decides there, as without the
+    confirmation, not 'unknown'."""
+    with mounted_fs("xfs", mkfs_args=("-m", "reflink=1")) as (dev, mnt):
+        subprocess.run(["umount", mnt], check=True)
+        subprocess.run(["mount", "-o", "max_atomic_write=16m", dev, mnt], check=True)
+        path = os.path.join(mnt, "ibdata1")
+        open(path, "w").close()
+        assert own_statx(path)["stx_atomic_write_unit_max"] == 16 << 20
+        assert own_atomic_write(path, 16 << 20) == 0, "the kernel accepts 16 MiB"
+        for target in (path, mnt):
+            rc, out, err = check(target, 16 << 20, "--no-confirm")
+            assert rc == 0, (rc, out, err)
+            rc, out, err = check(target, 16 << 20)
+            assert rc == 0 and "untorn on rwf_atomic" in out, (rc, out, err)
+            rc, out, err = check(target, 32 << 20)
+            assert rc == 6 and "16777216" in out and "statx" in out, (rc, out, err)
+        p = probe_json(path, extra=("--confirm",))
+        assert layer(p, "filesystem")["facts"]["live_rwf_atomic_max_bytes"] == 8 << 20
+        assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 16 << 20
+
+
 def test_ext4_file():
     with mounted_fs("ext4") as (dev, mnt):
         path = os.path.join(mnt, "base")
@@ -166,6 +253,10 @@ def test_ext4_file():
         assert rc == 6, out
         advice = json.loads(lcloudctl("advise", "--db", "postgresql", "-o", "json", mnt).stdout)
         assert advice["settings"]["full_page_writes"] == "on" and advice["page_size"] == 8192
+        # nobody may not write in it, but ext4 has only the device's atomic writes, and it has none
+        assert read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/queue/atomic_write_unit_max_bytes") == "0"
+        p = lcloudctl("check", "--size", "16K", mnt, user="nobody")
+        assert p.returncode == 6 and "atomic_write_unit_max_bytes" in p.stdout, (p.returncode, p.stdout, p.stderr)
 
 
 def test_root_disk_and_partitions():
@@ -192,6 +283,23 @@ def test_root_disk_and_partitions():
         assert rc == 2 and "unknown path" in err, err
 
 
+def test_advise_page_larger_than_the_device():
+    """A 16 KiB page on an 8 KiB device has no verdict: advise says so (usage error, like check)
+    instead of advising with an empty reason."""
+    need_root()
+    with scratch_dir() as d, loop_device(os.path.join(d, "tiny"), 8192) as dev:
+        assert int(read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/size")) * 512 == 8192
+        rc, _, err = check(dev, 16384)
+        assert rc == 2 and "larger than" in err, (rc, err)
+        p = lcloudctl("advise", "--db", "mysql", dev)
+        assert p.returncode == 2 and "larger than" in p.stderr, (p.returncode, p.stdout, p.stderr)
+        p = lcloudctl("advise", "--db", "postgresql", "--page-size", "8K", dev)
+        assert p.returncode == 0 and "full_page_writes = on" in p.stdout, (p.returncode, p.stdout, p.stderr)
+
+
 if __name__ == "__main__":
     main([test_xfs_file, test_overlayfs_does_not_inherit_xfs_guarantee, test_unreadable_evidence_is_unknown,
-          test_ext4_file, test_root_disk_and_partitions])
+          test_confirmation_that_cannot_be_done_is_not_a_refusal,
+          test_directory_refused_for_root_is_not_a_permission_matter,
+          test_sizes_above_the_confirmation_rest_on_statx_where_it_is_honoured, test_ext4_file,
+          test_root_disk_and_partitions, test_advise_page_larger_than_the_device])

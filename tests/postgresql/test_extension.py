@@ -260,11 +260,13 @@ def test_check_function_matches_lcloudctl():
 
 
 def test_unprivileged_server_answers_unknown_with_reason():
-    """The server's user may not create the temporary file statx needs in /: unknown, and root could tell."""
-    row = check_rows("SELECT * FROM lcloud_check('/', 8192, 'rwf_atomic')")[0]
-    want = assert_row_matches(row, "/", 8192, "rwf_atomic")
+    """The server's user may not create the temporary file statx needs in the XFS mount's root
+    (root's, mode 755): unknown, and root could tell."""
+    top = LAB["mounts"]["ts_xfs"][2]
+    row = check_rows("SELECT * FROM lcloud_check('%s', 8192, 'rwf_atomic')" % top)[0]
+    want = assert_row_matches(row, top, 8192, "rwf_atomic")
     assert want["answer"] == "unknown" and "temporary file" in row["reason"], row
-    rc, doc, err = lcloudctl_check("/", 8192, "rwf_atomic", user=None)
+    rc, doc, err = lcloudctl_check(top, 8192, "rwf_atomic", user=None)
     assert doc and doc["answer"] != "unknown", (rc, doc, err)
 
 

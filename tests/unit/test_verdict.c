@@ -226,6 +226,17 @@ static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
 	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), "4096"));
 	lcloud_probe_free(p);
 
+	/* a partition whose start is missing from the capture: where its writes land is unknown */
+	p = fixture_probe("scsi", "/dev/sda2");
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "where the partition starts could not be read"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_UNKNOWN);
+	/* the disk has no atomic writes and is no NVMe namespace: those answers need no start */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_NO);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 4096, NULL, why, sizeof(why)), LCLOUD_ANSWER_NO);
+	lcloud_probe_free(p);
+
 	/* without the table (no root) where writes land is unknown: neither yes nor no */
 	p = fixture_probe("scsi", "/dev/dm-0");
 	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
@@ -238,10 +249,14 @@ static void test_gpd_rule_same_on_disk_partition_and_dm(void **state)
 
 /*
  * The block layer's split rules, one disk each (Google PD clones: 16 KiB
- * promised), with 4 KiB memory pages: sdf 2 segments -> 8 KiB; sdg 4
- * segments of 2 KiB, two per page -> 8 KiB; sdh a 64 KiB virt boundary,
- * split at every page gap -> 4 KiB; sdi max_sectors_kb 8 -> 8 KiB; sdj
- * without max_segments -> one page proved, above it unknown.
+ * promised), with 4 KiB memory pages and buffers the kernel accepts at any
+ * 512-byte boundary (dma_alignment 511), so a write may touch one page more
+ * than it fills: sdf 2 segments -> 4 KiB (two pages); sdg 4 segments of
+ * 2 KiB, two per page -> 4 KiB; sdh a 64 KiB virt boundary, split at every
+ * page gap -> 512 bytes (no page crossed); sdi max_sectors_kb 8 -> 8 KiB; sdj
+ * without max_segments, sdk without max_sectors_kb, sdl without
+ * chunk_sectors -> one page proved, above it unknown; sdm is sdf with
+ * buffers that must be page-aligned (dma_alignment 4095) -> 8 KiB.
  */
 static void test_block_layer_split_rules(void **state)
 {
@@ -250,11 +265,14 @@ static void test_block_layer_split_rules(void **state)
 		uint64_t max;
 		const char *evidence;
 	} splits[] = {
-		{ "/dev/sdf", 8192, "sysfs:queue/max_segments" },
-		{ "/dev/sdg", 8192, "sysfs:queue/max_segments" },
-		{ "/dev/sdh", 4096, "sysfs:queue/virt_boundary_mask" },
+		{ "/dev/sdf", 4096, "sysfs:queue/max_segments" },
+		{ "/dev/sdg", 4096, "sysfs:queue/max_segments" },
+		{ "/dev/sdh", 512, "sysfs:queue/virt_boundary_mask" },
 		{ "/dev/sdi", 8192, "sysfs:queue/max_sectors_kb" },
 		{ "/dev/sdj", 4096, "sysfs:queue/max_segments" },
+		{ "/dev/sdk", 4096, "sysfs:queue/max_sectors_kb" },
+		{ "/dev/sdl", 4096, "sysfs:queue/chunk_sectors" },
+		{ "/dev/sdm", 8192, "sysfs:queue/max_segments" },
 	};
 	char why[512];
 	(void)state;
@@ -272,7 +290,8 @@ static void test_block_layer_split_rules(void **state)
 		assert_non_null(lcloud_layer_find_fact(disk, "max_segment_size"));
 		assert_non_null(lcloud_layer_find_fact(disk, "virt_boundary_mask"));
 		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
-				 streq_dev(splits[i].dev, "/dev/sdj") ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO);
+				 streq_dev(splits[i].dev, "/dev/sdj") || streq_dev(splits[i].dev, "/dev/sdk") ||
+				 streq_dev(splits[i].dev, "/dev/sdl") ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO);
 		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, splits[i].max, NULL, why, sizeof(why)),
 				 LCLOUD_ANSWER_UNTORN);
 		lcloud_probe_free(p);
@@ -314,6 +333,29 @@ static void test_check_answers_and_errors(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * A captured tree without an NVMe namespace's Identify data (md-nvme): the
+ * device's power-fail atomic size was not read, which is unknown, not "no";
+ * and the namespace is still an NVMe namespace for passthrough.
+ */
+static void test_uncaptured_identify_is_unknown(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("md-nvme", "/dev/nvme0n1");
+	char why[512];
+	(void)state;
+
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "captured tree has none"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_null(strstr(why, "not an NVMe namespace"));
+	/* RWF_ATOMIC rests on the kernel's queue limits, which were captured */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +365,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_check_answers_and_errors),
 		cmocka_unit_test(test_gpd_rule_same_on_disk_partition_and_dm),
 		cmocka_unit_test(test_block_layer_split_rules),
+		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -10,8 +10,11 @@ block).
     a 16 KiB write from a buffer contiguous only per 4 KiB page can reach the
     disk as two requests. The independent reading is the disk's own request
     count (/sys/block/sdX/stat, writes completed) around real writes made
-    by 'lcloudctl write': the verdict must say at most 8 KiB, naming
-    max_segments, and an 8 KiB write must always arrive as one request.
+    by 'lcloudctl write' and by the test's own direct_write: O_DIRECT takes
+    a buffer at any multiple of dma_alignment + 1 (4 bytes here), and one
+    that starts 512 bytes into a page makes an 8 KiB write touch three pages,
+    so it arrives as two requests. The verdict must say at most 4 KiB, naming
+    max_segments, and a 4 KiB write must always arrive as one request.
   - On a normal controller the whole disk, a partition at sector 20488
     (4 KiB past a 16 KiB boundary) and a dm-linear device shifted by 8
     sectors must follow one rule: 4 KiB writes aligned in the target stay
@@ -29,10 +32,18 @@ set -u
 d=$LCVM_SCSI0; n=${d##*/}
 cat /sys/block/$n/queue/max_segments > /out/max_segments
 "$LCLOUDCTL" probe -o json $d > /out/probe.json
-for s in 8K 16K; do
+cat /sys/block/$n/queue/dma_alignment > /out/dma_alignment
+for s in 4K 8K 16K; do
     "$LCLOUDCTL" check --size $s --path plain_direct $d > /out/check-$s.txt; echo $? > /out/check-$s.rc
 done
 writes() { set -- $(cat /sys/block/$n/stat); echo $5; }
+for s in 4096 8192; do
+    before=$(writes)
+    for i in 0 1 2 3 4 5 6 7; do
+        "$DIRECT_WRITE" $d $s $((i * 65536 + 4194304)) 512 >> /out/shifted-$s.log 2>&1 || echo "write failed: $?" >> /out/shifted-$s.log
+    done
+    echo $(( $(writes) - before )) > /out/shifted-requests-$s
+done
 for s in 8K 16K; do
     before=$(writes)
     for i in 0 1 2 3 4 5 6 7; do
@@ -65,22 +76,33 @@ cat /sys/block/$n/${n}1/start > /out/p1.start
 
 
 def test_segment_limit_matches_request_count():
+    direct_write = os.path.realpath(os.environ["DIRECT_WRITE"])
     run = run_guest(SEGMENTS, ["--scsi", "lbs=512,pbs=16384,vendor=Google,product=PersistentDisk,size=16M,"
-                               "hba.virtqueue_size=4"])
+                               "hba.virtqueue_size=4", "--copy", direct_write,
+                               "--env", "DIRECT_WRITE=" + direct_write])
     segs = int(run.text("max_segments"))
     assert segs == 2, "virtqueue_size=4 should give 2 segments, the guest says %d" % segs
+    assert (int(run.text("dma_alignment")) + 1) <= 512, "buffers 512 bytes into a page must be accepted"
     p = run.json("probe.json")["probes"][0]
     disk = [l for l in p["layers"] if l["layer"] == "disk"][0]
     assert disk["facts"]["max_segments"] == segs, disk["facts"]
     pd = p["verdict"]["plain_direct"]
-    assert pd["max_untorn_bytes"] == 8192, pd
+    assert pd["max_untorn_bytes"] == 4096, pd
     assert any(r["evidence"] == "sysfs:queue/max_segments" for r in pd["reasons"]), pd["reasons"]
     assert run.text("check-16K.rc").strip() == "6" and "max_segments" in run.text("check-16K.txt")
-    assert run.text("check-8K.rc").strip() == "0", run.text("check-8K.txt")
-    # the disk's own count: 8 writes of 8 KiB are 8 requests; 8 of 16 KiB are more (some split)
+    assert run.text("check-8K.rc").strip() == "6" and "max_segments" in run.text("check-8K.txt")
+    assert run.text("check-4K.rc").strip() == "0", run.text("check-4K.txt")
+    # the disk's own count: 8 writes of 8 KiB from page-aligned buffers are 8 requests; 8 of 16 KiB
+    # are more (some split)
     assert "failed" not in run.text("write-8K.log") + run.text("write-16K.log"), run.text("write-16K.log")
     assert int(run.text("requests-8K")) == 8, run.text("requests-8K")
     assert int(run.text("requests-16K")) > 8, "no 16 KiB write was split: %s" % run.text("requests-16K")
+    # from a buffer 512 bytes into a page: 4 KiB writes stay whole, 8 KiB ones are split
+    for s in ("4096", "8192"):
+        assert "failed" not in run.text("shifted-%s.log" % s), run.text("shifted-%s.log" % s)
+    assert int(run.text("shifted-requests-4096")) == 8, run.text("shifted-requests-4096")
+    assert int(run.text("shifted-requests-8192")) > 8, "no shifted 8 KiB write was split: %s" % \
+        run.text("shifted-requests-8192")
 
 
 def test_partition_and_dm_follow_the_disk_rule():

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * direct_write DEV SIZE OFFSET SHIFT: one O_DIRECT pwrite of SIZE bytes at
+ * OFFSET from a buffer that starts SHIFT bytes past a memory page, as a
+ * program is allowed to when SHIFT is a multiple of the queue's
+ * dma_alignment + 1. The tests' own writer, independent of liblcloud.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	size_t size, shift;
+	off_t offset;
+	char *buf;
+	ssize_t n;
+	int fd;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: direct_write DEV SIZE OFFSET SHIFT\n");
+		return 2;
+	}
+	size = strtoul(argv[2], NULL, 0);
+	offset = (off_t)strtoll(argv[3], NULL, 0);
+	shift = strtoul(argv[4], NULL, 0);
+	fd = open(argv[1], O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 || posix_memalign((void **)&buf, (size_t)sysconf(_SC_PAGESIZE), size + shift) != 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	memset(buf, 0x5a, size + shift);
+	n = pwrite(fd, buf + shift, size, offset);
+	if (n != (ssize_t)size) {
+		fprintf(stderr, "%s: pwrite: %s\n", argv[1], n < 0 ? strerror(errno) : "short write");
+		return 1;
+	}
+	close(fd);
+	return 0;
+}

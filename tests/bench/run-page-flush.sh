@@ -221,4 +221,4 @@ echo "$table"
 echo "$verdicts"
 [[ -s $notes ]] && cat "$notes"
 
-"$here/readme-section" "$readme" page_flush "What an untorn page write buys: page_flush" <<<"$section"
+"$here/readme-section" "$readme" page_flush "page_flush on the host: XFS and ext4 over loop devices" <<<"$section"

@@ -77,8 +77,10 @@ int verdict_compute(struct lcloud_probe *p)
 
 	if (!v)
 		return -ENOMEM;
-	for (int i = 0; i < VERDICT_PATHS; i++)
+	for (int i = 0; i < VERDICT_PATHS; i++) {
 		v[i].path = (enum lcloud_io_path)(i + 1);
+		v[i].no_above = UINT64_MAX;
+	}
 	r = verdict_rwf_atomic(p, &v[0]);
 	if (r >= 0)
 		r = cap_for_shifted_boundary(p, &v[0]);

@@ -27,6 +27,8 @@ struct lcloud_verdict {
 	/* sizes above max_untorn rest on evidence that could not be read */
 	bool unknown;
 	unsigned int unknown_reason; /* index into reasons when unknown */
+	/* sizes above this are "no" whatever could not be read: a limit that was read says so */
+	uint64_t no_above;
 };
 
 /* Joins the probe's layers into one verdict per path (stored in the probe). */

@@ -150,7 +150,8 @@ static enum lcloud_answer answer(const struct lcloud_verdict *v, uint64_t size)
 {
 	if (untorn(v, size))
 		return LCLOUD_ANSWER_UNTORN;
-	return v->unknown && size > v->max_untorn ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO;
+	/* what could not be read leaves a size open only where nothing that was read closes it */
+	return v->unknown && size > v->max_untorn && size <= v->no_above ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO;
 }
 
 /*

@@ -198,7 +198,8 @@ static int leaf_limit(const struct lcloud_probe *p, int leaf, const struct promi
  * one request whatever buffer the kernel accepts (0 with an "unknown" reason
  * when a limit could not be read), or -ENOMEM.
  */
-static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struct lcloud_verdict *v)
+static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struct lcloud_verdict *v,
+			     bool *ret_unread)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	int r;
@@ -222,6 +223,7 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 			r = unknown(v, "sysfs:queue/max_segments", "%s: queue/%s could not be read, so whether the block "
 				    "layer splits writes of more than one memory page (%" PRIu64 " bytes) is unknown",
 				    l->name, name, page);
+			*ret_unread = true;
 			return r < 0 ? r : (int64_t)page;
 		}
 		if (!is_power_of_2(buf_align) || buf_align > page)
@@ -269,6 +271,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
 	int top = top_block(p), leaves[16], n_leaves;
 	uint64_t limit = UINT64_MAX, boundary = 0, boundary_offset = 0, align = 512, top_start = 0;
+	/* the smallest limit that rests on what was read: above it, "no" whatever else is unknown */
+	uint64_t definite = UINT64_MAX;
 	bool natural = false;
 	int r;
 
@@ -306,6 +310,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			bool unread = child_of_kind(p, leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
 			limit = 0;
+			if (!unread)
+				definite = 0;
 			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (%s), so "
 					     "its power-fail atomic size is unknown; %s", d->name,
 					     has_note(p, "nvme-not-captured") ? "the captured tree has none"
@@ -347,6 +353,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		}
 		align = pr.lba > align ? pr.lba : align;
 		limit = min_u64(limit, ok);
+		definite = min_u64(definite, ok);
 		natural = natural || pr.natural;
 		if (pr.boundary) {
 			/* one disk, one start: the boundary can be given in the target's terms */
@@ -391,6 +398,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		}
 		if (max_kb && max_kb * 1024 < limit) {
 			limit = pow2_floor(max_kb * 1024);
+			definite = min_u64(definite, limit);
 			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name, max_kb);
 			if (r < 0)
 				return r;
@@ -403,6 +411,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			natural = true;
 			if (cap < limit) {
 				limit = cap;
+				definite = min_u64(definite, cap);
 				r = reason(v, md_chunk ? "sysfs:md/chunk_size" : "sysfs:queue/chunk_sectors",
 					   "%s splits writes at its %" PRIu64 "-byte chunk edges", l->name, chunk);
 				if (r < 0)
@@ -422,6 +431,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				cap = fits_from((int64_t)(ts * 512) - (int64_t)top_start, 0, 0);
 				if (cap < limit) {
 					limit = cap;
+					definite = min_u64(definite, cap);
 					r = reason(v, "dm:table", "%s: a segment starts at byte %llu, and writes across it "
 						   "are split", l->name, ts * 512);
 					if (r < 0)
@@ -432,10 +442,14 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	}
 
 	if (limit && limit != UINT64_MAX) {
-		int64_t seg = segment_limit(p, limit, v);
+		bool unread = false;
+		int64_t seg = segment_limit(p, limit, v, &unread);
 
 		if (seg < 0)
 			return (int)seg;
+		/* a cap the segment rules set themselves, not one they passed through */
+		if (!unread && (uint64_t)seg < limit)
+			definite = min_u64(definite, (uint64_t)seg);
 		limit = (uint64_t)seg;
 	}
 
@@ -455,6 +469,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 		if (unit && unit < limit) {
 			limit = pow2_floor(unit);
+			if (!fact_unread(fs, "cluster_size"))
+				definite = min_u64(definite, limit);
 			r = reason(v, fact(fs, "cluster_size") ? "ext4:superblock:s_log_cluster_size" : "statfs:f_bsize",
 				   "%s allocates in %" PRIu64 "-byte units (%s): a larger write can span two extents and "
 				   "reach the device as two writes; %s", fs->name, unit, what,
@@ -467,6 +483,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		natural = true;
 	}
 	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
+	v->no_above = definite;
 	v->alignment = natural ? 0 : align;
 	v->boundary = natural ? 0 : boundary;
 	v->boundary_offset = natural ? 0 : boundary_offset;

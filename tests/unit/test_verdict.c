@@ -298,6 +298,27 @@ static void test_block_layer_split_rules(void **state)
 	}
 }
 
+/*
+ * What could not be read must not hide what was: sdn lacks queue/max_segments
+ * (so sizes above one page rest on it) but says max_sectors_kb 8, which the
+ * block layer splits at whatever else holds. 8 KiB is unknown, 16 KiB is no.
+ */
+static void test_unknown_never_hides_a_no(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("scsi", "/dev/sdn");
+	char why[512];
+	(void)state;
+
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 8192, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "max_segments"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_NO);
+	lcloud_probe_free(p);
+}
+
 static void test_check_answers_and_errors(void **state)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
@@ -365,6 +386,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_check_answers_and_errors),
 		cmocka_unit_test(test_gpd_rule_same_on_disk_partition_and_dm),
 		cmocka_unit_test(test_block_layer_split_rules),
+		cmocka_unit_test(test_unknown_never_hides_a_no),
 		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 	};
 

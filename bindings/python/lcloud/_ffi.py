@@ -118,6 +118,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "lcloud_queue_get_backend": (_int, [_vp]),
     "lcloud_backend_to_string": (_cp, [_int]),
     "lcloud_queue_get_error": (_cp, [_vp]),
+    "lcloud_queue_get_probe": (_vp, [_vp]),
     "lcloud_queue_prep_write": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
     "lcloud_queue_prep_read": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
     "lcloud_queue_submit": (_int, [_vp]),

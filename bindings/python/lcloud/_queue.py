@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Type, Union
 
 from . import _ffi
-from ._probe import StrPath, _cbytes
+from ._probe import Probe, StrPath, _cbytes
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -63,6 +63,13 @@ class Hint:
         return h
 
 
+def _byte_count(value: int, what: str) -> int:
+    """An offset or length as the uint64_t the library takes (ctypes would wrap a negative one)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+        raise ValueError("%s %r is not a byte count" % (what, value))
+    return value
+
+
 def _hint_ref(hint: Optional[Hint]) -> Any:
     """A pointer to the C hint, or None (NULL: no hint)."""
     if hint is None:
@@ -76,9 +83,7 @@ class _AlignedBuffer:
     """LENGTH bytes of page-aligned memory (an anonymous mmap) for one direct I/O."""
 
     def __init__(self, length: int) -> None:
-        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
-            raise ValueError("length %r is not a byte count" % (length,))
-        self.length = length
+        self.length = _byte_count(length, "length")
         # mmap cannot map 0 bytes; the library refuses a 0-byte I/O itself, with its own message
         self._map = mmap.mmap(-1, max(length, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self._view: Optional[ctypes.Array[ctypes.c_char]] = (ctypes.c_char * len(self._map)).from_buffer(self._map)
@@ -237,6 +242,12 @@ class Queue:
         lib = _ffi.lib()
         return str(_ffi.text(lib.lcloud_backend_to_string(lib.lcloud_queue_get_backend(self._handle()))))
 
+    def probe(self) -> Probe:
+        """What the queue found when it opened its target (lcloud_queue_get_probe(3)): its verdict
+        decides which writes are atomic. A copy, as lcloud.probe() returns."""
+        lib = _ffi.lib()
+        return Probe._from_c(lib, lib.lcloud_queue_get_probe(self._handle()))
+
     @property
     def last_error(self) -> str:
         """Why the last call on this queue failed, for a person; "" when it did not."""
@@ -264,6 +275,7 @@ class Queue:
         """
         q = self._handle()
         ref = _hint_ref(hint)
+        _byte_count(offset, "offset")
         buf = _AlignedBuffer(memoryview(data).nbytes)
         try:
             buf.fill(data)
@@ -283,6 +295,7 @@ class Queue:
         """
         q = self._handle()
         ref = _hint_ref(hint)
+        _byte_count(offset, "offset")
         buf = _AlignedBuffer(length)
         try:
             status = ctypes.c_uint16()
@@ -294,8 +307,13 @@ class Queue:
             buf.close()
 
     def _prep(self, is_read: bool, buf: _AlignedBuffer, offset: int, hint: Optional[Hint], user_data: Any) -> None:
-        q = self._handle()
-        ref = _hint_ref(hint)
+        try:
+            q = self._handle()
+            ref = _hint_ref(hint)
+            _byte_count(offset, "offset")
+        except BaseException:
+            buf.close()
+            raise
         token = next(self._tokens)
         lib = _ffi.lib()
         prep = lib.lcloud_queue_prep_read if is_read else lib.lcloud_queue_prep_write

@@ -96,6 +96,22 @@ def test_queue_arguments_checked_before_opening(tmp_path: Any) -> None:
         lcloud.Queue(str(tmp_path / "missing"))
 
 
+def test_offsets_and_lengths_are_byte_counts(tmp_path: Any) -> None:
+    """ctypes would turn -4096 into 2**64 - 4096: refused here, before the library sees it."""
+    path = str(tmp_path / "f")
+    open(path, "w").close()
+    try:
+        q = lcloud.Queue(path, write=True)
+    except OSError as e:  # tmpfs and the like have no O_DIRECT
+        pytest.skip("no direct I/O on the file system of %s: %s" % (tmp_path, e))
+    with q:
+        for call in (lambda: q.write(bytes(4096), -4096), lambda: q.read(4096, -1), lambda: q.read(-4096, 0),
+                     lambda: q.prep_write(bytes(4096), 1 << 64), lambda: q.prep_read(4096, True)):
+            with pytest.raises(ValueError):
+                call()
+        assert q.submit() == 0
+
+
 def test_mypy_strict() -> None:
     mypy = shutil.which("mypy")
     assert mypy, "mypy missing: install Debian package mypy (scripts/install-deps --tests does)"

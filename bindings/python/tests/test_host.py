@@ -57,6 +57,9 @@ def assert_same_refusal(e: OSError, stderr: str) -> None:
 def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
     with lcloud.Queue(xfs_file, write=True) as q:
         assert q.backend == "io_uring"
+        # the queue's own probe, whose verdict decides, is what probe() finds for the same file
+        assert q.probe().verdict == lcloud.probe(xfs_file).verdict
+        assert q.probe().verdict["rwf_atomic"]["max_untorn_bytes"] >= 16384
         for size, byte in ((4096, 0x11), (16384, 0x22)):
             data = bytes([byte]) * size
             assert q.write(data, size * 2, lcloud.Hint(write_class="data", atomic=True)) == size

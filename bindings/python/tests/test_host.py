@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """lcloud.Queue on the real kernel, as root, on loop devices (tests/host/hostlib.py):
-atomic 16 KiB writes to a file on XFS read back (one at a time and in a
-batch), atomic writes refused before submission with the queue's own words
+atomic 16 KiB writes to a file on XFS read back (one at a time, and in a
+batch on io_uring and on the sync backend), atomic writes refused before submission with the queue's own words
 (misaligned, not a power of two, oversized, ext4 without atomic writes), reads
 at and past the end of a file, hints described as 'lcloudctl write' and
 'lcloudctl read' describe them, and the write guard refusing a mounted
@@ -75,9 +75,11 @@ def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
         assert f.read() == b"\x22" * 16384
 
 
-def test_atomic_batch_with_user_data(xfs_file: str) -> None:
+@pytest.mark.parametrize("backend", ["io_uring", "sync"])
+def test_atomic_batch_with_user_data(xfs_file: str, backend: str) -> None:
     n = 8
-    with lcloud.Queue(xfs_file, depth=n, write=True) as q:
+    with lcloud.Queue(xfs_file, depth=n, backend=backend, write=True) as q:
+        assert q.backend == backend
         for i in range(n):
             q.prep_write(bytes([0x40 + i]) * 16384, i * 16384, lcloud.Hint(write_class="journal", atomic=True),
                          user_data=("page", i))

@@ -101,6 +101,12 @@ class _AlignedBuffer:
         self._map.close()
 
 
+def _short_write_message(done: int, length: int, offset: int) -> str:
+    """What lcloudctl write says of an atomic write the kernel cut short (at the file size limit)."""
+    return ("only %d of %d bytes were written at offset %d: the write was not one untorn unit; check the file "
+            "size limit (ulimit -f) and the free space" % (done, length, offset))
+
+
 @dataclass(frozen=True)
 class Completion:
     """One reaped I/O (struct lcloud_completion).
@@ -108,21 +114,29 @@ class Completion:
     user_data: what prep_write/prep_read was given; result: bytes transferred,
     or -errno; nvme_status: the NVMe status on the passthrough backend (0 on
     success and elsewhere); data: the bytes a read brought (None for writes
-    and failed reads).
+    and failed reads); length, offset, write and atomic: the I/O as it was
+    prepared. ok is False for a failure and for an atomic write the kernel
+    cut short, which was not one untorn unit.
     """
 
     user_data: Any
     result: int
     nvme_status: int
     data: Optional[bytes]
+    length: int = 0
+    offset: int = 0
+    write: bool = False
+    atomic: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.result >= 0
+        return self.error() is None
 
     def error(self) -> Optional[OSError]:
         """The failure as an OSError (ENOSPC, EIO, ...), or None when the I/O succeeded."""
         if self.result >= 0:
+            if self.write and self.atomic and self.result < self.length:
+                return OSError(_errno.EIO, _short_write_message(self.result, self.length, self.offset))
             return None
         message = os.strerror(-self.result)
         if self.nvme_status:
@@ -132,12 +146,14 @@ class Completion:
 
 
 class _Pending:
-    __slots__ = ("user_data", "buffer", "is_read", "submitted")
+    __slots__ = ("user_data", "buffer", "is_read", "offset", "atomic", "submitted")
 
-    def __init__(self, user_data: Any, buffer: _AlignedBuffer, is_read: bool) -> None:
+    def __init__(self, user_data: Any, buffer: _AlignedBuffer, is_read: bool, offset: int, atomic: bool) -> None:
         self.user_data = user_data
         self.buffer = buffer
         self.is_read = is_read
+        self.offset = offset
+        self.atomic = atomic
         self.submitted = False
 
 
@@ -266,7 +282,10 @@ class Queue:
     def write(self, data: BytesLike, offset: int, hint: Optional[Hint] = None) -> int:
         """Writes DATA at byte OFFSET and waits for it (lcloud_queue_write(3)).
 
-        Returns the number of bytes written. Raises OSError when the write is
+        Returns the number of bytes written, which for a plain write may be
+        fewer than len(DATA) (at the file size limit, on a full file system),
+        as os.write's. An atomic write cut short raises OSError(EIO): it was
+        not one untorn unit. Raises OSError when the write is
         refused before submission (EINVAL: misaligned, an atomic write that is
         not untorn here; EOPNOTSUPP: no atomic writes on this path; EBADF: a
         read-only queue; ENOSPC: past the end of a device) or fails; strerror
@@ -285,6 +304,11 @@ class Queue:
             buf.close()
         if n < 0:
             self._raise(n, status.value)
+        if hint is not None and hint.atomic and n < buf.length:
+            # the kernel cuts even an RWF_ATOMIC write short at the file size limit: not one untorn unit
+            e = OSError(_errno.EIO, _short_write_message(n, buf.length, offset), self.path)
+            setattr(e, "nvme_status", 0)
+            raise e
         return n
 
     def read(self, length: int, offset: int, hint: Optional[Hint] = None) -> bytes:
@@ -321,7 +345,7 @@ class Queue:
         if r < 0:
             buf.close()
             self._raise(r)
-        self._pending[token] = _Pending(user_data, buf, is_read)
+        self._pending[token] = _Pending(user_data, buf, is_read, offset, hint is not None and hint.atomic)
 
     def prep_write(self, data: BytesLike, offset: int, hint: Optional[Hint] = None, user_data: Any = None) -> None:
         """Queues a write of DATA at OFFSET (lcloud_queue_prep_write(3)); nothing is sent before submit().
@@ -360,15 +384,18 @@ class Queue:
             finally:
                 p.buffer.close()
             done.append(Completion(user_data=p.user_data, result=int(c.result), nvme_status=int(c.nvme_status),
-                                   data=data))
+                                   data=data, length=p.buffer.length, offset=p.offset, write=not p.is_read,
+                                   atomic=p.atomic))
         return done
 
     def reap(self, max: Optional[int] = None, min: int = 1) -> List[Completion]:
         """Reaps up to MAX completions (default: the queue's depth), waiting for at least MIN.
 
         Completions come in the order the I/Os finish; tell them apart by
-        user_data. A failed I/O is a Completion with a negative result, not
-        an exception; OSError is for the reaping itself.
+        user_data. A failed I/O is a Completion with a negative result (or,
+        for an atomic write cut short, one below its length), not an
+        exception: see Completion.ok and error(). OSError is for the reaping
+        itself.
         """
         count = self.depth if max is None else max
         if count < 1 or min < 0 or min > count:

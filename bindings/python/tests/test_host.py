@@ -3,12 +3,17 @@
 atomic 16 KiB writes to a file on XFS read back (one at a time, and in a
 batch on io_uring and on the sync backend), atomic writes refused before submission with the queue's own words
 (misaligned, not a power of two, oversized, ext4 without atomic writes), reads
-at and past the end of a file, hints described as 'lcloudctl write' and
+at and past the end of a file, an atomic write the kernel cut short (a file
+size limit) reported as an error, hints described as 'lcloudctl write' and
 'lcloudctl read' describe them, and the write guard refusing a mounted
 device. Every refusal is compared with what lcloudctl says for the same I/O."""
 import errno
+import json
 import os
+import resource
+import signal
 import subprocess
+import sys
 from typing import Iterator, Tuple
 
 import pytest
@@ -135,6 +140,50 @@ def test_ext4_refuses_atomic_writes_plain_ones_work() -> None:
         p = cli_write(path, 0, 4096, "--atomic")
         assert p.returncode == 7
         assert_same_refusal(e.value, p.stderr)
+
+
+# Under a file size limit (ulimit -f) of 20 KiB the kernel cuts writes at 16 KiB short, atomic ones too.
+SHORT_CHILD = r"""
+import json, resource, signal, sys
+import lcloud
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (20480, 20480))
+out = {}
+with lcloud.Queue(sys.argv[1], depth=2, write=True) as q:
+    out["plain"] = q.write(b"p" * 8192, 16384)
+    try:
+        q.write(b"a" * 16384, 16384, lcloud.Hint(atomic=True))
+    except OSError as e:
+        out["atomic"] = [e.errno, e.strerror]
+    q.prep_write(b"a" * 16384, 16384, lcloud.Hint(atomic=True), user_data="batch")
+    q.submit()
+    (c,) = q.reap(min=1)
+    e = c.error()
+    out["batch"] = [c.result, c.ok, e.errno if e else None, e.strerror if e else None]
+print(json.dumps(out))
+"""
+
+
+def limit_file_size() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20480, 20480))
+
+
+def test_atomic_write_cut_short_is_an_error(xfs_file: str) -> None:
+    p = subprocess.run([sys.executable, "-c", SHORT_CHILD, xfs_file], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["plain"] == 4096  # a plain write returns what was written, as os.write does
+    want = ("only 4096 of 16384 bytes were written at offset 16384: the write was not one untorn unit; check the "
+            "file size limit (ulimit -f) and the free space")
+    assert out["atomic"] == [errno.EIO, want]
+    assert out["batch"] == [4096, False, errno.EIO, want]
+    assert os.path.getsize(xfs_file) == 20480  # the kernel did cut them at the limit
+    # lcloudctl write under the same limit says the same
+    cli = subprocess.run([hostlib.LCLOUDCTL, "write", "--offset", "16384", "--length", "16384", "--pattern", "1",
+                          "--atomic", xfs_file], capture_output=True, text=True, preexec_fn=limit_file_size)
+    assert cli.returncode != 0 and error_line(cli.stderr).endswith(want), cli.stderr
 
 
 def test_read_at_and_past_the_end(xfs_file: str) -> None:

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """lcloud.Queue on the real kernel, as root, on loop devices (tests/host/hostlib.py):
 atomic 16 KiB writes to a file on XFS read back (one at a time, and in a
-batch on io_uring and on the sync backend), atomic writes refused before submission with the queue's own words
-(misaligned, not a power of two, oversized, ext4 without atomic writes), reads
-at and past the end of a file, an atomic write the kernel cut short (a file
-size limit) reported as an error, hints described as 'lcloudctl write' and
-'lcloudctl read' describe them, and the write guard refusing a mounted
-device. Every refusal is compared with what lcloudctl says for the same I/O."""
+batch on io_uring and on the sync backend); atomic writes refused before
+submission with the queue's own words (misaligned, not a power of two,
+oversized, ext4 without atomic writes); an atomic write the kernel cut short
+(a file size limit) reported as an error; reads at and past the end of a
+file; hints described as 'lcloudctl write' and 'lcloudctl read' describe
+them; the write guard refusing a mounted device. Every refusal is compared
+with what lcloudctl says for the same I/O."""
 import errno
 import json
 import os

@@ -45,11 +45,14 @@ def test_outside_program_prints_atomic_limits():
                                   text=True, check=True).stdout.split()
         found = [d for d in sitedirs if os.path.exists(os.path.join(d, "lcloud", "__init__.py"))]
         assert found, (sitedirs, [r for r, _, f in os.walk(prefix) if "__init__.py" in f])
+        # every module of the package, and the marker that says it is typed
+        assert sorted(os.listdir(os.path.join(found[0], "lcloud"))) == [
+            "__init__.py", "_ffi.py", "_probe.py", "_queue.py", "py.typed"], os.listdir(os.path.join(found[0], "lcloud"))
         p = subprocess.run(["/usr/bin/python3", "-c", "import site, sys; site.addsitedir(sys.argv[1]); import lcloud; "
-                            "print(lcloud.version(), lcloud.check(sys.argv[2], 4096).answer)", found[0], prefix],
+                            "print(lcloud.version(), lcloud.check(sys.argv[2], 4096).answer, lcloud.Hint(write_class='data').write_class)", found[0], prefix],
                            env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib", "x86_64-linux-gnu") + ":" +
                                     os.path.join(prefix, "lib")), capture_output=True, text=True)
-        assert p.returncode == 0 and p.stdout.split()[0] == "0.2.0", (p.stdout, p.stderr)
+        assert p.returncode == 0 and p.stdout.split()[0] == "0.2.0" and p.stdout.split()[-1] == "data", (p.stdout, p.stderr)
         # a default install (/usr/local) goes where Debian's python3 searches
         local = os.path.join(d, "build-local")
         run(["meson", "setup", "--prefix", "/usr/local", "-Dtests=false", local, SOURCE_ROOT], check=True)

@@ -15,6 +15,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+from typing import Any, Dict, List, Optional, Tuple
 
 # enum lcloud_probe_flags
 PROBE_NOFOLLOW = 1 << 0
@@ -57,7 +58,7 @@ _u32 = ctypes.c_uint32
 _u64 = ctypes.c_uint64
 
 # name: (restype, argtypes)
-_PROTOTYPES = {
+_PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "lcloud_version": (_cp, []),
     "lcloud_ctx_new": (_int, [ctypes.POINTER(_vp)]),
     "lcloud_ctx_free": (None, [_vp]),
@@ -111,7 +112,61 @@ _PROTOTYPES = {
     "lcloud_verdict_get_hardware_max_bytes": (_u64, [_vp]),
     "lcloud_probe_check": (_int, [_vp, _int, _u64, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t]),
     "lcloud_io_path_from_string": (_int, [_cp, ctypes.POINTER(ctypes.c_int)]),
+    "lcloud_ctx_get_error": (_cp, [_vp]),
+    "lcloud_queue_open": (_int, [_vp, _cp, _u32, _int, _u32, ctypes.POINTER(_vp)]),
+    "lcloud_queue_free": (None, [_vp]),
+    "lcloud_queue_get_backend": (_int, [_vp]),
+    "lcloud_backend_to_string": (_cp, [_int]),
+    "lcloud_queue_get_error": (_cp, [_vp]),
+    "lcloud_queue_get_probe": (_vp, [_vp]),
+    "lcloud_queue_prep_write": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
+    "lcloud_queue_prep_read": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
+    "lcloud_queue_submit": (_int, [_vp]),
+    "lcloud_queue_reap": (_int, [_vp, _vp, _u32, _u32]),
+    "lcloud_queue_write": (ctypes.c_int64, [_vp, _vp, _u64, _u64, _vp, ctypes.POINTER(ctypes.c_uint16)]),
+    "lcloud_queue_read": (ctypes.c_int64, [_vp, _vp, _u64, _u64, _vp, ctypes.POINTER(ctypes.c_uint16)]),
+    "lcloud_queue_describe_hint": (_int, [_vp, _vp, _int, _cp, ctypes.c_size_t]),
+    "lcloud_nvme_status_to_string": (_cp, [ctypes.c_uint16]),
 }
+
+# enum lcloud_backend
+BACKENDS = {"auto": 0, "passthrough": 1, "io_uring": 2, "sync": 3}
+
+# enum lcloud_queue_flags
+QUEUE_WRITE = 1 << 0
+QUEUE_FORCE = 1 << 1
+
+# enum lcloud_write_class, lcloud_read_kind, lcloud_lifetime: names as lcloudctl's options spell them
+WRITE_CLASSES = {"none": 0, "data": 1, "metadata": 2, "journal": 3, "background": 4}
+READ_KINDS = {"none": 0, "sync": 1, "readahead": 2}
+LIFETIMES = {"none": 0, "short": 1, "medium": 2, "long": 3, "extreme": 4}
+
+# enum lcloud_io_flags
+IO_ATOMIC = 1 << 0
+IO_FUA = 1 << 1
+
+
+class HintStruct(ctypes.Structure):
+    """struct lcloud_hint"""
+    _fields_ = [
+        ("write_class", ctypes.c_uint8),
+        ("read_kind", ctypes.c_uint8),
+        ("lifetime", ctypes.c_uint8),
+        ("reserved", ctypes.c_uint8),
+        ("flags", ctypes.c_uint32),
+        ("group", ctypes.c_uint32),
+        ("reserved2", ctypes.c_uint32),
+    ]
+
+
+class CompletionStruct(ctypes.Structure):
+    """struct lcloud_completion"""
+    _fields_ = [
+        ("user_data", ctypes.c_uint64),
+        ("result", ctypes.c_int32),
+        ("nvme_status", ctypes.c_uint16),
+        ("reserved", ctypes.c_uint16),
+    ]
 
 # enum lcloud_io_path values of the four paths, in lcloudctl's JSON order
 IO_PATHS = {1: "rwf_atomic", 2: "passthrough", 3: "plain_direct", 4: "buffered"}
@@ -130,10 +185,10 @@ class PagePlan(ctypes.Structure):
     ]
 
 _lock = threading.Lock()
-_lib = None
+_lib: Optional[ctypes.CDLL] = None
 
 
-def library_name():
+def library_name() -> str:
     """The name or path the library is (or would be) loaded from."""
     env = os.environ.get("LCLOUD_LIBRARY")
     if env:
@@ -141,8 +196,11 @@ def library_name():
     return ctypes.util.find_library("lcloud") or "liblcloud.so.0"
 
 
-def lib():
-    """The loaded library with every prototype declared (loaded once)."""
+def lib() -> Any:
+    """The loaded library with every prototype declared (loaded once).
+
+    Typed Any: its functions are looked up by name at run time.
+    """
     global _lib
     if _lib is not None:
         return _lib
@@ -163,8 +221,11 @@ def lib():
     return _lib
 
 
-def text(value):
+def text(value: Optional[bytes]) -> Any:
     """A C string (bytes from ctypes, or None) as a Python str (or None).
+
+    Typed Any, as the library's results are: the callers know which C strings
+    may be NULL.
 
     File names and kernel strings are bytes to the kernel; decode them the way
     os.fsdecode does so that no byte is lost (surrogateescape).

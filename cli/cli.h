@@ -37,7 +37,23 @@ struct global_opts {
 	enum output_format format;
 	bool bytes; /* raw byte values instead of human units */
 	bool human; /* probe -H: decode the bits of NVMe capability fields */
+	bool color; /* --color, NO_COLOR and whether stdout is a terminal, decided once in main */
 };
+
+/* What a coloured word says; never used in JSON. */
+enum color_role {
+	COLOR_GOOD,    /* untorn, ok */
+	COLOR_BAD,     /* not untorn, misaligned, an error note, a weaker verdict */
+	COLOR_UNKNOWN, /* unknown, a warning note */
+};
+
+/* --color=WHEN: auto (a terminal and no NO_COLOR), always or never; false for another word. */
+bool color_decide(const char *when, bool *ret);
+/* The escape that starts ROLE's colour, or "" when G says no colour; color_end() likewise. */
+const char *color_start(const struct global_opts *g, enum color_role role);
+const char *color_end(const struct global_opts *g);
+/* libsmartcols' colour name for ROLE. */
+const char *color_name(enum color_role role);
 
 struct command {
 	const char *name;

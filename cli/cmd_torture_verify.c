@@ -41,7 +41,8 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "all", no_argument, NULL, OPT_ALL },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -26,7 +26,7 @@ for ns in /sys/block/nvme*n*; do
     cat /sys/block/$n/queue/logical_block_size > /out/lbs-$n
     echo $n >> /out/namespaces
 done
-"$LCLOUDCTL" list -o json > /out/list.json
+"$LCLOUDCTL" list -J > /out/list.json
 "$LCLOUDCTL" list > /out/list.txt
 '''
 

@@ -719,7 +719,7 @@ void cmd_list_usage(FILE *out)
 	      "  STREAM-GRAN   write stream granularity\n"
 	      "  WC            write cache: write-back or write-through\n"
 	      "  ALIGN         ok, or MISALIGNED (a partition off its disk's atomic unit)\n"
-	      "  MODEL         the disk's model        TRAN          transport (nvme, sata, virtio...)\n"
+	      "  MODEL         the disk's model        TRAN          nvme, sata, virtio...\n"
 	      "  FSTYPE        file system type        MOUNTPOINT    where it is mounted\n"
 	      "  RWF-ATOMIC    largest untorn write with RWF_ATOMIC (none, unknown)\n"
 	      "  PASSTHROUGH   largest untorn NVMe passthrough write\n"

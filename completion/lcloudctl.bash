@@ -37,12 +37,16 @@ _lcloudctl()
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         case $w in
-            --sysroot | -o | --output | --format) ((i++)) ;;
+            --sysroot | -o | --output | --format | =) ((i++)) ;; # "=": bash splits --color=always there
             -*) ;;
             *) sub=$w; break ;;
         esac
     done
 
+    if [[ $prev == = && ${COMP_WORDS[COMP_CWORD - 2]} == --color ]]; then
+        COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+        return
+    fi
     case $prev in
         --sysroot)
             COMPREPLY=($(compgen -d -- "$cur")); return ;;

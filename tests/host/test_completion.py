@@ -51,6 +51,9 @@ def test_values():
     assert "journal" in complete("write", "f", "--hint", "")
     assert sorted(complete("probe", "--format", "")) == ["json", "normal"]
     assert sorted(complete("--color", "")) == ["always", "auto", "never"]
+    # bash splits --color=al into --color, =, al
+    assert complete("--color", "=", "al") == ["always"]
+    assert complete("--color", "=", "always", "list", "-o", "AWU-MA") == ["AWU-MAX"]
     # list's -o is lsblk's: columns, after a comma or a + too
     assert "AWU-MAX" in complete("list", "-o", "") and "json" not in complete("list", "-o", "")
     assert complete("list", "-o", "NAME,MOD") == ["NAME,MODEL"]

@@ -289,6 +289,15 @@ def test_colour_only_where_asked():
     probe = lcloudctl("--color=always", *base, "probe", "/dev/sdb1").stdout
     assert re.search(r"\x1b\[33mwarning\x1b\[0m: ", probe), probe
     assert ESC not in lcloudctl(*base, "probe", "/dev/sdb1").stdout
+    # torture verify's result: green when clean
+    with scratch_dir() as d:
+        data, record = os.path.join(d, "data"), os.path.join(d, "record")
+        p = lcloudctl("torture", "run", data, "--pages", "4", "--path", "plain_direct", "--writes", "8", "--record",
+                      record)
+        assert p.returncode == 0, p.stderr
+        assert ESC not in lcloudctl("torture", "verify", data, "--record", record).stdout
+        out = lcloudctl("--color=always", "torture", "verify", data, "--record", record).stdout
+        assert "result: " + ESC + "32mclean" in out, out
     p = lcloudctl("--color=sometimes", "list")
     assert p.returncode == 2 and "auto, always or never" in p.stderr
 

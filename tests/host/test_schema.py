@@ -3,13 +3,12 @@
 """Real JSON output of lcloudctl probe, list, check, advise and torture verify,
 over the captured sysfs trees (--sysroot) and this host's files and devices,
 validates against cli/lcloudctl.schema.json (the file meson installs under
-share/lcloud/) with python3-jsonschema (test_installed checks that meson installs it); the schema pins one type per key; a
-document broken the way a careless change would break it is refused; every
-JSON document carries "schema": 1."""
+share/lcloud/, as test_installed checks) with python3-jsonschema; the schema
+pins one type per key; a document broken the way a careless change would
+break it is refused; every JSON document carries "schema": 1."""
 import copy
 import json
 import os
-import tempfile
 
 try:
     import jsonschema
@@ -202,7 +201,6 @@ def test_every_document_kind_was_checked():
 
 
 if __name__ == "__main__":
-    tempfile.tempdir = None
     main([test_schema_pins_one_type_per_key, test_every_fact_the_library_adds_is_declared, test_captured_trees,
           test_live_host, test_every_json_document_has_its_schema, test_a_broken_document_is_refused,
           test_every_document_kind_was_checked])

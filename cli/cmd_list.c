@@ -700,7 +700,9 @@ void cmd_list_usage(FILE *out)
 	      "  -J, --json            JSON (the same as --format json)\n"
 	      "      --format FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
-	      "  -t, --tree            partitions under their disk, dm and md devices under\n"
+	      "  -t, --topology        the default columns (as lsblk -t, with the atomic\n"
+	      "                        write limits): undoes an -o or -O before it\n"
+	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
 	      "                        the devices they are built on\n"
 	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
 	      "                        asked for); a power of two, e.g. 16K\n"
@@ -764,7 +766,8 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		{ "json", no_argument, NULL, 'J' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "bytes", no_argument, NULL, 'b' },
-		{ "tree", no_argument, NULL, 't' },
+		{ "topology", no_argument, NULL, 't' },
+		{ "tree", no_argument, NULL, 'T' },
 		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -780,7 +783,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		if (columns[k].in_default)
 			st.selected[st.n_selected++] = (int)k;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:OnrPJbts:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTs:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
@@ -814,6 +817,13 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			opts.bytes = true;
 			break;
 		case 't':
+			output_all = false;
+			st.n_selected = 0;
+			for (size_t k = 0; k < N_COLUMNS; k++)
+				if (columns[k].in_default)
+					st.selected[st.n_selected++] = (int)k;
+			break;
+		case 'T':
 			tree = true;
 			break;
 		case 's':

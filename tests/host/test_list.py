@@ -74,6 +74,8 @@ def test_column_sets():
     assert head == DEFAULT + ["MODEL", "TRAN"], head
     head = listing("-o", "SIZE,NAME", root=root).stdout.splitlines()[0].split()
     assert head == ["SIZE", "NAME"]
+    assert listing("-O", "-t", root=root).stdout.splitlines()[0].split() == DEFAULT
+    assert listing("-T", "-o", "NAME", root=root).stdout == listing("--tree", "-o", "NAME", root=root).stdout
     head = listing("-O", root=root).stdout.splitlines()[0].split()
     assert head == [c for c in all_columns() if c != "UNTORN"], head
     head = listing("-O", "--size", "8K", root=root).stdout.splitlines()[0].split()

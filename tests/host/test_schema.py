@@ -10,45 +10,18 @@ import copy
 import json
 import os
 
-try:
-    import jsonschema
-except ImportError:
-    # Debian's python3-jsonschema, when this python3 is not Debian's own
-    import sys
-    sys.path.append("/usr/lib/python3/dist-packages")
-    import jsonschema
-
 from hostlib import lcloudctl, main, mounted_fs, need_root, scratch_dir
+from schemalib import DOCS, PART, SCHEMA
+import schemalib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA_FILE = os.path.join(HERE, "..", "..", "cli", "lcloudctl.schema.json")
 FIXTURES = os.path.join(HERE, "..", "unit", "fixtures")
-DOCS = ("probe", "list", "check", "advise", "torture_verify")
-
-with open(SCHEMA_FILE) as f:
-    SCHEMA = json.load(f)
-VALIDATOR = jsonschema.validators.validator_for(SCHEMA)
-VALIDATOR.check_schema(SCHEMA)
-WHOLE = VALIDATOR(SCHEMA)
-PART = {d: VALIDATOR({"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/" + d})
-        for d in DOCS + ("probe_result", "probe_failure")}
-seen = {d: 0 for d in DOCS}
 LIB = os.path.join(HERE, "..", "..", "lib")
+seen = {d: 0 for d in DOCS}
 
 
 def validate(kind, doc, where):
-    if kind == "probe":
-        # each path on its own first: a precise message rather than "not valid under any of oneOf"
-        for p in doc.get("probes", []):
-            one = PART["probe_failure" if "error" in p else "probe_result"]
-            errors = sorted(one.iter_errors(p), key=lambda e: list(e.absolute_path))
-            assert not errors, "probe %s (%s): %s at %s" % (p.get("path"), where, errors[0].message,
-                                                           list(errors[0].absolute_path))
-    errors = sorted(PART[kind].iter_errors(doc), key=lambda e: list(e.absolute_path))
-    assert not errors, "%s (%s): %s at %s" % (kind, where, errors[0].message, list(errors[0].absolute_path))
-    # the top-level oneOf tells the documents apart by their keys alone
-    assert WHOLE.is_valid(doc), "%s (%s) matches not exactly one document of the schema" % (kind, where)
-    assert doc["schema"] == 1
+    schemalib.validate(kind, doc, where)
     seen[kind] += 1
 
 

@@ -8,7 +8,6 @@
  * lsblk -t costs: the probe reads sysfs only (no device commands, no
  * signatures, no verdicts); a verdict column turns the verdicts on.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -78,15 +76,8 @@ static const struct list_column columns[] = {
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
-struct mount_entry {
-	char *devno; /* "MAJ:MIN" */
-	char *mount_point;
-	char *fstype;
-};
-
 struct row {
 	char *name;
-	bool wanted;   /* a filter named it, or no filter */
 	bool probed;
 	char **parents; /* a partition's disk; a dm/md/loop device's slaves */
 	size_t n_parents;
@@ -108,9 +99,7 @@ struct list_state {
 	uint64_t untorn_size;
 	struct row *rows;
 	size_t n_rows;
-	struct mount_entry *mounts;
-	size_t n_mounts;
-	bool mounts_read;
+	struct mount_table mounts;
 	int failures;
 	json_object *errors;
 };
@@ -154,163 +143,6 @@ static bool parse_columns(struct list_state *st, const char *arg)
 			s++;
 	}
 	return st->n_selected > 0;
-}
-
-static char *sysroot_path(const struct list_state *st, const char *fmt, const char *a)
-{
-	char rel[PATH_MAX], *full = NULL;
-
-	snprintf(rel, sizeof(rel), fmt, a);
-	if (asprintf(&full, "%s%s", st->sysroot, rel) < 0)
-		return NULL;
-	return full;
-}
-
-/* The first line of a sysfs or udev file, without its newline; NULL when absent. */
-static char *read_line(const char *file)
-{
-	FILE *f = fopen(file, "re");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return NULL;
-	if (getline(&line, &cap, f) < 0) {
-		free(line);
-		line = NULL;
-	} else {
-		line[strcspn(line, "\n")] = '\0';
-	}
-	fclose(f);
-	return line;
-}
-
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static char *unescape_mount(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-	return s;
-}
-
-/* MOUNTPOINT and FSTYPE: /proc/self/mountinfo, read once, by device number. */
-static void read_mounts(struct list_state *st)
-{
-	char *file = sysroot_path(st, "%s", "/proc/self/mountinfo"), *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-
-	st->mounts_read = true;
-	f = file ? fopen(file, "re") : NULL;
-	free(file);
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		/* id parent MAJ:MIN root mount-point options [optional...] - fstype source super-options */
-		char *save = NULL, *fields[5] = { NULL }, *dash = strstr(line, " - "), *fstype;
-		struct mount_entry *grown;
-		int n = 0;
-
-		if (!dash)
-			continue;
-		*dash = '\0';
-		for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
-			fields[n++] = t;
-		fstype = strtok_r(dash + 3, " \n", &save);
-		if (n < 5 || !fstype)
-			continue;
-		grown = realloc(st->mounts, (st->n_mounts + 1) * sizeof(*grown));
-		if (!grown)
-			break;
-		st->mounts = grown;
-		grown[st->n_mounts].devno = strdup(fields[2]);
-		grown[st->n_mounts].mount_point = strdup(unescape_mount(fields[4]));
-		grown[st->n_mounts].fstype = strdup(fstype);
-		st->n_mounts++;
-	}
-	free(line);
-	fclose(f);
-}
-
-static const struct mount_entry *find_mount(struct list_state *st, const char *devno)
-{
-	if (!devno)
-		return NULL;
-	if (!st->mounts_read)
-		read_mounts(st);
-	for (size_t i = 0; i < st->n_mounts; i++)
-		if (st->mounts[i].devno && strcmp(st->mounts[i].devno, devno) == 0)
-			return &st->mounts[i];
-	return NULL;
-}
-
-/* An unmounted file system's type, as udev's blkid builtin recorded it (lsblk reads the same). */
-static char *udev_fstype(const struct list_state *st, const char *devno)
-{
-	char *file = devno ? sysroot_path(st, "/run/udev/data/b%s", devno) : NULL, *line = NULL, *type = NULL;
-	size_t cap = 0;
-	FILE *f = file ? fopen(file, "re") : NULL;
-
-	free(file);
-	if (!f)
-		return NULL;
-	while (!type && getline(&line, &cap, f) > 0)
-		if (strncmp(line, "E:ID_FS_TYPE=", 13) == 0 && line[13] && line[13] != '\n') {
-			line[strcspn(line, "\n")] = '\0';
-			type = strdup(line + 13);
-		}
-	free(line);
-	fclose(f);
-	return type;
-}
-
-/*
- * TRAN: the transport, read from where the disk sits in sysfs, as lsblk
- * does: nvme (PCIe) or the fabric (tcp, rdma, fc, loop), sata, usb, sas,
- * fc, iscsi, virtio. NULL for virtual devices (dm, md, loop) and unknown buses.
- */
-static char *transport(const struct list_state *st, const char *disk)
-{
-	char *link = sysroot_path(st, "/sys/class/block/%s", disk), *real = link ? realpath(link, NULL) : NULL;
-	const char *word = NULL;
-	char *out = NULL;
-
-	free(link);
-	if (!real)
-		return NULL;
-	if (strstr(real, "/nvme/") || strstr(real, "/nvme-subsystem/")) {
-		char *attr = sysroot_path(st, "/sys/class/block/%s/device/transport", disk);
-		char *t = attr ? read_line(attr) : NULL;
-
-		free(attr);
-		if (t && *t && strcmp(t, "pcie") != 0)
-			out = t;
-		else
-			free(t), word = "nvme";
-	} else if (strstr(real, "/usb")) {
-		word = "usb";
-	} else if (strstr(real, "/ata")) {
-		word = "sata";
-	} else if (strstr(real, "/end_device-") || strstr(real, "/sas_")) {
-		word = "sas";
-	} else if (strstr(real, "/rport-")) {
-		word = "fc";
-	} else if (strstr(real, "/session")) {
-		word = "iscsi";
-	} else if (strstr(real, "/virtio")) {
-		word = "virtio";
-	}
-	free(real);
-	return word ? strdup(word) : out;
 }
 
 /*
@@ -446,14 +278,14 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 					   ? lcloud_layer_get_name(lcloud_probe_get_layer(p, 1))
 					   : row->name;
 
-		t = transport(st, disk);
+		t = block_transport(st->sysroot, disk);
 		j = t ? json_object_new_string(t) : NULL;
 		break;
 	}
 	case COL_FSTYPE: {
-		const struct mount_entry *m = find_mount(st, devno);
+		const struct mount_entry *m = mount_table_find(&st->mounts, st->sysroot, devno);
 
-		t = m ? strdup(m->fstype) : udev_fstype(st, devno);
+		t = m ? strdup(m->fstype) : udev_fs_type(st->sysroot, devno);
 		j = t ? json_string_from_device(t) : NULL;
 		if (t) {
 			char buf[256];
@@ -465,7 +297,7 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 		break;
 	}
 	case COL_MOUNTPOINT: {
-		const struct mount_entry *m = find_mount(st, devno);
+		const struct mount_entry *m = mount_table_find(&st->mounts, st->sysroot, devno);
 
 		if (m) {
 			char buf[4 * PATH_MAX];
@@ -507,48 +339,6 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 	}
 	row->text[c] = t;
 	json_object_object_add(row->json, col->json_key, j);
-}
-
-/*
- * A partition's disk, a dm/md device's slaves: where --tree hangs the
- * device. Read from sysfs alone, before any probe: a partition's directory
- * sits in its disk's.
- */
-static void read_parents(struct list_state *st, struct row *row)
-{
-	char *part = sysroot_path(st, "/sys/class/block/%s/partition", row->name);
-	char *dir = sysroot_path(st, "/sys/class/block/%s/slaves", row->name);
-	DIR *d;
-	struct dirent *e;
-
-	if (part && access(part, F_OK) == 0) {
-		char *link = sysroot_path(st, "/sys/class/block/%s/..", row->name);
-		char *real = link ? realpath(link, NULL) : NULL, *slash = real ? strrchr(real, '/') : NULL;
-
-		row->parents = slash ? calloc(1, sizeof(char *)) : NULL;
-		if (row->parents) {
-			row->parents[0] = strdup(slash + 1);
-			row->n_parents = 1;
-		}
-		free(real);
-		free(link);
-	}
-	d = dir && !row->n_parents ? opendir(dir) : NULL;
-	while (d && (e = readdir(d))) {
-		char **grown;
-
-		if (e->d_name[0] == '.')
-			continue;
-		grown = realloc(row->parents, (row->n_parents + 1) * sizeof(char *));
-		if (!grown)
-			break;
-		row->parents = grown;
-		row->parents[row->n_parents++] = strdup(e->d_name);
-	}
-	if (d)
-		closedir(d);
-	free(dir);
-	free(part);
 }
 
 static void probe_row(struct list_state *st, struct row *row)
@@ -734,25 +524,6 @@ void cmd_list_usage(FILE *out)
 	      out);
 }
 
-/* "nvme0n1", "/dev/nvme0n1", "/dev/mapper/x" (a link to ../dm-0): the kernel's name. */
-static char *device_name(const struct list_state *st, const char *arg)
-{
-	char *full, *real = NULL, *slash;
-
-	if (!strchr(arg, '/'))
-		return strdup(arg);
-	if (asprintf(&full, "%s%s", st->sysroot, arg) >= 0) {
-		real = realpath(full, NULL);
-		free(full);
-	}
-	if (!real)
-		real = strdup(arg);
-	slash = real ? strrchr(real, '/') : NULL;
-	if (slash)
-		memmove(real, slash + 1, strlen(slash + 1) + 1);
-	return real;
-}
-
 int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256 };
@@ -877,7 +648,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	if (opts.format == OUTPUT_JSON)
 		st.errors = json_object_new_array();
 	for (size_t i = 0; tree && i < st.n_rows; i++)
-		read_parents(&st, &st.rows[i]);
+		block_parents(st.sysroot, st.rows[i].name, &st.rows[i].parents, &st.rows[i].n_parents);
 
 	/* which rows: the named devices in the order given, or all */
 	struct row **order = calloc(st.n_rows + (size_t)argc + 1, sizeof(*order));
@@ -887,7 +658,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		return EXIT_FAILURE_GENERIC;
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
-			char *name = device_name(&st, argv[i]);
+			char *name = block_device_name(st.sysroot, argv[i]);
 			struct row *row = name ? find_row(&st, name) : NULL;
 
 			if (!row) {
@@ -956,12 +727,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		json_object_put(st.rows[i].json);
 	}
 	free(st.rows);
-	for (size_t i = 0; i < st.n_mounts; i++) {
-		free(st.mounts[i].devno);
-		free(st.mounts[i].mount_point);
-		free(st.mounts[i].fstype);
-	}
-	free(st.mounts);
+	mount_table_release(&st.mounts);
 	if (rc != EXIT_OK)
 		return rc;
 	return st.failures ? EXIT_FAILURE_GENERIC : EXIT_OK;

@@ -37,7 +37,23 @@ struct global_opts {
 	enum output_format format;
 	bool bytes; /* raw byte values instead of human units */
 	bool human; /* probe -H: decode the bits of NVMe capability fields */
+	bool color; /* --color, NO_COLOR and whether stdout is a terminal, decided once in main */
 };
+
+/* What a coloured word says; never used in JSON. */
+enum color_role {
+	COLOR_GOOD,    /* untorn, ok */
+	COLOR_BAD,     /* not untorn, misaligned, an error note, a weaker verdict */
+	COLOR_UNKNOWN, /* unknown, a warning note */
+};
+
+/* --color=WHEN: auto (a terminal and no NO_COLOR), always or never; false for another word. */
+bool color_decide(const char *when, bool *ret);
+/* The escape that starts ROLE's colour, or "" when G says no colour; color_end() likewise. */
+const char *color_start(const struct global_opts *g, enum color_role role);
+const char *color_end(const struct global_opts *g);
+/* libsmartcols' colour name for ROLE. */
+const char *color_name(enum color_role role);
 
 struct command {
 	const char *name;
@@ -103,6 +119,32 @@ json_object *probe_error_to_json(const char *path, int err);
 int exit_code_for_error(int err);
 
 void print_json(FILE *out, json_object *obj);
+
+/* block_sysfs.c: list's columns beside the probe; every path under SYSROOT ("" for the live system). */
+struct mount_entry {
+	char *devno; /* "MAJ:MIN" */
+	char *mount_point;
+	char *fstype;
+};
+struct mount_table {
+	struct mount_entry *entries;
+	size_t n;
+	bool read;
+};
+/* The first mount of DEVNO in /proc/self/mountinfo (read on the first call); NULL: not mounted. */
+const struct mount_entry *mount_table_find(struct mount_table *t, const char *sysroot, const char *devno);
+void mount_table_release(struct mount_table *t);
+/* An unmounted file system's type as udev's blkid builtin recorded it (lsblk reads the same), or NULL. */
+char *udev_fs_type(const char *sysroot, const char *devno);
+/*
+ * TRAN, from where DISK sits in sysfs, as lsblk: nvme (PCIe) or the NVMe
+ * fabric, sata, usb, sas, fc, iscsi, virtio; NULL for dm, md, loop and buses not known.
+ */
+char *block_transport(const char *sysroot, const char *disk);
+/* A partition's disk, or the slaves/ of a dm/md device: where --tree hangs NAME. */
+int block_parents(const char *sysroot, const char *name, char ***ret, size_t *n_ret);
+/* "nvme0n1", "/dev/nvme0n1", "/dev/mapper/x" (a link to ../dm-0): the kernel's name. */
+char *block_device_name(const char *sysroot, const char *arg);
 
 /*
  * Text output of a string that may come from a device: bytes outside

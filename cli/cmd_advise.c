@@ -158,7 +158,7 @@ void cmd_advise_usage(FILE *out)
 	      "  -d, --db NAME         mysql, mariadb or postgresql\n"
 	      "  -P, --page-size N     database page size (default 16K for InnoDB, 8K for\n"
 	      "                        PostgreSQL); a power of two\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "      --no-confirm      no live RWF_ATOMIC writes in the directory\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
@@ -172,7 +172,8 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	static const struct option options[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "page-size", required_argument, NULL, 'P' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -249,6 +250,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	root = json_object_new_object();
 	a.lines = json_object_new_array();
 	a.settings = json_object_new_object();
+	json_object_object_add(root, "schema", json_object_new_int(1));
 	json_object_object_add(root, "path", json_object_new_string(argv[optind]));
 	json_object_object_add(root, "db", json_object_new_string(db_names[db]));
 	json_object_object_add(root, "page_size", json_object_new_uint64(page));

@@ -22,7 +22,7 @@ void cmd_check_usage(FILE *out)
 	      "  -s, --size N          write size: a power of two, e.g. 16384, 16K, 16KiB\n"
 	      "  -p, --path NAME       rwf_atomic, passthrough, plain_direct, buffered or\n"
 	      "                        best (default: the best path available)\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "      --no-confirm      no live RWF_ATOMIC writes: statx's word alone\n"
 	      "  -h, --help            show this help\n",
 	      out);
@@ -33,7 +33,8 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	static const struct option options[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "path", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -114,6 +115,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	if (format == OUTPUT_JSON) {
 		json_object *o = json_object_new_object();
 
+		json_object_object_add(o, "schema", json_object_new_int(1));
 		json_object_object_add(o, "path", json_object_new_string(target));
 		json_object_object_add(o, "size", json_object_new_uint64(size));
 		json_object_object_add(o, "untorn", json_object_new_boolean(r == LCLOUD_ANSWER_UNTORN));
@@ -124,8 +126,10 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		json_object_put(o);
 	} else {
 		/* the reason may quote what a device calls itself: escaped, as every device string */
-		printf("%s: ", target);
+		printf("%s: %s", target, color_start(g, r == LCLOUD_ANSWER_UNTORN ? COLOR_GOOD
+						  : r == LCLOUD_ANSWER_UNKNOWN ? COLOR_UNKNOWN : COLOR_BAD));
 		fputs_escaped(why, stdout);
+		fputs(color_end(g), stdout);
 		putchar('\n');
 	}
 	return r == LCLOUD_ANSWER_UNTORN ? EXIT_OK : r == LCLOUD_ANSWER_UNKNOWN ? EXIT_UNKNOWN : EXIT_NOT_UNTORN;

@@ -19,12 +19,12 @@ void cmd_diff_usage(FILE *out)
 	      "itself, or a \"no\" become \"unknown\").\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help            show this help\n",
 	      out);
 }
 
-static void print_changes(const char *title, json_object *list, bool verdict)
+static void print_changes(const struct global_opts *g, const char *title, json_object *list, bool verdict)
 {
 	if (!json_object_array_length(list))
 		return;
@@ -38,9 +38,10 @@ static void print_changes(const char *title, json_object *list, bool verdict)
 			json_object_object_get_ex(c, "old", &a);
 			json_object_object_get_ex(c, "new", &b);
 			json_object_object_get_ex(c, "weaker", &w);
-			printf("  %-13s %-22s %s -> %s%s\n", json_object_get_string(x), json_object_get_string(y),
+			printf("  %-13s %-22s %s -> %s%s%s%s\n", json_object_get_string(x), json_object_get_string(y),
 			       a ? json_object_get_string(a) : "-", b ? json_object_get_string(b) : "-",
-			       json_object_get_boolean(w) ? "  (weaker)" : "");
+			       json_object_get_boolean(w) ? color_start(g, COLOR_BAD) : "",
+			       json_object_get_boolean(w) ? "  (weaker)" : "", json_object_get_boolean(w) ? color_end(g) : "");
 		} else {
 			json_object_object_get_ex(c, "what", &x);
 			json_object_object_get_ex(c, "key", &y);
@@ -55,7 +56,8 @@ static void print_changes(const char *title, json_object *list, bool verdict)
 int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -119,11 +121,11 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			printf("kernel: %s -> %s\n", json_object_get_string(a), json_object_get_string(b));
 		}
 		json_object_object_get_ex(report, "verdict_changes", &x);
-		print_changes("verdict", x, true);
+		print_changes(g, "verdict", x, true);
 		json_object_object_get_ex(report, "fact_changes", &x);
-		print_changes("facts", x, false);
+		print_changes(g, "facts", x, false);
 		if (level == 2)
-			printf("%s: a verdict got weaker since %s\n", path, file);
+			printf("%s%s: a verdict got weaker since %s%s\n", color_start(g, COLOR_BAD), path, file, color_end(g));
 	}
 	json_object_put(report);
 	json_object_put(now);

@@ -1,72 +1,170 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lcloudctl list: every block device, one line each, with the atomic write
- * and write stream limits lsblk does not show. Partitions show their disk's
- * queue limits (the kernel has none per partition) and whether they are aligned.
+ * lcloudctl list: block devices in lsblk's idiom (-o COLUMNS, -n, -r, -P,
+ * -J, --tree, devices as filters), with the atomic write and write stream
+ * limits lsblk does not show and, when asked, the verdict per I/O path.
+ * Partitions show their disk's queue limits (the kernel has none per
+ * partition) and whether they are aligned. The default columns cost what
+ * lsblk -t costs: the probe reads sysfs only (no device commands, no
+ * signatures, no verdicts); a verdict column turns the verdicts on.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libsmartcols/libsmartcols.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
+enum column_kind {
+	COL_NAME,
+	COL_PATH,
+	COL_TYPE,
+	COL_FACT,     /* a sysfs fact of the device or, for a partition, of its disk */
+	COL_WC,       /* write_cache, one word */
+	COL_ALIGN,
+	COL_MODEL,
+	COL_TRAN,
+	COL_FSTYPE,
+	COL_MOUNTPOINT,
+	COL_VERDICT,  /* largest untorn write on one I/O path */
+	COL_UNTORN,   /* --size N untorn on the best path */
+};
+
 struct list_column {
 	const char *header;
-	const char *fact; /* NULL: computed */
+	const char *json_key; /* the header lowercased, as lsblk -J */
+	enum column_kind kind;
+	const char *fact; /* COL_FACT, COL_WC, COL_MODEL */
+	int io_path;      /* COL_VERDICT */
 	double width;
 	int flags;
+	bool in_default;
 };
 
+/* The order here is the order of -O and of lcloudctl(8)'s COLUMNS. */
 static const struct list_column columns[] = {
-	{ "NAME", NULL, 0.15, SCOLS_FL_NOEXTREMES },
-	{ "TYPE", NULL, 0.05, 0 },
-	{ "SIZE", "size", 0.06, SCOLS_FL_RIGHT },
-	{ "LOG-SEC", "logical_block_size", 0.05, SCOLS_FL_RIGHT },
-	{ "PHY-SEC", "physical_block_size", 0.05, SCOLS_FL_RIGHT },
-	{ "MIN-IO", "minimum_io_size", 0.05, SCOLS_FL_RIGHT },
-	{ "OPT-IO", "optimal_io_size", 0.05, SCOLS_FL_RIGHT },
-	{ "AWU-MIN", "atomic_write_unit_min_bytes", 0.05, SCOLS_FL_RIGHT },
-	{ "AWU-MAX", "atomic_write_unit_max_bytes", 0.05, SCOLS_FL_RIGHT },
-	{ "AW-MAX", "atomic_write_max_bytes", 0.05, SCOLS_FL_RIGHT },
-	{ "AW-BOUND", "atomic_write_boundary_bytes", 0.05, SCOLS_FL_RIGHT },
-	{ "STREAMS", "max_write_streams", 0.04, SCOLS_FL_RIGHT },
-	{ "STREAM-GRAN", "write_stream_granularity", 0.05, SCOLS_FL_RIGHT },
-	{ "WC", "write_cache", 0.06, 0 },
-	{ "ALIGN", NULL, 0.05, 0 },
+	{ "NAME", "name", COL_NAME, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
+	{ "PATH", "path", COL_PATH, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
+	{ "TYPE", "type", COL_TYPE, NULL, 0, 0.05, 0, true },
+	{ "SIZE", "size", COL_FACT, "size", 0, 0.06, SCOLS_FL_RIGHT, true },
+	{ "RO", "ro", COL_FACT, "ro", 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "ROTA", "rota", COL_FACT, "rotational", 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "LOG-SEC", "log-sec", COL_FACT, "logical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "PHY-SEC", "phy-sec", COL_FACT, "physical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "MIN-IO", "min-io", COL_FACT, "minimum_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "OPT-IO", "opt-io", COL_FACT, "optimal_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MIN", "awu-min", COL_FACT, "atomic_write_unit_min_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MAX", "awu-max", COL_FACT, "atomic_write_unit_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-MAX", "aw-max", COL_FACT, "atomic_write_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-BOUND", "aw-bound", COL_FACT, "atomic_write_boundary_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "STREAMS", "streams", COL_FACT, "max_write_streams", 0, 0.04, SCOLS_FL_RIGHT, true },
+	{ "STREAM-GRAN", "stream-gran", COL_FACT, "write_stream_granularity", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "WC", "wc", COL_WC, "write_cache", 0, 0.06, 0, true },
+	{ "ALIGN", "align", COL_ALIGN, NULL, 0, 0.05, 0, true },
+	{ "MODEL", "model", COL_MODEL, "model", 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "TRAN", "tran", COL_TRAN, NULL, 0, 0.04, 0, false },
+	{ "FSTYPE", "fstype", COL_FSTYPE, NULL, 0, 0.05, 0, false },
+	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, NULL, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, NULL, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PASSTHROUGH", "passthrough", COL_VERDICT, NULL, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, NULL, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
+	{ "UNTORN", "untorn", COL_UNTORN, NULL, 0, 0.05, 0, false },
 };
+#define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
-/* JSON keys beside the queue limits. */
-static const char *const json_facts[] = {
-	"dev", "size", "ro", "start", "logical_block_size", "physical_block_size", "minimum_io_size",
-	"optimal_io_size", "max_sectors_kb", "max_hw_sectors_kb", "dma_alignment", "write_cache",
-	"rotational", "atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
-	"atomic_write_max_bytes", "atomic_write_boundary_bytes", "max_write_streams",
-	"write_stream_granularity",
+struct row {
+	char *name;
+	bool probed;
+	char **parents; /* a partition's disk; a dm/md/loop device's slaves */
+	size_t n_parents;
+	char *text[N_COLUMNS];
+	json_object *json;
+	enum color_role role[N_COLUMNS];
+	bool colored[N_COLUMNS];
 };
 
 struct list_state {
 	struct lcloud_ctx *ctx;
 	const struct global_opts *g;
-	struct libscols_table *table;
-	json_object *devices;
-	json_object *errors;
+	const char *sysroot;
+	int selected[N_COLUMNS];
+	size_t n_selected;
+	bool verdicts; /* a verdict column is selected: probe with verdicts */
+	bool one_field; /* -r, -P: no space inside a value */
+	bool pairs;
+	uint64_t untorn_size;
+	struct row *rows;
+	size_t n_rows;
+	struct mount_table mounts;
 	int failures;
+	json_object *errors;
 };
 
-/* The fact from the first layer that has it: the device, or a partition's disk. */
+static int find_column(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_COLUMNS; i++)
+		if (strlen(columns[i].header) == len && strncasecmp(columns[i].header, name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* "NAME,SIZE" replaces the default set; "+MODEL,TRAN" adds to it (lsblk's -o). */
+static bool parse_columns(struct list_state *st, const char *arg)
+{
+	const char *s = arg;
+
+	if (*s == '+')
+		s++;
+	else
+		st->n_selected = 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int c = find_column(s, len);
+
+		if (c < 0 && ((len == 4 && !strncmp(s, "json", 4)) || (len == 6 && !strncmp(s, "normal", 6)))) {
+			/* lsblk's -o: the columns; the format has its own options here */
+			fprintf(stderr, "lcloudctl list: -o takes COLUMNS here, as lsblk's; for JSON say -J or "
+				"--format json\n");
+			return false;
+		}
+		if (c < 0) {
+			fprintf(stderr, "lcloudctl list: unknown column '%.*s' (the columns are in 'lcloudctl list "
+				"--help')\n", (int)len, s);
+			return false;
+		}
+		if (st->n_selected < N_COLUMNS)
+			st->selected[st->n_selected++] = c;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return st->n_selected > 0;
+}
+
+/*
+ * The device's own fact or, for a partition, its disk's. Never a fact of
+ * the devices a dm or md device is built on: their model or limits are not
+ * the dm device's.
+ */
 static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, const char *name)
 {
-	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
-		const struct lcloud_fact *f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, i), name);
+	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
+	const struct lcloud_fact *f = lcloud_layer_find_fact(top, name);
 
-		if (f)
-			return f;
-	}
-	return NULL;
+	if (!f && lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1)
+		f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 1), name);
+	return f;
+}
+
+static const char *present_string(const struct lcloud_probe *p, const char *name)
+{
+	const struct lcloud_fact *f = stack_fact(p, name);
+
+	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_string(f) : NULL;
 }
 
 static bool is_misaligned(const struct lcloud_probe *p)
@@ -77,124 +175,410 @@ static bool is_misaligned(const struct lcloud_probe *p)
 	return false;
 }
 
-static const char *cell_value(const struct lcloud_probe *p, const struct list_column *col, bool bytes,
-			      char *buf, size_t size)
+/* "16 KiB"; "16KiB" where a space would split the field (-r, -P) */
+static char *size_text(uint64_t v, bool bytes, bool one_field)
 {
-	const struct lcloud_fact *f = col->fact ? stack_fact(p, col->fact) : NULL;
+	char buf[64], *space;
 
-	if (!col->fact)
-		return NULL;
-	if (!f || lcloud_fact_get_state(f) != LCLOUD_FACT_PRESENT)
-		return "-"; /* not provided by this kernel: not 0 */
-	if (lcloud_fact_get_type(f) == LCLOUD_FACT_STRING)
-		return lcloud_fact_get_string(f);
-	if (lcloud_fact_get_unit(f) == LCLOUD_UNIT_BYTES && !bytes && lcloud_fact_get_u64(f) >= 1024)
-		return format_size(lcloud_fact_get_u64(f), buf, size);
-	snprintf(buf, size, "%" PRIu64, lcloud_fact_get_u64(f));
-	return buf;
+	if (bytes || v < 1024)
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	else
+		format_size(v, buf, sizeof(buf));
+	if (one_field && (space = strchr(buf, ' ')))
+		memmove(space, space + 1, strlen(space));
+	return strdup(buf);
 }
 
-static int list_one(const char *name, void *userdata)
+static char *fact_text(const struct lcloud_fact *f, bool bytes, bool one_field)
 {
-	struct list_state *st = userdata;
+	char buf[64];
+
+	if (!f || lcloud_fact_get_state(f) != LCLOUD_FACT_PRESENT)
+		return NULL; /* not provided by this kernel: "-", not 0 */
+	if (lcloud_fact_get_type(f) == LCLOUD_FACT_STRING)
+		return strdup(lcloud_fact_get_string(f));
+	if (lcloud_fact_get_type(f) == LCLOUD_FACT_BOOL)
+		return strdup(lcloud_fact_get_u64(f) ? "1" : "0");
+	if (lcloud_fact_get_unit(f) == LCLOUD_UNIT_BYTES)
+		return size_text(lcloud_fact_get_u64(f), bytes, one_field);
+	snprintf(buf, sizeof(buf), "%" PRIu64, lcloud_fact_get_u64(f));
+	return strdup(buf);
+}
+
+/* "write back" -> "write-back": one word per cell, for awk and -r. */
+static char *one_word(const char *s)
+{
+	char *w = s ? strdup(s) : NULL;
+
+	for (char *c = w; c && *c; c++)
+		if (*c == ' ')
+			*c = '-';
+	return w;
+}
+
+/* One cell as text (NULL: "-") and as a JSON value (NULL: null). */
+static void fill_cell(struct list_state *st, struct row *row, const struct lcloud_probe *p, int c)
+{
+	const struct list_column *col = &columns[c];
+	const char *devno = present_string(p, "dev");
+	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
+	json_object *j = NULL;
+	char *t = NULL;
+
+	switch (col->kind) {
+	case COL_NAME:
+		t = strdup(row->name);
+		j = json_object_new_string(row->name);
+		break;
+	case COL_PATH:
+		if (asprintf(&t, "/dev/%s", row->name) < 0)
+			t = NULL;
+		j = t ? json_object_new_string(t) : NULL;
+		break;
+	case COL_TYPE:
+		t = strdup(lcloud_layer_kind_to_string(lcloud_layer_get_kind(top)));
+		j = json_object_new_string(t);
+		break;
+	case COL_FACT: {
+		const struct lcloud_fact *f = stack_fact(p, col->fact);
+
+		t = fact_text(f, st->g->bytes, st->one_field);
+		j = f ? fact_to_json(f) : NULL;
+		break;
+	}
+	case COL_WC:
+		t = one_word(present_string(p, col->fact));
+		j = t ? json_object_new_string(t) : NULL;
+		break;
+	case COL_ALIGN:
+		t = strdup(is_misaligned(p) ? "MISALIGNED" : "ok");
+		j = json_object_new_string(t);
+		row->colored[c] = true;
+		row->role[c] = is_misaligned(p) ? COLOR_BAD : COLOR_GOOD;
+		break;
+	case COL_MODEL: {
+		const char *m = present_string(p, col->fact);
+		char buf[512];
+
+		/* sysfs pads the model with spaces */
+		if (m) {
+			size_t len = strlen(m);
+
+			while (len && m[len - 1] == ' ')
+				len--;
+			snprintf(buf, sizeof(buf), "%.*s", (int)len, m);
+			j = json_string_from_device(buf);
+			t = strdup(escape_text(buf, buf, sizeof(buf)));
+		}
+		break;
+	}
+	case COL_TRAN: {
+		/* a partition's transport is its disk's */
+		const char *disk = lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1
+					   ? lcloud_layer_get_name(lcloud_probe_get_layer(p, 1))
+					   : row->name;
+
+		t = block_transport(st->sysroot, disk);
+		j = t ? json_object_new_string(t) : NULL;
+		break;
+	}
+	case COL_FSTYPE: {
+		const struct mount_entry *m = mount_table_find(&st->mounts, st->sysroot, devno);
+
+		t = m ? strdup(m->fstype) : udev_fs_type(st->sysroot, devno);
+		j = t ? json_string_from_device(t) : NULL;
+		if (t) {
+			char buf[256];
+
+			escape_text(t, buf, sizeof(buf));
+			free(t);
+			t = strdup(buf);
+		}
+		break;
+	}
+	case COL_MOUNTPOINT: {
+		const struct mount_entry *m = mount_table_find(&st->mounts, st->sysroot, devno);
+
+		if (m) {
+			char buf[4 * PATH_MAX];
+
+			j = json_string_from_device(m->mount_point);
+			t = strdup(escape_text(m->mount_point, buf, sizeof(buf)));
+		}
+		break;
+	}
+	case COL_VERDICT: {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, (enum lcloud_io_path)col->io_path);
+		uint64_t max = v ? lcloud_verdict_get_max_untorn_bytes(v) : 0;
+		bool unknown = !v || lcloud_verdict_get_unknown_reason(v);
+
+		/* JSON: the bytes, 0 for none, null when nothing could be proved and the evidence was unreadable */
+		if (max) {
+			t = size_text(max, st->g->bytes, st->one_field);
+			j = json_object_new_uint64(max);
+		} else {
+			t = strdup(unknown ? "unknown" : "none");
+			j = unknown ? NULL : json_object_new_uint64(0);
+		}
+		row->colored[c] = true;
+		row->role[c] = max ? COLOR_GOOD : unknown ? COLOR_UNKNOWN : COLOR_BAD;
+		break;
+	}
+	case COL_UNTORN: {
+		enum lcloud_io_path decided = LCLOUD_PATH_BEST;
+		char why[256];
+		int r = lcloud_probe_check(p, LCLOUD_PATH_BEST, st->untorn_size, &decided, why, sizeof(why));
+
+		/* larger than the device itself: no write of that size is untorn there */
+		t = strdup(r == LCLOUD_ANSWER_UNTORN ? "yes" : r == LCLOUD_ANSWER_NO || r == -ERANGE ? "no" : "unknown");
+		j = json_object_new_string(t);
+		row->colored[c] = true;
+		row->role[c] = r == LCLOUD_ANSWER_UNTORN ? COLOR_GOOD : t[0] == 'n' ? COLOR_BAD : COLOR_UNKNOWN;
+		break;
+	}
+	}
+	row->text[c] = t;
+	json_object_object_add(row->json, col->json_key, j);
+}
+
+static void probe_row(struct list_state *st, struct row *row)
+{
+	uint32_t flags = LCLOUD_PROBE_NO_SIGNATURES;
 	struct lcloud_probe *p = NULL;
-	const struct lcloud_layer *top;
-	const char *type;
 	int r;
 
-	/* the columns are the kernel's view: no device commands, no signatures, no verdicts */
-	r = lcloud_probe_blockdev(st->ctx, name,
-				  LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_NO_VERDICT, &p);
+	if (row->probed)
+		return;
+	row->probed = true;
+	/* the default columns are the kernel's view: no device commands, no verdicts */
+	if (!st->verdicts)
+		flags |= LCLOUD_PROBE_NO_DEVICE_QUERY | LCLOUD_PROBE_NO_VERDICT;
+	r = lcloud_probe_blockdev(st->ctx, row->name, flags, &p);
 	if (r < 0) {
 		/* A device can vanish between listing and probing; say so and go on. */
-		report_probe_error("lcloudctl list", name, r);
+		report_probe_error("lcloudctl list", row->name, r);
 		if (st->errors)
-			json_object_array_add(st->errors, probe_error_to_json(name, r));
+			json_object_array_add(st->errors, probe_error_to_json(row->name, r));
 		if (r != -ENOENT)
 			st->failures++;
-		return 0;
+		return;
 	}
-	top = lcloud_probe_get_layer(p, 0);
-	type = lcloud_layer_kind_to_string(lcloud_layer_get_kind(top));
-	if (st->table) {
-		struct libscols_line *line = scols_table_new_line(st->table, NULL);
-
-		for (size_t c = 0; line && c < sizeof(columns) / sizeof(columns[0]); c++) {
-			char buf[64];
-			const char *v;
-
-			if (c == 0)
-				v = name;
-			else if (c == 1)
-				v = type;
-			else if (!columns[c].fact)
-				v = is_misaligned(p) ? "MISALIGNED" : "ok";
-			else
-				v = cell_value(p, &columns[c], st->g->bytes, buf, sizeof(buf));
-			scols_line_set_data(line, c, v);
-		}
-	} else {
-		json_object *obj = json_object_new_object();
-		int parent = -1;
-
-		json_object_object_add(obj, "name", json_object_new_string(name));
-		json_object_object_add(obj, "type", json_object_new_string(type));
-		if (lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1)
-			parent = 1;
-		json_object_object_add(obj, "parent", parent > 0 ? json_object_new_string(
-			lcloud_layer_get_name(lcloud_probe_get_layer(p, 1))) : NULL);
-		for (size_t k = 0; k < sizeof(json_facts) / sizeof(json_facts[0]); k++) {
-			const struct lcloud_fact *f = stack_fact(p, json_facts[k]);
-
-			if (f || strcmp(json_facts[k], "start") != 0)
-				json_object_object_add(obj, json_facts[k], f ? fact_to_json(f) : NULL);
-		}
-		json_object_object_add(obj, "misaligned", json_object_new_boolean(is_misaligned(p)));
-		json_object_array_add(st->devices, obj);
-	}
+	row->json = json_object_new_object();
+	for (size_t k = 0; k < st->n_selected; k++)
+		if (!row->json || !json_object_object_get_ex(row->json, columns[st->selected[k]].json_key, NULL))
+			fill_cell(st, row, p, st->selected[k]);
 	lcloud_probe_free(p);
+}
+
+static int collect_name(const char *name, void *userdata)
+{
+	struct list_state *st = userdata;
+	struct row *grown = realloc(st->rows, (st->n_rows + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	st->rows = grown;
+	memset(&grown[st->n_rows], 0, sizeof(*grown));
+	grown[st->n_rows].name = strdup(name);
+	if (!grown[st->n_rows].name)
+		return -ENOMEM;
+	st->n_rows++;
 	return 0;
+}
+
+static struct row *find_row(struct list_state *st, const char *name)
+{
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (strcmp(st->rows[i].name, name) == 0)
+			return &st->rows[i];
+	return NULL;
+}
+
+static bool is_child_of(const struct row *child, const char *parent)
+{
+	for (size_t i = 0; i < child->n_parents; i++)
+		if (strcmp(child->parents[i], parent) == 0)
+			return true;
+	return false;
+}
+
+/* Probe ROW and, for --tree, everything built on it (partitions, holders). */
+static void probe_with_children(struct list_state *st, struct row *row, bool tree, int depth)
+{
+	probe_row(st, row);
+	if (!tree || depth > 16)
+		return;
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (&st->rows[i] != row && is_child_of(&st->rows[i], row->name))
+			probe_with_children(st, &st->rows[i], tree, depth + 1);
+}
+
+static bool has_parent_in_list(struct list_state *st, const struct row *row)
+{
+	for (size_t i = 0; i < row->n_parents; i++) {
+		struct row *p = find_row(st, row->parents[i]);
+
+		if (p && p->json)
+			return true;
+	}
+	return false;
+}
+
+static void add_table_line(struct list_state *st, struct libscols_table *table, struct libscols_line *parent,
+			   struct row *row, bool tree, int depth)
+{
+	struct libscols_line *line;
+
+	if (!row->json)
+		return;
+	line = scols_table_new_line(table, parent);
+	for (size_t k = 0; line && k < st->n_selected; k++) {
+		int c = st->selected[k];
+
+		/* a missing value: "-" in a table and in -r (awk counts fields), empty in -P as lsblk */
+		scols_line_set_data(line, k, row->text[c] ? row->text[c] : st->pairs ? "" : "-");
+		if (st->g->color && row->colored[c])
+			scols_cell_set_color(scols_line_get_cell(line, k), color_name(row->role[c]));
+	}
+	if (!tree || depth > 16 || !line)
+		return;
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (is_child_of(&st->rows[i], row->name))
+			add_table_line(st, table, line, &st->rows[i], tree, depth + 1);
+}
+
+static json_object *row_json(struct list_state *st, struct row *row, bool tree, int depth)
+{
+	json_object *o = NULL, *children;
+
+	if (!row->json || json_object_deep_copy(row->json, &o, NULL) < 0)
+		return NULL;
+	if (!tree || depth > 16)
+		return o;
+	children = json_object_new_array();
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (is_child_of(&st->rows[i], row->name)) {
+			json_object *c = row_json(st, &st->rows[i], tree, depth + 1);
+
+			if (c)
+				json_object_array_add(children, c);
+		}
+	if (json_object_array_length(children))
+		json_object_object_add(o, "children", children);
+	else
+		json_object_put(children);
+	return o;
 }
 
 void cmd_list_usage(FILE *out)
 {
-	fputs("Usage: lcloudctl list [options]\n"
+	fputs("Usage: lcloudctl list [options] [DEVICE...]\n"
 	      "\n"
-	      "List every block device with its sector sizes, atomic write limits\n"
-	      "(AWU-MIN, AWU-MAX, AW-MAX, AW-BOUND), write streams and alignment.\n"
-	      "'-' marks a limit this kernel does not provide. Loop devices with no\n"
-	      "file attached are left out, as lsblk does.\n"
+	      "List block devices with their sector sizes, atomic write limits (AWU-MIN,\n"
+	      "AWU-MAX, AW-MAX, AW-BOUND), write streams and alignment, as lsblk -t lists\n"
+	      "its topology. DEVICE (nvme0n1, /dev/sda, /dev/mapper/NAME) lists only those.\n"
+	      "'-' marks a value this kernel or device does not provide. Loop devices with\n"
+	      "no file attached are left out, as lsblk does.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -a, --all             also list loop devices with no file attached\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --output COLUMNS  the columns to show, e.g. NAME,SIZE,AWU-MAX;\n"
+	      "                        +COLUMNS adds to the default set\n"
+	      "  -O, --output-all      every column\n"
+	      "  -n, --noheadings      no heading line\n"
+	      "  -r, --raw             raw output: one space between columns\n"
+	      "  -P, --pairs           KEY=\"value\" pairs, one device a line\n"
+	      "  -J, --json            JSON (the same as --format json)\n"
+	      "      --format FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
-	      "  -h, --help            show this help\n",
+	      "  -t, --topology        the default columns (as lsblk -t, with the atomic\n"
+	      "                        write limits): undoes an -o or -O before it\n"
+	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
+	      "                        the devices they are built on\n"
+	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
+	      "                        asked for); a power of two, e.g. 16K\n"
+	      "  -a, --all             also list loop devices with no file attached\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Columns:\n"
+	      "  NAME          device name             PATH          /dev/NAME\n"
+	      "  TYPE          disk, partition, loop, dm, md\n"
+	      "  SIZE          size                    RO            read-only (1, 0)\n"
+	      "  ROTA          rotational (1, 0)       LOG-SEC       logical sector size\n"
+	      "  PHY-SEC       physical sector size    MIN-IO        minimum I/O size\n"
+	      "  OPT-IO        optimal I/O size        AWU-MIN       atomic write unit min\n"
+	      "  AWU-MAX       atomic write unit max   AW-MAX        atomic write max bytes\n"
+	      "  AW-BOUND      atomic write boundary   STREAMS       write streams\n"
+	      "  STREAM-GRAN   write stream granularity\n"
+	      "  WC            write cache: write-back or write-through\n"
+	      "  ALIGN         ok, or MISALIGNED (a partition off its disk's atomic unit)\n"
+	      "  MODEL         the disk's model        TRAN          nvme, sata, virtio...\n"
+	      "  FSTYPE        file system type        MOUNTPOINT    where it is mounted\n"
+	      "  RWF-ATOMIC    largest untorn write with RWF_ATOMIC (none, unknown)\n"
+	      "  PASSTHROUGH   largest untorn NVMe passthrough write\n"
+	      "  PLAIN-DIRECT  largest untorn plain O_DIRECT write\n"
+	      "  UNTORN        is an aligned --size write untorn: yes, no, unknown\n"
+	      "The verdict columns (the last four) probe the devices as 'probe' does;\n"
+	      "the others read sysfs only.\n"
+	      "Default: NAME,TYPE,SIZE,LOG-SEC,PHY-SEC,MIN-IO,OPT-IO,AWU-MIN,AWU-MAX,\n"
+	      "AW-MAX,AW-BOUND,STREAMS,STREAM-GRAN,WC,ALIGN\n",
 	      out);
 }
 
 int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
+	enum { OPT_FORMAT = 256 };
 	static const struct option options[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "output-all", no_argument, NULL, 'O' },
+		{ "noheadings", no_argument, NULL, 'n' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "pairs", no_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "bytes", no_argument, NULL, 'b' },
+		{ "topology", no_argument, NULL, 't' },
+		{ "tree", no_argument, NULL, 'T' },
+		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct global_opts opts = *g;
 	struct list_state st = { .ctx = ctx, .g = &opts };
-	json_object *root = NULL;
+	bool output_all = false, noheadings = false, raw = false, pairs = false, tree = false, has_untorn = false;
 	uint32_t flags = 0;
-	int c, r;
+	int c, r, rc = EXIT_OK;
 
+	st.sysroot = lcloud_ctx_get_sysroot(ctx) ? lcloud_ctx_get_sysroot(ctx) : "";
+	for (size_t k = 0; k < N_COLUMNS; k++)
+		if (columns[k].in_default)
+			st.selected[st.n_selected++] = (int)k;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:bh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTs:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
 			break;
 		case 'o':
+			if (!parse_columns(&st, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'O':
+			output_all = true;
+			break;
+		case 'n':
+			noheadings = true;
+			break;
+		case 'r':
+			raw = true;
+			break;
+		case 'P':
+			pairs = true;
+			break;
+		case 'J':
+			opts.format = OUTPUT_JSON;
+			break;
+		case OPT_FORMAT:
 			if (!parse_output_format(optarg, &opts.format)) {
 				fprintf(stderr, "lcloudctl list: unknown output format '%s' (use normal or json)\n", optarg);
 				return EXIT_USAGE;
@@ -202,6 +586,23 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			break;
 		case 'b':
 			opts.bytes = true;
+			break;
+		case 't':
+			output_all = false;
+			st.n_selected = 0;
+			for (size_t k = 0; k < N_COLUMNS; k++)
+				if (columns[k].in_default)
+					st.selected[st.n_selected++] = (int)k;
+			break;
+		case 'T':
+			tree = true;
+			break;
+		case 's':
+			if (parse_size(optarg, &st.untorn_size) < 0 || !st.untorn_size ||
+			    (st.untorn_size & (st.untorn_size - 1))) {
+				fprintf(stderr, "lcloudctl list: --size '%s' is not a power of two (try 16K)\n", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			cmd_list_usage(stdout);
@@ -211,35 +612,123 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lcloudctl list: unexpected argument '%s' (use 'lcloudctl probe PATH' for one device)\n",
-			argv[optind]);
+	st.one_field = raw || pairs;
+	st.pairs = pairs;
+	if (output_all) {
+		/* UNTORN only with the --size it answers for */
+		st.n_selected = 0;
+		for (size_t k = 0; k < N_COLUMNS; k++)
+			if (columns[k].kind != COL_UNTORN || st.untorn_size)
+				st.selected[st.n_selected++] = (int)k;
+	}
+	if (raw + pairs + (opts.format == OUTPUT_JSON) > 1) {
+		fputs("lcloudctl list: choose one of --raw, --pairs and --json\n", stderr);
 		return EXIT_USAGE;
 	}
-	if (opts.format == OUTPUT_JSON) {
-		root = json_object_new_object();
-		st.devices = json_object_new_array();
-		st.errors = json_object_new_array();
-		json_object_object_add(root, "blockdevices", st.devices);
-		json_object_object_add(root, "errors", st.errors);
-	} else {
-		st.table = scols_new_table();
-		if (!st.table)
-			return EXIT_FAILURE_GENERIC;
-		for (size_t k = 0; k < sizeof(columns) / sizeof(columns[0]); k++)
-			scols_table_new_column(st.table, columns[k].header, columns[k].width, columns[k].flags);
+	for (size_t k = 0; k < st.n_selected; k++) {
+		has_untorn |= columns[st.selected[k]].kind == COL_UNTORN;
+		st.verdicts |= columns[st.selected[k]].kind == COL_VERDICT || columns[st.selected[k]].kind == COL_UNTORN;
 	}
-	r = lcloud_blockdev_foreach_flags(ctx, flags, list_one, &st);
-	if (r < 0)
+	if (has_untorn && !st.untorn_size) {
+		fputs("lcloudctl list: the UNTORN column needs --size N (e.g. --size 16K)\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (st.untorn_size && !has_untorn) {
+		st.selected[st.n_selected++] = find_column("UNTORN", 6); /* --size alone asks for it */
+		st.verdicts = true;
+	}
+	/* a named device is listed even if it is an unbound loop device */
+	if (optind < argc)
+		flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
+	r = lcloud_blockdev_foreach_flags(ctx, flags, collect_name, &st);
+	if (r < 0) {
 		fprintf(stderr, "lcloudctl list: cannot enumerate block devices: %s\n", strerror(-r));
-	if (root) {
+		rc = EXIT_FAILURE_GENERIC;
+	}
+	if (opts.format == OUTPUT_JSON)
+		st.errors = json_object_new_array();
+	for (size_t i = 0; tree && i < st.n_rows; i++)
+		block_parents(st.sysroot, st.rows[i].name, &st.rows[i].parents, &st.rows[i].n_parents);
+
+	/* which rows: the named devices in the order given, or all */
+	struct row **order = calloc(st.n_rows + (size_t)argc + 1, sizeof(*order));
+	size_t n_order = 0;
+
+	if (!order)
+		return EXIT_FAILURE_GENERIC;
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++) {
+			char *name = block_device_name(st.sysroot, argv[i]);
+			struct row *row = name ? find_row(&st, name) : NULL;
+
+			if (!row) {
+				fprintf(stderr, "lcloudctl list: %s: not a block device\n", argv[i]);
+				if (st.errors)
+					json_object_array_add(st.errors, probe_error_to_json(argv[i], -ENOENT));
+				rc = EXIT_NOT_FOUND;
+			} else {
+				probe_with_children(&st, row, tree, 0);
+				order[n_order++] = row;
+			}
+			free(name);
+		}
+	} else {
+		for (size_t i = 0; i < st.n_rows; i++)
+			probe_row(&st, &st.rows[i]);
+		for (size_t i = 0; i < st.n_rows; i++)
+			if (!tree || !has_parent_in_list(&st, &st.rows[i]))
+				order[n_order++] = &st.rows[i];
+	}
+
+	if (opts.format == OUTPUT_JSON) {
+		json_object *root = json_object_new_object(), *devices = json_object_new_array();
+
+		json_object_object_add(root, "schema", json_object_new_int(1));
+		json_object_object_add(root, "blockdevices", devices);
+		for (size_t i = 0; i < n_order; i++) {
+			json_object *o = row_json(&st, order[i], tree, 0);
+
+			if (o)
+				json_object_array_add(devices, o);
+		}
+		json_object_object_add(root, "errors", st.errors);
 		print_json(stdout, root);
 		json_object_put(root);
 	} else {
-		scols_print_table(st.table);
-		scols_unref_table(st.table);
+		struct libscols_table *table = scols_new_table();
+
+		if (!table)
+			return EXIT_FAILURE_GENERIC;
+		scols_table_enable_noheadings(table, noheadings);
+		scols_table_enable_raw(table, raw);
+		scols_table_enable_export(table, pairs);
+		scols_table_enable_colors(table, opts.color && !raw && !pairs);
+		for (size_t k = 0; k < st.n_selected; k++) {
+			const struct list_column *col = &columns[st.selected[k]];
+			int fl = col->flags;
+
+			if (tree && col->kind == COL_NAME)
+				fl |= SCOLS_FL_TREE;
+			scols_table_new_column(table, col->header, col->width, fl);
+		}
+		for (size_t i = 0; i < n_order; i++)
+			add_table_line(&st, table, NULL, order[i], tree, 0);
+		scols_print_table(table);
+		scols_unref_table(table);
 	}
-	if (r < 0)
-		return EXIT_FAILURE_GENERIC;
+	free(order);
+	for (size_t i = 0; i < st.n_rows; i++) {
+		free(st.rows[i].name);
+		for (size_t k = 0; k < N_COLUMNS; k++)
+			free(st.rows[i].text[k]);
+		for (size_t k = 0; k < st.rows[i].n_parents; k++)
+			free(st.rows[i].parents[k]);
+		free(st.rows[i].parents);
+		json_object_put(st.rows[i].json);
+	}
+	free(st.rows);
+	mount_table_release(&st.mounts);
+	if (rc != EXIT_OK)
+		return rc;
 	return st.failures ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }

@@ -19,7 +19,7 @@ void cmd_probe_usage(FILE *out)
 	      "an NVMe generic node /dev/ngXnY, or a symlink to any of these.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "  -H, --human-readable  decode the bits of NVMe capability fields (OACS,\n"
 	      "                        ONCS, CTRATT, VWC, NSFEAT) by name, as nvme-cli -H\n"
@@ -38,7 +38,8 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 {
 	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM, OPT_SAVE };
 	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "human-readable", no_argument, NULL, 'H' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
@@ -101,6 +102,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	if (opts.format == OUTPUT_JSON) {
 		all = json_object_new_object();
 		probes = json_object_new_array();
+		json_object_object_add(all, "schema", json_object_new_int(1));
 		json_object_object_add(all, "probes", probes);
 	}
 	for (int i = optind; i < argc; i++) {

@@ -52,7 +52,7 @@ void cmd_replay_usage(FILE *out)
 	      "      --cut-all             try the cut of every tearable page write; keep the first\n"
 	      "                            image that shows a torn page\n"
 	      "      --keep-going          with --cut-all, try every one (the first image is kept)\n"
-	      "  -o, --output FORMAT       normal (default) or json\n"
+	      "  -o, --format FORMAT       normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
 	      "Exit status: 0 no page write is tearable (or the image was written), 11 a page\n"
@@ -89,7 +89,8 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "tear", required_argument, NULL, OPT_TEAR },
 		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
 		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -40,7 +40,7 @@ void cmd_torture_usage(FILE *out)
 	      "      --offset N        where page 0 starts in TARGET (default: as recorded)\n"
 	      "      --all             list every page, not only the ones with a problem\n"
 	      "\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
 	      "Exit status of verify: 0 every page intact and no acknowledged write lost,\n"

@@ -98,7 +98,8 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "force", no_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -41,7 +41,8 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "all", no_argument, NULL, OPT_ALL },
-		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -385,7 +386,8 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		printf("summary: %" PRIu64 " pages: %" PRIu64 " intact, %" PRIu64 " torn, %" PRIu64 " damaged, %" PRIu64
 		       " unwritten; %" PRIu64 " lost acknowledged writes; %" PRIu64 " pages newer than the record\n",
 		       h.geometry.pages, n.intact, n.torn, n.damaged, n.unwritten, n.lost, n.newer);
-		printf("result: %s\n", result_sentence(rc, &n));
+		printf("result: %s%s%s\n", color_start(g, strcmp(result_word(rc, &n), "clean") ? COLOR_BAD : COLOR_GOOD),
+		       result_sentence(rc, &n), color_end(g));
 	}
 	free(buf);
 	close(fd);

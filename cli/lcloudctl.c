@@ -52,7 +52,9 @@ static void main_usage(FILE *out)
 	fputs("\n"
 	      "Global options:\n"
 	      "      --sysroot DIR     read /sys, /proc and /dev under DIR (captured trees)\n"
-	      "  -o, --output FORMAT   normal (default) or json\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --color[=WHEN]    colour verdicts and warnings: auto (default: on a\n"
+	      "                        terminal, unless NO_COLOR is set), always or never\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "  -h, --help            show this help ('lcloudctl COMMAND --help' for a command)\n"
 	      "  -V, --version         show the version\n"
@@ -68,10 +70,12 @@ static void main_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 256 };
+	enum { OPT_SYSROOT = 256, OPT_COLOR };
 	static const struct option options[] = {
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "color", optional_argument, NULL, OPT_COLOR },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -80,6 +84,7 @@ int main(int argc, char **argv)
 	struct global_opts g = { .sysroot = NULL, .format = OUTPUT_NORMAL, .bytes = false };
 	struct lcloud_ctx *ctx = NULL;
 	const struct command *cmd = NULL;
+	const char *color = "auto";
 	int c, r, rc;
 
 	/* '+': stop at the command name; its options are its own. */
@@ -97,6 +102,9 @@ int main(int argc, char **argv)
 		case 'b':
 			g.bytes = true;
 			break;
+		case OPT_COLOR:
+			color = optarg ? optarg : "always"; /* a bare --color asks for it, as ls's */
+			break;
 		case 'h':
 			main_usage(stdout);
 			return EXIT_OK;
@@ -107,6 +115,10 @@ int main(int argc, char **argv)
 			main_usage(stderr);
 			return EXIT_USAGE;
 		}
+	}
+	if (!color_decide(color, &g.color)) {
+		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", color);
+		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		fputs("lcloudctl: no command given\n", stderr);

@@ -89,8 +89,10 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct gl
 			snprintf(size, sizeof(size), "%" PRIu64, max);
 		else if (max)
 			format_size(max, size, sizeof(size));
-		fprintf(out, "  %-13s %s", lcloud_io_path_to_string((enum lcloud_io_path)path),
-			max ? size : lcloud_verdict_get_unknown_reason(v) ? "unknown" : "none");
+		enum color_role role = max ? COLOR_GOOD : lcloud_verdict_get_unknown_reason(v) ? COLOR_UNKNOWN : COLOR_BAD;
+
+		fprintf(out, "  %-13s %s%s%s", lcloud_io_path_to_string((enum lcloud_io_path)path), color_start(opts, role),
+			max ? size : lcloud_verdict_get_unknown_reason(v) ? "unknown" : "none", color_end(opts));
 		if (max && lcloud_verdict_get_boundary(v))
 			fprintf(out, ", not crossing %" PRIu64 "-byte boundaries", lcloud_verdict_get_boundary(v));
 		if (max && lcloud_verdict_get_unknown_reason(v))
@@ -118,7 +120,13 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct gl
 		for (unsigned int i = 0; i < n_notes; i++) {
 			const struct lcloud_note *note = lcloud_probe_get_note(p, i);
 
-			fprintf(out, "  %s: ", lcloud_note_severity_to_string(lcloud_note_get_severity(note)));
+			enum lcloud_note_severity sev = lcloud_note_get_severity(note);
+
+			if (sev == LCLOUD_NOTE_INFO)
+				fprintf(out, "  %s: ", lcloud_note_severity_to_string(sev));
+			else
+				fprintf(out, "  %s%s%s: ", color_start(opts, sev == LCLOUD_NOTE_ERROR ? COLOR_BAD : COLOR_UNKNOWN),
+					lcloud_note_severity_to_string(sev), color_end(opts));
 			fputs_escaped(lcloud_note_get_message(note), out);
 			fputc('\n', out);
 		}

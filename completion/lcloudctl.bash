@@ -37,22 +37,37 @@ _lcloudctl()
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         case $w in
-            --sysroot | -o | --output) ((i++)) ;;
+            --sysroot | -o | --output | --format | =) ((i++)) ;; # "=": bash splits --color=always there
             -*) ;;
             *) sub=$w; break ;;
         esac
     done
 
+    if [[ $prev == = && ${COMP_WORDS[COMP_CWORD - 2]} == --color ]]; then
+        COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+        return
+    fi
     case $prev in
         --sysroot)
             COMPREPLY=($(compgen -d -- "$cur")); return ;;
         -o | --output | --format)
             if [[ $sub == read ]]; then
                 COMPREPLY=($(compgen -f -- "$cur"))
+            elif [[ $sub == list && $prev != --format ]]; then
+                # lsblk's -o: columns, comma separated, +COL adds to the default set
+                local cols="NAME PATH TYPE SIZE RO ROTA LOG-SEC PHY-SEC MIN-IO OPT-IO AWU-MIN AWU-MAX AW-MAX"
+                cols+=" AW-BOUND STREAMS STREAM-GRAN WC ALIGN MODEL TRAN FSTYPE MOUNTPOINT RWF-ATOMIC"
+                cols+=" PASSTHROUGH PLAIN-DIRECT UNTORN"
+                local head=${cur%"${cur##*,}"} last=${cur##*,}
+                [[ -z $head && $last == +* ]] && head=+ last=${last#+}
+                COMPREPLY=($(compgen -P "$head" -W "$cols" -- "$last"))
+                compopt -o nospace 2>/dev/null
             else
                 COMPREPLY=($(compgen -W "normal json" -- "$cur"))
             fi
             return ;;
+        --color)
+            COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         -d | --db)
             COMPREPLY=($(compgen -W "mysql mariadb postgresql" -- "$cur")); return ;;
         -p | --path)

@@ -234,8 +234,8 @@ static int fill_disk(int dirfd, struct lcloud_layer *l)
 		{ "device/serial", "serial" },   { "serial", "serial" },
 		{ "device/firmware_rev", "firmware" }, { "device/rev", "revision" },
 		{ "wwid", "wwid" },              { "device/wwid", "wwid" },
-		{ "nsid", "nsid" },
 	};
+	uint64_t nsid;
 	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
@@ -245,6 +245,9 @@ static int fill_disk(int dirfd, struct lcloud_layer *l)
 		if (r < 0)
 			return r;
 	}
+	/* a number, as the nvme layer's nsid: one type per fact name in every layer */
+	if (sysfs_read_u64_at(dirfd, "nsid", &nsid) == 0)
+		return layer_add_u64(l, "nsid", LCLOUD_UNIT_NONE, nsid, "sysfs:nsid");
 	return 0;
 }
 

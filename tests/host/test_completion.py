@@ -6,6 +6,7 @@ with this build's lcloudctl, must offer the commands, each command's options
 device names for udev, and files elsewhere; zsh loads the same through
 bashcompinit."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -32,9 +33,11 @@ def test_commands_and_options():
     assert complete("ch") == ["check"]
     assert complete("to") == ["torture"]
     opts = complete("check", "--")
-    for o in ("--size", "--path", "--output", "--no-confirm", "--help"):
+    for o in ("--size", "--path", "--format", "--no-confirm", "--help"):
         assert o in opts, (o, opts)
-    assert "--sysroot" in complete("--")
+    assert "--sysroot" in complete("--") and "--color" in complete("--")
+    for o in ("--output", "--output-all", "--noheadings", "--raw", "--pairs", "--json", "--tree", "--size"):
+        assert o in complete("list", "--"), (o, complete("list", "--"))
     assert "--prometheus" in complete("export", "--")
     assert "--human-readable" in complete("probe", "--")
 
@@ -46,6 +49,21 @@ def test_values():
     assert sorted(complete("write", "x", "--backend", "")) == ["auto", "io_uring", "passthrough", "sync"]
     assert sorted(complete("torture", "")) == ["run", "verify"]
     assert "journal" in complete("write", "f", "--hint", "")
+    assert sorted(complete("probe", "--format", "")) == ["json", "normal"]
+    assert sorted(complete("--color", "")) == ["always", "auto", "never"]
+    # bash splits --color=al into --color, =, al
+    assert complete("--color", "=", "al") == ["always"]
+    assert complete("--color", "=", "always", "list", "-o", "AWU-MA") == ["AWU-MAX"]
+    # list's -o is lsblk's: columns, after a comma or a + too
+    assert "AWU-MAX" in complete("list", "-o", "") and "json" not in complete("list", "-o", "")
+    assert complete("list", "-o", "NAME,MOD") == ["NAME,MODEL"]
+    assert complete("list", "-o", "+TR") == ["+TRAN"]
+    assert sorted(complete("list", "--format", "")) == ["json", "normal"]
+    # the same columns as list --help names
+    help_text = subprocess.run([LCLOUDCTL, "list", "--help"], capture_output=True, text=True).stdout
+    block = help_text.split("Columns:")[1].split("The verdict columns")[0]
+    named = re.findall(r"(?:^  |\s{2,})([A-Z][A-Z-]+)(?=\s)", block, re.M)
+    assert sorted(set(named)) == sorted(complete("list", "-o", "")), (named, complete("list", "-o", ""))
     # read's -o is the output file, not a format
     assert "json" not in complete("read", "/dev/null", "-o", "")
 

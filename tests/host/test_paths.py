@@ -67,7 +67,8 @@ def test_errors_say_what_and_what_to_do():
         assert doc[0]["error"]["errno"] == 2 and doc[0]["path"] == missing
         assert doc[1]["target"] == "directory"
 
-    for args in (["probe"], ["probe", "-o", "yaml", "/"], ["frobnicate"], [], ["list", "extra"]):
+    for args in (["probe"], ["probe", "-o", "yaml", "/"], ["frobnicate"], [], ["list", "-o", "json"],
+                 ["list", "--format", "yaml"]):
         p = lcloudctl(*args)
         assert p.returncode == 2, (args, p.returncode)
         assert p.stderr.strip(), args

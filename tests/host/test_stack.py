@@ -41,10 +41,14 @@ def test_misaligned_partition_is_flagged():
         assert notes(p2, "partition-misaligned") == []
 
         # list shows the same, one line per device
-        listing = json.loads(lcloudctl("list", "-o", "json").stdout)["blockdevices"]
+        listing = json.loads(lcloudctl("list", "-J").stdout)["blockdevices"]
         rows = {r["name"]: r for r in listing}
-        assert rows[name + "p1"]["misaligned"] is True and rows[name + "p2"]["misaligned"] is False
-        assert rows[name + "p1"]["parent"] == name and rows[name + "p1"]["type"] == "partition"
+        assert rows[name + "p1"]["align"] == "MISALIGNED" and rows[name + "p2"]["align"] == "ok"
+        assert rows[name + "p1"]["type"] == "partition"
+        # --tree hangs the partitions under their loop device
+        tree = json.loads(lcloudctl("list", "--tree", "-J", "-o", "NAME,TYPE,ALIGN", name).stdout)["blockdevices"]
+        assert [r["name"] for r in tree] == [name], tree
+        assert [c["name"] for c in tree[0]["children"]] == [name + "p1", name + "p2"], tree
         text = lcloudctl("list").stdout
         line = [l for l in text.splitlines() if l.split()[0] == name + "p1"][0]
         assert line.split()[-1] == "MISALIGNED", line
@@ -91,11 +95,11 @@ def is_unbound_loop(name):
 
 
 def test_list_covers_every_block_device():
-    listing = json.loads(lcloudctl("list", "--all", "-o", "json").stdout)["blockdevices"]
+    listing = json.loads(lcloudctl("list", "--all", "--format", "json").stdout)["blockdevices"]
     names = sorted(r["name"] for r in listing)
     assert names == sorted(os.listdir("/sys/class/block")), (names, os.listdir("/sys/class/block"))
     # without --all, as lsblk: every device but the unbound loop devices
-    bound = json.loads(lcloudctl("list", "-o", "json").stdout)["blockdevices"]
+    bound = json.loads(lcloudctl("list", "-J").stdout)["blockdevices"]
     expected = sorted(n for n in os.listdir("/sys/class/block") if not is_unbound_loop(n))
     assert sorted(r["name"] for r in bound) == expected
     for r in listing:
@@ -103,7 +107,7 @@ def test_list_covers_every_block_device():
         if r["type"] == "partition":
             qdir = os.path.dirname(qdir)
         if os.path.exists(qdir + "/queue/physical_block_size"):
-            assert r["physical_block_size"] == int(read_sysfs(qdir + "/queue/physical_block_size"))
+            assert r["phy-sec"] == int(read_sysfs(qdir + "/queue/physical_block_size"))
 
 
 if __name__ == "__main__":

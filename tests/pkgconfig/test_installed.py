@@ -36,6 +36,10 @@ def test_outside_program_prints_atomic_limits():
         assert os.path.exists(os.path.join(prefix, "sbin", "lcloudctl"))
         assert os.path.exists(os.path.join(prefix, "share", "man", "man8", "lcloudctl.8"))
         assert os.path.exists(os.path.join(prefix, "share", "man", "man3", "lcloud_probe_path.3"))
+        # the JSON contract, the same file the tests validate real output against
+        with open(os.path.join(prefix, "share", "lcloud", "lcloudctl.schema.json")) as f:
+            with open(os.path.join(SOURCE_ROOT, "cli", "lcloudctl.schema.json")) as g:
+                assert f.read() == g.read()
         # the udev rule stays inside a scratch prefix, naming the installed lcloudctl
         with open(os.path.join(prefix, "lib", "udev", "rules.d", "60-lcloud.rules")) as f:
             assert os.path.join(prefix, "sbin", "lcloudctl") + " udev %k" in f.read()

@@ -18,6 +18,7 @@ the lane exists to show). Verdict: only the unambiguous rule is asserted,
 rwf_atomic's maximum = the kernel's atomic_write_unit_max_bytes."""
 from vmlib import layer, run_guest_once
 from hostlib import main
+from schemalib import validate
 
 GUEST = r'''
 set -u
@@ -34,6 +35,7 @@ for d in /sys/block/nvme*n*; do
     done > /out/queue-$s
     echo $s >> /out/serials
 done
+"$LCLOUDCTL" list -J -O --size 16K > /out/list-all.json
 dmesg > /out/dmesg
 '''
 
@@ -160,6 +162,27 @@ def test_rwf_atomic_maximum_is_the_kernels():
         assert v["rwf_atomic"]["max_untorn_bytes"] == queue(run, s)["atomic_write_unit_max_bytes"], (s, v["rwf_atomic"])
 
 
+def test_json_matches_the_schema_and_list_agrees():
+    """The current kernel's atomic limits keep the JSON contract, and list's verdict columns are probe's."""
+    run = guest()
+    verdicts = {}
+    for s in run.text("serials").split():
+        doc = run.json("probe-%s.json" % s)
+        validate("probe", doc, "probe " + s)
+        p = doc["probes"][0]
+        verdicts[p["layers"][0]["name"]] = p["verdict"]
+    listing = run.json("list-all.json")
+    validate("list", listing, "list -J -O --size 16K")
+    rows = {d["name"]: d for d in listing["blockdevices"]}
+    for name, v in verdicts.items():
+        for col, path in (("rwf-atomic", "rwf_atomic"), ("passthrough", "passthrough"), ("plain-direct", "plain_direct")):
+            want = v[path]["max_untorn_bytes"] if v[path]["max_untorn_bytes"] or not v[path]["unknown_reason"] else None
+            assert rows[name][col] == want, (name, col, rows[name][col], v[path])
+        # never untorn where no path proves 16 KiB
+        if max(v[p]["max_untorn_bytes"] for p in ("rwf_atomic", "passthrough", "plain_direct")) < 16384:
+            assert rows[name]["untorn"] != "yes", (name, rows[name], v)
+
+
 if __name__ == "__main__":
     main([test_nvme_fields_equal_nvme_cli, test_the_device_promises_what_lcvm_asked, test_kernel_limits_equal_sysfs,
-          test_fdp_write_streams, test_rwf_atomic_maximum_is_the_kernels])
+          test_fdp_write_streams, test_rwf_atomic_maximum_is_the_kernels, test_json_matches_the_schema_and_list_agrees])

@@ -8,6 +8,7 @@ namespace; lcloudctl list shows every namespace. The guest kernel (6.1)
 predates the atomic-write queue limits: they must read as not provided."""
 from vmlib import layer, run_guest_once
 from hostlib import main
+from schemalib import validate
 
 GUEST = r'''
 set -u
@@ -26,8 +27,13 @@ for ns in /sys/block/nvme*n*; do
     cat /sys/block/$n/queue/logical_block_size > /out/lbs-$n
     echo $n >> /out/namespaces
 done
-"$LCLOUDCTL" list -o json > /out/list.json
+"$LCLOUDCTL" list -J > /out/list.json
 "$LCLOUDCTL" list > /out/list.txt
+"$LCLOUDCTL" list -J -O --size 16K > /out/list-all.json
+"$LCLOUDCTL" list -J --tree --all > /out/list-tree.json
+for n in $(cat /out/namespaces); do
+    "$LCLOUDCTL" check --format json /dev/$n --size 4K > /out/check-$n.json || : # 6 and 8 answer too
+done
 '''
 
 DEVICES = ["--nvme", "lbs=4096,ns=2,size=32M,serial=lcA", "--nvme", "lbs=512,ns=1,size=32M,serial=lcB"]
@@ -129,5 +135,20 @@ def test_raw_fields_look_like_nvme_cli():
         assert decoded in text, (n, decoded)
 
 
+def test_json_matches_the_schema():
+    """What lcloudctl prints about real NVMe namespaces under Linux 6.1 keeps the JSON contract."""
+    run = guest()
+    for n in run.text("namespaces").split():
+        validate("probe", run.json("probe-%s.json" % n), "probe " + n)
+        validate("probe", run.json("probe-%s.json" % n.replace("nvme", "ng", 1)), "probe ng of " + n)
+        validate("check", run.json("check-%s.json" % n), "check " + n)
+    for f in ("list.json", "list-all.json", "list-tree.json"):
+        validate("list", run.json(f), f)
+    devices = run.json("list-all.json")["blockdevices"]
+    assert {d["tran"] for d in devices if d["type"] == "disk" and d["name"].startswith("nvme")} == {"nvme"}
+    assert all(d["model"] for d in devices if d["name"].startswith("nvme")), devices
+
+
 if __name__ == "__main__":
-    main([test_raw_fields_look_like_nvme_cli, test_nvme_fields_equal_nvme_cli, test_list_shows_every_namespace])
+    main([test_raw_fields_look_like_nvme_cli, test_nvme_fields_equal_nvme_cli, test_list_shows_every_namespace,
+          test_json_matches_the_schema])

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,46 +405,77 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
 /*
  * The hot path: an unhinted, aligned I/O to a file on the io_uring backend
  * needs nothing but the alignment test and an SQE. Anything else, and every
- * error (for its message), takes prep().
+ * error (for its message), takes prep(). fast_read and fast_write are off
+ * while buffers are registered (an I/O may then use a fixed buffer).
  */
-static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
-			   const struct lcloud_hint *hint)
+static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset)
 {
-	return !hint && len - 1 < QUEUE_IO_MAX && !((offset | len) & q->fast_pos_mask) &&
-	       !((uintptr_t)buf & q->fast_mem_mask) && !q->n_reg;
+	return len - 1 < QUEUE_IO_MAX && !((offset | len) & q->fast_pos_mask) && !((uintptr_t)buf & q->fast_mem_mask);
+}
+
+/*
+ * io_uring_get_sqe() and io_uring_prep_rw() for a ring set up without SQPOLL
+ * or SQE128 (uring_setup() turns the fast path off otherwise): the SQE's
+ * first 8 bytes come ready from open, the rest is the I/O's or zero. False
+ * when the submission queue is full.
+ */
+static inline bool fast_sqe(struct lcloud_queue *q, uint64_t sqe_head, const void *buf, uint64_t len,
+			    uint64_t offset, uint64_t user_data)
+{
+	struct io_uring_sq *sq = &q->ring.sq;
+	const unsigned int tail = sq->sqe_tail;
+	struct io_uring_sqe *sqe;
+
+	if (tail - IO_URING_READ_ONCE(*sq->khead) >= sq->ring_entries)
+		return false;
+	sqe = &sq->sqes[tail & sq->ring_mask];
+	memcpy(sqe, &sqe_head, sizeof(sqe_head));
+	sqe->off = offset;
+	sqe->addr = (uint64_t)(uintptr_t)buf;
+	sqe->len = (uint32_t)len;
+	sqe->rw_flags = 0;
+	sqe->user_data = user_data;
+	/* buf_index, personality, file_index, addr3 and the padding */
+	memset((char *)sqe + offsetof(struct io_uring_sqe, buf_index), 0,
+	       sizeof(*sqe) - offsetof(struct io_uring_sqe, buf_index));
+	sq->sqe_tail = tail + 1;
+	return true;
+}
+
+/* Out of line, with the exported functions' arguments in their order: the fast path ends in a jump here. */
+static __attribute__((noinline)) int prep_write_slow(struct lcloud_queue *q, const void *buf, uint64_t len,
+						     uint64_t offset, const struct lcloud_hint *hint, uint64_t user_data)
+{
+	/* the buffer is only read; the backends take one pointer type for both directions */
+	return prep(q, true, (void *)buf, len, offset, hint, user_data);
+}
+
+static __attribute__((noinline)) int prep_read_slow(struct lcloud_queue *q, void *buf, uint64_t len, uint64_t offset,
+						    const struct lcloud_hint *hint, uint64_t user_data)
+{
+	return prep(q, false, buf, len, offset, hint, user_data);
 }
 
 LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset,
 					  const struct lcloud_hint *hint, uint64_t user_data)
 {
-	if (q && q->fast_write && fast_ok(q, buf, len, offset, hint)) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-
-		if (sqe) {
-			io_uring_prep_write(sqe, q->fd, buf, (unsigned int)len, offset);
-			sqe->user_data = user_data;
-			q->queued++;
+	if (q && q->fast_write && !hint && fast_ok(q, buf, len, offset)) {
+		if (fast_sqe(q, q->sqe_head_write, buf, len, offset, user_data))
 			return 0;
-		}
+		return prep_write_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
-	/* the buffer is only read; the backends take one pointer type for both directions */
-	return prep(q, true, (void *)buf, len, offset, hint, user_data);
+	return prep_write_slow(q, buf, len, offset, hint, user_data);
 }
 
 LCLOUD_EXPORT int lcloud_queue_prep_read(struct lcloud_queue *q, void *buf, uint64_t len, uint64_t offset,
 					 const struct lcloud_hint *hint, uint64_t user_data)
 {
-	if (q && q->fast_read && fast_ok(q, buf, len, offset, hint)) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-
-		if (sqe) {
-			io_uring_prep_read(sqe, q->fd, buf, (unsigned int)len, offset);
-			sqe->user_data = user_data;
-			q->queued++;
+	if (q && q->fast_read && !hint && fast_ok(q, buf, len, offset)) {
+		if (fast_sqe(q, q->sqe_head_read, buf, len, offset, user_data))
 			return 0;
-		}
+		return prep_read_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
-	return prep(q, false, buf, len, offset, hint, user_data);
+	return prep_read_slow(q, buf, len, offset, hint, user_data);
 }
 
 static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, int r)
@@ -461,7 +493,6 @@ LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 		int r = io_uring_submit(&q->ring);
 
 		if (__builtin_expect(r >= 0, 1)) {
-			q->queued = 0;
 			q->inflight += (uint32_t)r;
 			return r;
 		}
@@ -484,6 +515,24 @@ static __attribute__((noinline)) int wait_kernel(struct lcloud_queue *q, unsigne
 	return (int)(io_uring_smp_load_acquire(q->ring.cq.ktail) - head);
 }
 
+/* A completion is a CQE with its last 4 bytes (flags there, nvme_status and reserved here) zeroed. */
+_Static_assert(sizeof(struct lcloud_completion) == sizeof(struct io_uring_cqe) &&
+		       offsetof(struct lcloud_completion, user_data) == offsetof(struct io_uring_cqe, user_data) &&
+		       offsetof(struct lcloud_completion, result) == offsetof(struct io_uring_cqe, res) &&
+		       offsetof(struct lcloud_completion, nvme_status) == offsetof(struct io_uring_cqe, flags),
+	       "struct lcloud_completion no longer matches struct io_uring_cqe");
+
+static inline void copy_cqes(struct lcloud_completion *restrict out, const struct io_uring_cqe *restrict cqe,
+			     uint32_t n)
+{
+#pragma GCC unroll 2
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&out[i], &cqe[i], sizeof(out[i]));
+		out[i].nvme_status = 0;
+		out[i].reserved = 0;
+	}
+}
+
 /*
  * The kernel path's completions, straight off the CQ ring: what is there,
  * waiting only when fewer than MIN are, then one head update for the batch.
@@ -492,8 +541,8 @@ static inline int reap_kernel(struct lcloud_queue *q, struct lcloud_completion *
 {
 	struct io_uring_cq *cq = &q->ring.cq;
 	const unsigned int head = *cq->khead, mask = cq->ring_mask;
-	unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - head;
-	uint32_t n;
+	unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - head, at;
+	uint32_t n, first;
 
 	if (ready < min) {
 		int r = wait_kernel(q, head, ready, min);
@@ -503,11 +552,12 @@ static inline int reap_kernel(struct lcloud_queue *q, struct lcloud_completion *
 		ready = (unsigned int)r;
 	}
 	n = ready < max ? ready : max;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct io_uring_cqe *cqe = &cq->cqes[(head + i) & mask];
-
-		out[i] = (struct lcloud_completion){ .user_data = cqe->user_data, .result = cqe->res };
-	}
+	/* up to the ring's end, then from its start: no mask per entry */
+	at = head & mask;
+	first = n < mask + 1 - at ? n : mask + 1 - at;
+	copy_cqes(out, cq->cqes + at, first);
+	if (__builtin_expect(n > first, 0))
+		copy_cqes(out + first, cq->cqes, n - first);
 	io_uring_smp_store_release(cq->khead, head + n);
 	q->inflight -= n;
 	return (int)n;
@@ -539,7 +589,6 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
-		q->queued = 0;
 		q->inflight += (uint32_t)r;
 		return reap_kernel(q, out, max, 0);
 	}
@@ -548,6 +597,14 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 
 		return r < 0 ? r : lcloud_queue_reap(q, out, max, min);
 	}
+}
+
+/* I/Os prepared and not yet taken by the kernel (or, sync backend, not yet done). */
+static uint32_t queued(const struct lcloud_queue *q)
+{
+	if (q->backend == LCLOUD_BACKEND_SYNC)
+		return q->queued;
+	return q->ring.sq.sqe_tail - IO_URING_READ_ONCE(*q->ring.sq.khead);
 }
 
 static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,
@@ -559,9 +616,9 @@ static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, 
 	if (!q)
 		return -EINVAL;
 	/* the one completion reaped here must be this I/O's */
-	if (q->queued || q->inflight || q->n_done)
+	if (queued(q) || q->inflight || q->n_done)
 		return queue_fail(q, -EBUSY, "the queue has I/Os of its own in progress (%u queued, %u in flight, "
-				  "%u to reap): reap them first, or use a queue of its own", q->queued, q->inflight,
+				  "%u to reap): reap them first, or use a queue of its own", queued(q), q->inflight,
 				  q->n_done);
 
 	r = prep(q, write, buf, len, offset, h, 0);
@@ -624,6 +681,8 @@ LCLOUD_EXPORT int lcloud_queue_register_buffers(struct lcloud_queue *q, void *co
 	free(q->reg);
 	q->reg = iov;
 	q->n_reg = n;
+	/* an I/O in a registered buffer goes as a fixed one: prep() looks for it */
+	q->fast_read = q->fast_write = false;
 	return 0;
 }
 

@@ -56,7 +56,8 @@ struct lcloud_queue {
 	uint64_t mem_align, max_transfer;
 	struct io_uring ring;
 	bool ring_ok;
-	uint32_t depth, queued, inflight;
+	uint32_t depth, inflight;
+	uint32_t queued;     /* sync backend: prepared, not submitted (an io_uring ring counts its own) */
 	struct queue_op *ops;  /* one slot per I/O in flight, any backend */
 	uint32_t *free_slots;
 	uint32_t n_free;
@@ -67,10 +68,15 @@ struct lcloud_queue {
 	struct iovec *reg;   /* registered buffers (copies of the caller's list) */
 	uint32_t n_reg;
 	struct hint_caps caps;
-	/* fast path (io_uring kernel backend, no hint): one mask test instead of validate() */
+	/*
+	 * fast path (io_uring kernel backend, no hint, no registered buffers):
+	 * one mask test instead of validate(), and the SQE filled from what
+	 * open worked out once
+	 */
 	bool fast_write, fast_read;
 	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
+	uint64_t sqe_head_write, sqe_head_read; /* an SQE's first 8 bytes: opcode, flags, ioprio, fd */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
 	char error[8192]; /* room for a mount point or two of PATH_MAX */

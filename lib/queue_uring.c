@@ -31,6 +31,18 @@ int uring_setup(struct lcloud_queue *q)
 		return queue_fail(q, r, "io_uring setup failed: %s%s", strerror(-r),
 				  r == -EPERM || r == -ENOSYS ? " (io_uring is disabled here: use the sync backend)" : "");
 	q->ring_ok = true;
+	if (q->ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQE128)) {
+		/* the fast path takes SQEs as a ring without either does */
+		q->fast_read = q->fast_write = false;
+	} else {
+		struct io_uring_sqe t;
+
+		/* what every unhinted read or write SQE starts with, worked out once */
+		io_uring_prep_write(&t, q->fd, NULL, 0, 0);
+		memcpy(&q->sqe_head_write, &t, sizeof(q->sqe_head_write));
+		io_uring_prep_read(&t, q->fd, NULL, 0, 0);
+		memcpy(&q->sqe_head_read, &t, sizeof(q->sqe_head_read));
+	}
 	return 0;
 }
 
@@ -75,7 +87,6 @@ int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m)
 	cmd->cdw12 = (uint32_t)nlb | m->cdw12;
 	cmd->cdw13 = m->cdw13;
 	io_uring_sqe_set_data64(sqe, slot);
-	q->queued++;
 	return 0;
 }
 
@@ -99,7 +110,6 @@ int uring_prep_kernel(struct lcloud_queue *q, const struct queue_op *op, const s
 	if (op->write && m->write_stream)
 		((uint8_t *)sqe)[SQE_WRITE_STREAM_OFFSET] = m->write_stream;
 	sqe->user_data = op->user_data;
-	q->queued++;
 	return 0;
 }
 

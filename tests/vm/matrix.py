@@ -58,6 +58,10 @@ BOOTS = {
             dict(name="nvme-4k-nawupf16k", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, no boundary", kind="raw",
                  nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K], target="${N0}n1", logs=["N0"],
                  paths=NVME_PATHS),
+            dict(name="nvme-4k-nawupf16k-nomerges", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, queue/nomerges 2 (no merges)",
+                 kind="raw", nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges", target="${N0}n1", logs=["N0"],
+                 paths=["plain_direct"]),
             dict(name="nvme-4k-nawupf16k-b32k", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, 32 KiB boundary", kind="raw",
                  nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K], target="${N0}n1", logs=["N0"],
                  paths=NVME_PATHS),
@@ -74,6 +78,10 @@ BOOTS = {
                  nvme=["lbs=4096,size=16M" + LOG4K], target="${N0}n1", logs=["N0"], paths=NVME_PATHS),
             dict(name="pd-whole", what="Google PD scsi-hd (512 B LBA, 16 KiB physical), whole disk", kind="raw",
                  scsi=[PD + ",size=16M" + LOG512], target="$S0", logs=["S0"], paths=DEV_PATHS),
+            dict(name="pd-whole-nomerges", what="Google PD scsi-hd, whole disk, queue/nomerges 2 (no merges)",
+                 kind="raw", scsi=[PD + ",size=16M" + LOG512],
+                 setup="echo 2 > /sys/block/${S0##*/}/queue/nomerges", target="$S0", logs=["S0"],
+                 paths=["plain_direct"]),
             dict(name="pd-partition-20488", what="Google PD scsi-hd, partition at sector 20488 (4 KiB past 16 KiB)",
                  kind="raw", scsi=[PD + ",image=@PARTIMG@" + LOG512], target="${S0}1", model="$S0",
                  logs=["S0"], part_start=20488 * 512, paths=DEV_PATHS),
@@ -117,6 +125,13 @@ BOOTS = {
                  setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
                        "mkdir -p /mnt/@ROW@; mount -t ext4 ${N0}n1 /mnt/@ROW@",
                  target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir=""),
+            dict(name="ext4-bigalloc-16k-nomerges", what="ext4 bigalloc 16 KiB on the NAWUPF-16K namespace, "
+                 "queue/nomerges 2 (no merges)", kind="file", fs="ext4",
+                 nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges; "
+                       "/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+                       "mkdir -p /mnt/@ROW@; mount -t ext4 ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["plain_direct"], subdir=""),
             dict(name="overlayfs-ext4", what="overlayfs, upper layer on ext4 bigalloc 16 KiB, NAWUPF-16K namespace",
                  kind="file", fs="ext4", nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
                  setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
@@ -384,7 +399,7 @@ def judge(row, res):
     if res["tearable"]:
         return "not untorn, confirmed", False
     return "conservative: the verdict says no (%s), but in this run the stack did not split a page " \
-           "and the oracle finds every page write atomic" % res["check_why"][:300], False
+           "and the oracle finds every page write atomic" % res["check_why"], False
 
 
 def run_matrix(boots=None):
@@ -467,7 +482,8 @@ def markdown(m):
              "Columns: check = `lcloudctl check --size 16K --path P` exit status (0 untorn, 6 no, 8 unknown); "
              "untorn = the verdict's largest untorn write on that path; run = `torture run` exit status "
              "(7: refused before writing); page writes / tearable (in place) = the oracle (`lcloudctl replay`) "
-             "over the log with the device's model; images = crash images made / showing a torn page.", "",
+             "over the log with the device's model, by rule, with the sizes of the commands that carried the "
+             "tearable page writes; images = crash images made / showing a torn page.", "",
              "| configuration | path | check | untorn | run | page writes | tearable (in place) | rules | "
              "images (torn) | status |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -475,12 +491,20 @@ def markdown(m):
         for p in row["paths"]:
             tear = "-" if p["tearable"] is None else "%d (%d)" % (p["tearable"], p["tearable_in_place"])
             rules = ", ".join("%s %d" % kv for kv in sorted(p["rules"].items())) or "-"
+            cmds = p.get("tearable_command_bytes")
+            if cmds:  # the sizes of the commands that carried them: merged (large) or split (small)
+                rules += " (commands %s)" % "-".join(size(c) for c in sorted({cmds[0], cmds[-1]}))
             imgs = "-" if p["page_writes"] is None else "%d (%d)" % (p["crash_images"], p["torn_images"])
             verdict = (row.get("verdict") or {}).get(p["path"])
+            status = p["status"]
+            if status.startswith("conservative"):
+                status = "conservative (reason below)"
+            elif p["notes"] and p["page_writes"] is not None:
+                status += "; " + "; ".join(p["notes"])
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 row["name"], p["path"], p["check_exit"], size(verdict), p["run_exit"],
                 "-" if p["page_writes"] is None else p["page_writes"], tear, rules, imgs,
-                p["status"].replace("|", "/")))
+                status.replace("|", "/")))
     broken = violations(m)
     lines += ["", "Rows that break the rule (verdict bugs):", ""] + ["- " + b for b in broken or ["none"]]
     cons = ["%s %s: %s" % (r["name"], p["path"], p["status"][len("conservative: "):]) for r in m["rows"]
@@ -489,8 +513,16 @@ def markdown(m):
     lines += ["- " + c for c in cons or ["none"]]
     lines += ["", "Configurations:", ""]
     for row in m["rows"]:
-        lines.append("- `%s`: %s%s" % (row["name"], row["what"],
-                                      "; statx: " + " ".join(row["statx"].split()) if row.get("statx") else ""))
+        model = next((p["model"] for p in row["paths"] if p.get("model")), None)
+        extra = ""
+        if model:  # what replay read from the probe of the logged disk (--model-from)
+            extra = "; replay's model: LBA %s, atomic %s%s" % (
+                size(model["lba"]), size(model["atomic_bytes"]),
+                ", boundary %s from byte %d" % (size(model["boundary"]), model["boundary_offset"])
+                if model["boundary"] else "")
+        elif row.get("statx"):
+            extra = "; no write log; statx: " + " ".join(row["statx"].split())
+        lines.append("- `%s`: %s%s" % (row["name"], row["what"], extra))
     lines += ["", "Boots: " + "; ".join("%s: %d rows, guest %d s, host analysis %d s" % (
         b["boot"], b["rows"], b["guest_seconds"], b["host_seconds"]) for b in m["boots"]), ""]
     return "\n".join(lines)
@@ -510,7 +542,15 @@ if __name__ == "__main__":
     import vmlib
     vmlib.LCLOUDCTL = os.environ["LCLOUDCTL"]
     boots = [a for a in sys.argv[1:] if not a.startswith("-")] or None
-    m = run_matrix(boots)
+    if "--rejudge" in sys.argv:
+        # judge and present the committed run again (after a change to the rule or the table), no boot
+        m = json.load(open(os.path.join(HERE, "matrix.json")))
+        defs = {r["name"]: r for b in BOOTS.values() for r in b["rows"]}
+        for row in m["rows"]:
+            for p in row["paths"]:
+                p["status"], p["breaks_rule"] = judge(defs[row["name"]], p)
+    else:
+        m = run_matrix(boots)
     if "--write" in sys.argv:
         with open(os.path.join(HERE, "matrix.json"), "w") as f:
             json.dump(m, f, indent=1, sort_keys=True)

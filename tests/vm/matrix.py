@@ -33,8 +33,9 @@ STATX_READER = os.environ.get("STATX_READER")
 
 RULE = """\
 untorn (check exit 0): zero page writes the oracle calls tearable (for a file
-system: in place; a relocated page write is judged on the mounted image) and
-zero torn pages on every crash image. not untorn (exit 6): refused before
+system: those written over the blocks of the page's previous generation; a
+page written to new blocks, relocated or first, is judged by the file on the
+mounted crash image) and zero torn pages on every crash image. not untorn (exit 6): refused before
 writing on an atomic path, or the oracle finds a tearable page write, or the
 row is conservative (the reason says why). unknown (exit 8): reported."""
 
@@ -120,6 +121,12 @@ BOOTS = {
                  setup="/usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; mkdir -p /mnt/@ROW@; "
                        "mount -t xfs ${N0}n1 /mnt/@ROW@",
                  target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir=""),
+            dict(name="xfs-64k-software", what="XFS on the NAWUPF-16K namespace, 64 KiB pages: RWF_ATOMIC "
+                 "above the device's 16 KiB, by copy on write", kind="file", fs="xfs", page=65536,
+                 nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup="/usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; mkdir -p /mnt/@ROW@; "
+                       "mount -t xfs ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["rwf_atomic"], subdir=""),
             dict(name="ext4-bigalloc-16k", what="ext4, bigalloc 16 KiB clusters, on the NAWUPF-16K namespace",
                  kind="file", fs="ext4", nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
                  setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
@@ -154,10 +161,10 @@ probe2() { # row target modeldev
   "$LCLOUDCTL" probe -o json "$2" > /out/$1/probe.json 2>/out/$1/probe.err
   "$LCLOUDCTL" probe -o json "$3" > /out/$1/model.json 2>/out/$1/model.err
 }
-path1() { # row target path offset seed [check-target]
-  "$LCLOUDCTL" check --size 16K --path $3 -o json "${6:-$2}" > /out/$1/check-$3.json 2>/out/$1/check-$3.err
+path1() { # row target path offset seed check-target page-size
+  "$LCLOUDCTL" check --size $7 --path $3 -o json "$6" > /out/$1/check-$3.json 2>/out/$1/check-$3.err
   echo $? > /out/$1/check-$3.rc
-  "$LCLOUDCTL" torture run "$2" --page-size 16K --pages $PAGES --path $3 --depth $DEPTH --writes $WRITES \
+  "$LCLOUDCTL" torture run "$2" --page-size $7 --pages $PAGES --path $3 --depth $DEPTH --writes $WRITES \
       --offset $4 --seed $5 --force --record /out/$1/$3.rec -o json > /out/$1/run-$3.json 2>/out/$1/run-$3.err
   echo $? > /out/$1/run-$3.rc
 }''']
@@ -187,9 +194,11 @@ path1() { # row target path offset seed [check-target]
         for i, p in enumerate(row["paths"]):
             if row["kind"] == "file":
                 # check answers for a new file in the directory (it confirms RWF_ATOMIC on a temporary file)
-                sh.append('path1 %s "%s/torture-%s" %s 0 %d "%s"' % (r, target, p, p, 100 + i, target))
+                sh.append('path1 %s "%s/torture-%s" %s 0 %d "%s" %d' % (r, target, p, p, 100 + i, target,
+                                                                        row.get("page", PAGE_BYTES)))
             else:
-                sh.append('path1 %s "%s" %s %d %d' % (r, target, p, i * REGION, 100 + i))
+                sh.append('path1 %s "%s" %s %d %d "%s" %d' % (r, target, p, i * REGION, 100 + i, target,
+                                                              row.get("page", PAGE_BYTES)))
         if row["kind"] == "file":
             sh.append("sync")
         sh.append("echo %s >> /out/done" % r)
@@ -259,22 +268,36 @@ class Mounted:
         os.rmdir(self.dir)
 
 
+def torn_pages(report):
+    """Pages that hold part of a write and part of something else. The record holds every write of
+    the run, also those acknowledged after the cut, so a page with no block of the run at all is
+    one not yet written at the cut (verify calls it damaged, or lost), not a tear; a page with
+    blocks of the run beside blocks without a stamp is a first write torn over what was there."""
+    n = 0
+    for page in report["page_reports"]:
+        kinds = {part["kind"] for part in page["parts"]}
+        if page["status"] == "torn" or (page["status"] == "damaged" and "generation" in kinds):
+            n += 1
+    return n
+
+
 def verify(image, rec, offset=None, fs=None, file=None):
-    """torture verify on a crash image (a file system's: the file on it mounted): the exit status."""
+    """torture verify on a crash image (a file system's: the file on it mounted): its torn pages."""
     if fs:
         with Mounted(image, fs) as mnt:
             if not os.path.exists(os.path.join(mnt, file)):
                 return 0  # cut before the file was created or its directory entry reached the disk
-            code, _ = ctl("torture", "verify", os.path.join(mnt, file), "--record", rec, "-o", "json",
-                          ok=(0, 9, 10))
-        return code
-    code, _ = ctl("torture", "verify", image, "--record", rec, "--offset", offset, "-o", "json", ok=(0, 9, 10))
-    return code
+            _, report = ctl("torture", "verify", os.path.join(mnt, file), "--record", rec, "-o", "json",
+                            ok=(0, 9, 10))
+    else:
+        _, report = ctl("torture", "verify", image, "--record", rec, "--offset", offset, "-o", "json",
+                        ok=(0, 9, 10))
+    return torn_pages(report)
 
 
 def analyse_path(row, path, files, logs, tmp):
     d = os.path.join(files, row["name"])
-    res = {"path": path}
+    res = {"path": path, "page_size": row.get("page", PAGE_BYTES)}
     crc = rtext(os.path.join(d, "check-%s.rc" % path)).strip()
     res["check_exit"] = int(crc) if crc else None
     chk = {}
@@ -303,7 +326,8 @@ def analyse_path(row, path, files, logs, tmp):
         return res
     model = os.path.join(d, "model.json")
     log_files = [os.path.join(logs, n + ".log") for n in row["log_names"]]
-    _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "-o", "json", ok=(0, 11))
+    _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "--all", "-o", "json",
+                 ok=(0, 11))
     pw = rep["page_writes"]
     res["model"] = {k: rep["model"][k] for k in ("lba", "atomic_bytes", "boundary", "boundary_offset",
                                                  "volatile_cache")}
@@ -311,7 +335,7 @@ def analyse_path(row, path, files, logs, tmp):
     tear = [w for w in pw if w["verdict"] == "tearable"]
     res["tearable"] = len(tear)
     res["relocated"] = sum(1 for w in tear if w.get("relocated"))
-    res["tearable_in_place"] = res["tearable"] - res["relocated"]
+    res["tearable_in_place"] = sum(1 for w in tear if w.get("relocated") is False) if row.get("fs") else len(tear)
     for w in tear:
         for rule in w["rules"]:
             res["rules"][rule] = res["rules"].get(rule, 0) + 1
@@ -341,15 +365,15 @@ def analyse_path(row, path, files, logs, tmp):
         res["crash_images"] += ca["tried"]
         res["torn_images"] += ca["shown_torn"]
         if code == 9:
-            res["verify_kept_image"] = verify(crash, rec, offset)
+            res["verify_kept_image_torn_pages"] = verify(crash, rec, offset)
     elif tear:
         # file systems: the file as the mounted image shows it, for a sample of the tearing cuts
         cuts = sorted({(w["tearing_cut"]["cut"], w["tearing_cut"]["tear_blocks"]) for w in tear})
-        for cut, blocks in sample(cuts, 6):
+        for cut, blocks in sample(cuts, 12):
             ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
                 "--tear", blocks, "-o", "json")
             res["crash_images"] += 1
-            res["torn_images"] += verify(crash, rec, fs=fs, file=file) == 9
+            res["torn_images"] += verify(crash, rec, fs=fs, file=file) > 0
     # plain cuts between commands, anywhere in the run: no image may show a torn page where the verdict holds
     entries = sorted({c["entry"] for w in pw for c in w["commands"]})
     if entries:
@@ -357,7 +381,7 @@ def analyse_path(row, path, files, logs, tmp):
             ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
                 "-o", "json")
             res["crash_images"] += 1
-            res["torn_images"] += verify(crash, rec, offset, fs=fs, file=file) == 9
+            res["torn_images"] += verify(crash, rec, offset, fs=fs, file=file) > 0
     if os.path.exists(crash):
         os.unlink(crash)
     return res
@@ -479,7 +503,7 @@ def markdown(m):
              "Per path: %d pages of %d KiB, %d random writes after the fill, depth %d, under QEMU's write log." % (
                  m["pages"], m["page_size"] // 1024, m["writes"], m["depth"]), "",
              "Rule (test_matrix.py fails otherwise): " + " ".join(m["rule"].split()), "",
-             "Columns: check = `lcloudctl check --size 16K --path P` exit status (0 untorn, 6 no, 8 unknown); "
+             "Columns: check = `lcloudctl check --size PAGE --path P` exit status (0 untorn, 6 no, 8 unknown); "
              "untorn = the verdict's largest untorn write on that path; run = `torture run` exit status "
              "(7: refused before writing); page writes / tearable (in place) = the oracle (`lcloudctl replay`) "
              "over the log with the device's model, by rule, with the sizes of the commands that carried the "
@@ -501,8 +525,11 @@ def markdown(m):
                 status = "conservative (reason below)"
             elif p["notes"] and p["page_writes"] is not None:
                 status += "; " + "; ".join(p["notes"])
+            path = p["path"]
+            if p.get("page_size", m["page_size"]) != m["page_size"]:
+                path += " (%s pages)" % size(p["page_size"])
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                row["name"], p["path"], p["check_exit"], size(verdict), p["run_exit"],
+                row["name"], path, p["check_exit"], size(verdict), p["run_exit"],
                 "-" if p["page_writes"] is None else p["page_writes"], tear, rules, imgs,
                 status.replace("|", "/")))
     broken = violations(m)

@@ -142,8 +142,13 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 	const struct lcloud_fact *nomerges = fact(d, "nomerges");
 	uint64_t max_kb = num(d, "max_sectors_kb", 0), lba = pr->lba ? pr->lba : 512;
 
-	if (*ok <= lba || (nomerges && nomerges->u64 == 2) || (max_kb && max_kb * 1024 <= pr->bytes))
+	if (*ok <= lba || (max_kb && max_kb * 1024 <= pr->bytes))
 		return 0;
+	if (nomerges && nomerges->u64 == 2)
+		return reason(v, "sysfs:queue/nomerges", "%s merges no writes (queue/nomerges 2), so each write "
+			      "reaches the device as its own command; this rests on that setting, which the kernel "
+			      "resets when the disk appears again (a udev rule setting ATTR{queue/nomerges}=\"2\" "
+			      "keeps it)", d->name);
 	*ok = lba;
 	if (!nomerges)
 		return reason(v, "sysfs:queue/nomerges", "%s: queue/nomerges could not be read, so whether the block "
@@ -154,7 +159,7 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
 		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
 		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
-		      "each write its own command", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, lba, d->name,
+		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, lba, d->name,
 		      pr->bytes / 1024);
 }
 

@@ -35,6 +35,8 @@ static const struct queue_attr queue_attrs[] = {
 	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19", true },
 	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL, false },
 	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL, true },
+	/* 2: the block layer merges no writes into one request; 0 and 1 merge neighbours */
+	{ "nomerges", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
 	/* how the block layer splits a request: segments per request, their size, gaps between them */
 	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
 	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, true },

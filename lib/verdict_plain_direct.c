@@ -132,6 +132,42 @@ static uint64_t fits_from(int64_t x, uint64_t offset, uint64_t b)
 	return pow2_dividing((uint64_t)d);
 }
 
+/*
+ * The block layer merges writes in flight together that are neighbours on
+ * the disk into one request of up to max_sectors_kb, unless queue/nomerges
+ * is 2. A device keeps a command whole only up to its promise: a merged
+ * command larger than that holds each logical block whole, nothing more,
+ * whichever writes it carries. Caps *OK at the logical block when merges
+ * can build such a command.
+ */
+static int merge_limit(const struct lcloud_probe *p, int leaf, const struct promise *pr, struct lcloud_verdict *v,
+		       uint64_t *ok)
+{
+	const struct lcloud_layer *d = &p->layers[leaf];
+	const struct lcloud_fact *nomerges = fact(d, "nomerges");
+	uint64_t max_kb = num(d, "max_sectors_kb", 0), lba = pr->lba ? pr->lba : 512;
+
+	if (*ok <= lba || (max_kb && max_kb * 1024 <= pr->bytes))
+		return 0;
+	if (nomerges && nomerges->u64 == 2)
+		return reason(v, "sysfs:queue/nomerges", "%s merges no writes (queue/nomerges 2), so each write "
+			      "reaches the device as its own command; this rests on that setting, which the kernel "
+			      "resets when the disk appears again (a udev rule setting ATTR{queue/nomerges}=\"2\" "
+			      "keeps it)", d->name);
+	*ok = lba;
+	if (!nomerges)
+		return reason(v, "sysfs:queue/nomerges", "%s: queue/nomerges could not be read, so whether the block "
+			      "layer merges neighbouring writes into one command larger than the %" PRIu64 " bytes the "
+			      "device keeps whole is unknown: only each %" PRIu64 "-byte block is sure to be untorn",
+			      d->name, pr->bytes, lba);
+	return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one command "
+		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
+		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
+		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
+		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, lba, d->name,
+		      pr->bytes / 1024);
+}
+
 /* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
 static bool parity_raid(const struct lcloud_layer *l)
 {
@@ -351,6 +387,9 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				pr = own;
 			}
 		}
+		r = merge_limit(p, leaves[k], &pr, v, &ok);
+		if (r < 0)
+			return r;
 		align = pr.lba > align ? pr.lba : align;
 		limit = min_u64(limit, ok);
 		definite = min_u64(definite, ok);

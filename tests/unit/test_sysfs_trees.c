@@ -332,7 +332,7 @@ static void test_enumeration_order(void **state)
 /* Without verdicts the probe skips only what the verdicts read; the rest is the same. */
 static void test_no_verdict_skips_only_verdict_facts(void **state)
 {
-	static const char *const skipped[] = { "fua", "chunk_sectors", "max_segments", "max_segment_size",
+	static const char *const skipped[] = { "fua", "chunk_sectors", "nomerges", "max_segments", "max_segment_size",
 					       "virt_boundary_mask" };
 	struct lcloud_ctx *ctx = fixture_ctx("md-nvme");
 	struct lcloud_probe *full = NULL, *lean = NULL;
@@ -364,7 +364,7 @@ static void test_no_verdict_skips_only_verdict_facts(void **state)
 			assert_int_equal(lcloud_fact_get_u64(fa), lcloud_fact_get_u64(fb));
 		}
 		/* the disk has queue limits, the partition none */
-		assert_int_equal(absent, lcloud_layer_get_kind(a) == LCLOUD_LAYER_DISK ? 5 : 0);
+		assert_int_equal(absent, lcloud_layer_get_kind(a) == LCLOUD_LAYER_DISK ? 6 : 0);
 	}
 	lcloud_probe_free(full);
 	lcloud_probe_free(lean);

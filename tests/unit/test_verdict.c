@@ -319,6 +319,49 @@ static void test_unknown_never_hides_a_no(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * The block layer merges neighbouring writes in flight into one command of
+ * up to max_sectors_kb unless queue/nomerges is 2; a command above the
+ * device's promise is untorn per logical block only. sdo: a Google PD clone
+ * with merges on and max_sectors_kb 1280: 512 bytes, with the remedy named;
+ * sdp: merges on, but max_sectors_kb 16 keeps every command within 16 KiB;
+ * sda (nomerges 2): 16 KiB, saying that it rests on the setting.
+ */
+static void test_merges_beyond_the_promise(void **state)
+{
+	static const struct {
+		const char *dev;
+		uint64_t max;
+		bool merge_reason;
+		const char *text; /* what the nomerges reason must say, NULL for none */
+	} merges[] = {
+		{ "/dev/sdo", 512, true, "echo 2 > /sys/block/sdo/queue/nomerges" },
+		{ "/dev/sdp", 16384, false, NULL },
+		{ "/dev/sda", 16384, false, "rests on that setting" },
+	};
+	char why[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(merges) / sizeof(merges[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("scsi", merges[i].dev);
+		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+		const struct lcloud_layer *disk = layer_of_kind(p, LCLOUD_LAYER_DISK);
+
+		print_message("%s: %llu\n", merges[i].dev, (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
+		assert_non_null(lcloud_layer_find_fact(disk, "nomerges"));
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), merges[i].max);
+		assert_int_equal(any_reason(pd, "sysfs:queue/nomerges"), merges[i].text != NULL);
+		if (merges[i].text)
+			assert_true(any_reason(pd, merges[i].text));
+		if (merges[i].merge_reason) {
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+					 LCLOUD_ANSWER_NO);
+			assert_non_null(strstr(why, "nomerges"));
+		}
+		lcloud_probe_free(p);
+	}
+}
+
 static void test_check_answers_and_errors(void **state)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
@@ -388,6 +431,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_block_layer_split_rules),
 		cmocka_unit_test(test_unknown_never_hides_a_no),
 		cmocka_unit_test(test_uncaptured_identify_is_unknown),
+		cmocka_unit_test(test_merges_beyond_the_promise),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -3,7 +3,8 @@
 """plain_direct against what the block layer really does, in a Debian 12
 guest (Linux 6.1, QEMU 7.2), with a Google-PD-shaped SCSI disk (512-byte
 logical, 16 KiB physical blocks: Google promises writes inside one physical
-block).
+block), with queue/nomerges 2 (the block layer merges no writes, so the
+rules below decide alone).
 
   - Behind a virtio-scsi controller with virtqueue_size=4 the kernel takes
     at most 2 segments per request (queue/max_segments, read in the guest):
@@ -30,6 +31,7 @@ from hostlib import main
 SEGMENTS = r'''
 set -u
 d=$LCVM_SCSI0; n=${d##*/}
+echo 2 > /sys/block/$n/queue/nomerges  # merges off: the split rules alone decide
 cat /sys/block/$n/queue/max_segments > /out/max_segments
 "$LCLOUDCTL" probe -o json $d > /out/probe.json
 cat /sys/block/$n/queue/dma_alignment > /out/dma_alignment
@@ -57,6 +59,7 @@ done
 PLACEMENT = r'''
 set -u
 d=$LCVM_SCSI0; n=${d##*/}
+echo 2 > /sys/block/$n/queue/nomerges
 modprobe dm_mod
 sectors=$(cat /sys/block/$n/size)
 dmsetup create shifted --table "0 $((sectors - 64)) linear $d 8" 2> /out/dmsetup.err || echo failed > /out/dmsetup.err

@@ -5,7 +5,10 @@ the device paths are what is tested here), table driven:
   - QEMU NVMe namespace, 4 KiB LBAs, AWUPF 0: one LBA, so 4 KiB on
     passthrough and plain_direct; 16 KiB refused, naming the 4096 limit;
   - a Google-PD-shaped SCSI disk with 16 KiB physical blocks: 16 KiB on
-    plain_direct, with Google's conditions;
+    plain_direct, with Google's conditions, once the block layer merges no
+    writes (queue/nomerges 2); with the kernel's default (0) neighbouring
+    writes can be merged into commands larger than 16 KiB: 512 bytes, naming
+    nomerges;
   - that disk partitioned with sfdisk: a partition at sector 2049 (byte
     1049088, 512 past a 16 KiB physical block) keeps only 512-byte writes
     inside one physical block, naming its offset; one at 4 MiB keeps 16 KiB."""
@@ -24,6 +27,8 @@ set -u
 "$LCLOUDCTL" check --size 16K /dev/ng0n1 > /out/ng-16k.txt; echo $? > /out/ng-16k.rc
 for d in /sys/block/sd*; do
     n=${d##*/}
+    "$LCLOUDCTL" probe -o json /dev/$n > /out/$n-merges.json
+    echo 2 > $d/queue/nomerges
     "$LCLOUDCTL" probe -o json /dev/$n > /out/$n.json
     for p in $d/$n[0-9]*; do
         [ -e "$p" ] || continue
@@ -61,6 +66,9 @@ def test_device_paths():
     gpd = [n for n in disks if run.text(n + ".model").strip() == "PersistentDisk"]
     assert len(gpd) == 1, disks
     n = gpd[0]
+    merges = run.json(n + "-merges.json")["probes"][0]["verdict"]["plain_direct"]
+    assert merges["max_untorn_bytes"] == 512, merges
+    assert any(r["evidence"] == "sysfs:queue/nomerges" for r in merges["reasons"]), merges
     whole = run.json(n + ".json")["probes"][0]["verdict"]["plain_direct"]
     assert whole["max_untorn_bytes"] == 16384
     assert any(r["evidence"] == "cloud:gcp-pd-16k" for r in whole["reasons"])

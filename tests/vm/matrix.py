@@ -1,0 +1,592 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The proof matrix (lane: current): for each device configuration and each I/O
+path that applies, the guest runs `lcloudctl probe` and `check --size 16K
+--path P` on the target, then a short `lcloudctl torture run` while QEMU logs
+every write the device receives. On the host, `lcloudctl replay` (the oracle)
+judges every page write in the log under the device's power-fail model, makes
+the crash image of each tearable one (--cut-all) and of a few plain cuts, and
+`torture verify` reads them (for file systems: the file on the mounted image).
+
+The verdict and the oracle are then compared row by row (see RULE below).
+`tests/vm/matrix.py --write` runs it and rewrites matrix.md and matrix.json
+beside this file; test_matrix.py runs it and enforces the rule."""
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from vmlib import run_guest  # noqa: E402
+
+PAGE = "16K"
+PAGE_BYTES = 16384
+PAGES = 64
+WRITES = 192
+DEPTH = 8
+REGION = 2 << 20  # each path of a raw device writes its own 2 MiB
+STATX_READER = os.environ.get("STATX_READER")
+
+RULE = """\
+untorn (check exit 0): zero page writes the oracle calls tearable (for a file
+system: those written over the blocks of the page's previous generation; a
+page written to new blocks, relocated or first, is judged by the file on the
+mounted crash image) and zero torn pages on every crash image. not untorn (exit 6): refused before
+writing on an atomic path, or the oracle finds a tearable page write, or the
+row is conservative (the reason says why). unknown (exit 8): reported."""
+
+ATOMIC16 = "atomic.nawun=3,atomic.nawupf=3"
+B32 = ",atomic.nabsn=7,atomic.nabspf=7"
+LOG4K = ",log=1,log.sector=4096,log.update=1"
+LOG512 = ",log=1,log.sector=512,log.update=1"
+PD = "lbs=512,pbs=16384,vendor=Google,product=PersistentDisk"
+NVME_PATHS = ["rwf_atomic", "passthrough", "plain_direct", "buffered"]
+DEV_PATHS = ["rwf_atomic", "plain_direct", "buffered"]
+
+# Each row: what it is, the lcvm device options, shell that sets $T (the
+# target, for files a directory), $M (the device probed for replay's model)
+# and $L (the write logs, space separated names in OUTDIR/logs).
+#   kind raw: the paths write regions of one block device at REGION offsets
+#   kind file: the paths write one file each in directory $T
+BOOTS = {
+    "devices": {
+        "extra": [],
+        "rows": [
+            dict(name="nvme-4k-nawupf16k", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, no boundary", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K], target="${N0}n1", logs=["N0"],
+                 paths=NVME_PATHS),
+            dict(name="nvme-4k-nawupf16k-nomerges", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, queue/nomerges 2 (no merges)",
+                 kind="raw", nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges", target="${N0}n1", logs=["N0"],
+                 paths=["plain_direct"]),
+            dict(name="nvme-4k-nawupf16k-b32k", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, 32 KiB boundary", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K], target="${N0}n1", logs=["N0"],
+                 paths=NVME_PATHS),
+            dict(name="nvme-4k-nawupf16k-nabo", what="NVMe 4 KiB LBA, NAWUPF 16 KiB, 32 KiB boundary, NABO 2",
+                 kind="raw", nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + ",atomic.nabo=2" + LOG4K],
+                 target="${N0}n1", logs=["N0"], paths=NVME_PATHS),
+            dict(name="nvme-512-nawupf16k", what="NVMe 512 B LBA, NAWUPF 16 KiB", kind="raw",
+                 nvme=["lbs=512,size=16M,atomic.nawun=31,atomic.nawupf=31" + LOG512], target="${N0}n1",
+                 logs=["N0"], paths=NVME_PATHS),
+            dict(name="nvme-4k-awupf16k", what="NVMe 4 KiB LBA, controller AWUPF 16 KiB only", kind="raw",
+                 nvme=["lbs=4096,size=16M,ctrl.atomic.awun=3,ctrl.atomic.awupf=3" + LOG4K], target="${N0}n1",
+                 logs=["N0"], paths=NVME_PATHS),
+            dict(name="nvme-4k-plain", what="NVMe 4 KiB LBA, no atomic parameters (one block)", kind="raw",
+                 nvme=["lbs=4096,size=16M" + LOG4K], target="${N0}n1", logs=["N0"], paths=NVME_PATHS),
+            dict(name="pd-whole", what="Google PD scsi-hd (512 B LBA, 16 KiB physical), whole disk", kind="raw",
+                 scsi=[PD + ",size=16M" + LOG512], target="$S0", logs=["S0"], paths=DEV_PATHS),
+            dict(name="pd-whole-nomerges", what="Google PD scsi-hd, whole disk, queue/nomerges 2 (no merges)",
+                 kind="raw", scsi=[PD + ",size=16M" + LOG512],
+                 setup="echo 2 > /sys/block/${S0##*/}/queue/nomerges", target="$S0", logs=["S0"],
+                 paths=["plain_direct"]),
+            dict(name="pd-partition-20488", what="Google PD scsi-hd, partition at sector 20488 (4 KiB past 16 KiB)",
+                 kind="raw", scsi=[PD + ",image=@PARTIMG@" + LOG512], target="${S0}1", model="$S0",
+                 logs=["S0"], part_start=20488 * 512, paths=DEV_PATHS),
+            dict(name="pd-maxio-8k", what="Google PD scsi-hd, 8 KiB maximum transfer", kind="raw",
+                 scsi=[PD + ",size=16M,max_io_size=8192" + LOG512], target="$S0", logs=["S0"], paths=DEV_PATHS),
+            dict(name="pd-virtqueue-4", what="Google PD scsi-hd on virtio-scsi with virtqueue_size=4", kind="raw",
+                 scsi=[PD + ",size=16M,hba=1,hba.virtqueue_size=4" + LOG512], target="$S0", logs=["S0"],
+                 paths=DEV_PATHS),
+            dict(name="scsi-debug-atomic", what="scsi_debug 4 KiB LBA, WRITE ATOMIC up to 16 KiB", kind="raw",
+                 scsi_debug="dev_size_mb=16 sector_size=4096 atomic_wr=1 atomic_wr_max_length=4 "
+                            "atomic_wr_gran=1 atomic_wr_align=1",
+                 target="$LCVM_SCSI_DEBUG0", logs=[], paths=["rwf_atomic", "plain_direct"]),
+        ],
+    },
+    "stacks": {
+        "extra": ["--module", "xfs", "--module", "overlay", "--copy", "/usr/sbin/mkfs.xfs",
+                  "--copy", "/usr/sbin/mke2fs"],
+        "rows": [
+            dict(name="md-raid0-16k", what="md raid0, 16 KiB chunks, over two NAWUPF-16K namespaces", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K] * 2,
+                 setup="mdadm --create /dev/md0 --run --level=0 --chunk=16 --raid-devices=2 ${N0}n1 ${N1}n1 "
+                       ">/out/@ROW@/setup.log 2>&1",
+                 target="/dev/md0", model="${N0}n1", logs=["N0", "N1"], paths=DEV_PATHS),
+            dict(name="md-raid0-8k", what="md raid0, 8 KiB chunks, over two NAWUPF-16K namespaces", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + LOG4K] * 2,
+                 setup="mdadm --create /dev/md1 --run --level=0 --chunk=8 --raid-devices=2 ${N0}n1 ${N1}n1 "
+                       ">/out/@ROW@/setup.log 2>&1",
+                 target="/dev/md1", model="${N0}n1", logs=["N0", "N1"], paths=DEV_PATHS),
+            dict(name="dm-linear-shifted", what="dm-linear starting 4 KiB into a NAWUPF-16K, 32 KiB-boundary namespace",
+                 kind="raw", nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K],
+                 setup='echo "0 32760 linear ${N0}n1 8" | dmsetup create --noudevsync shifted '
+                       '>/out/@ROW@/setup.log 2>&1',
+                 target="/dev/dm-0", model="${N0}n1", logs=["N0"], dev_shift=4096, paths=DEV_PATHS),
+            dict(name="xfs", what="XFS on the NAWUPF-16K, 32 KiB-boundary namespace", kind="file", fs="xfs",
+                 nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup="/usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; mkdir -p /mnt/@ROW@; "
+                       "mount -t xfs ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir=""),
+            dict(name="xfs-64k-software", what="XFS on the NAWUPF-16K namespace, 64 KiB pages: RWF_ATOMIC "
+                 "above the device's 16 KiB, by copy on write", kind="file", fs="xfs", page=65536,
+                 nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup="/usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; mkdir -p /mnt/@ROW@; "
+                       "mount -t xfs ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["rwf_atomic"], subdir=""),
+            dict(name="ext4-bigalloc-16k", what="ext4, bigalloc 16 KiB clusters, on the NAWUPF-16K namespace",
+                 kind="file", fs="ext4", nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
+                 setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+                       "mkdir -p /mnt/@ROW@; mount -t ext4 ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir=""),
+            dict(name="ext4-bigalloc-16k-nomerges", what="ext4 bigalloc 16 KiB on the NAWUPF-16K namespace, "
+                 "queue/nomerges 2 (no merges)", kind="file", fs="ext4",
+                 nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges; "
+                       "/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+                       "mkdir -p /mnt/@ROW@; mount -t ext4 ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["plain_direct"], subdir=""),
+            dict(name="overlayfs-ext4", what="overlayfs, upper layer on ext4 bigalloc 16 KiB, NAWUPF-16K namespace",
+                 kind="file", fs="ext4", nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
+                 setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+                       "mkdir -p /mnt/@ROW@-low; mount -t ext4 ${N0}n1 /mnt/@ROW@-low; "
+                       "mkdir -p /mnt/@ROW@-low/lower /mnt/@ROW@-low/upper /mnt/@ROW@-low/work /mnt/@ROW@; "
+                       "mount -t overlay overlay -o lowerdir=/mnt/@ROW@-low/lower,upperdir=/mnt/@ROW@-low/upper,"
+                       "workdir=/mnt/@ROW@-low/work /mnt/@ROW@ >>/out/@ROW@/setup.log 2>&1",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir="upper"),
+        ],
+    },
+}
+
+
+def guest_script(boot, rows):
+    """The shell for one boot: every row's setup, probe, checks and runs."""
+    sh = ["set -u", "PAGES=%d WRITES=%d DEPTH=%d" % (PAGES, WRITES, DEPTH),
+          'uname -r > /out/uname-r',
+          r'''
+probe2() { # row target modeldev
+  "$LCLOUDCTL" probe -o json "$2" > /out/$1/probe.json 2>/out/$1/probe.err
+  "$LCLOUDCTL" probe -o json "$3" > /out/$1/model.json 2>/out/$1/model.err
+}
+path1() { # row target path offset seed check-target page-size
+  "$LCLOUDCTL" check --size $7 --path $3 -o json "$6" > /out/$1/check-$3.json 2>/out/$1/check-$3.err
+  echo $? > /out/$1/check-$3.rc
+  "$LCLOUDCTL" torture run "$2" --page-size $7 --pages $PAGES --path $3 --depth $DEPTH --writes $WRITES \
+      --offset $4 --seed $5 --force --record /out/$1/$3.rec -o json > /out/$1/run-$3.json 2>/out/$1/run-$3.err
+  echo $? > /out/$1/run-$3.rc
+}''']
+    nvme = scsi = 0
+    for row in rows:
+        r = row["name"]
+        sh.append("mkdir -p /out/%s" % r)
+        names = []
+        for _ in row.get("nvme", []):
+            names.append("N%d" % len(names))
+            sh.append("N%d=$LCVM_NVME%d" % (len(names) - 1, nvme))
+            nvme += 1
+        for _ in row.get("scsi", []):
+            sh.append("S%d=$LCVM_SCSI%d" % (len(names), scsi))
+            names.append("S%d" % len(names))
+            scsi += 1
+        if row.get("setup"):
+            sh.append(row["setup"].replace("@ROW@", r))
+        target, model = row["target"].replace("@ROW@", r), row.get("model", row["target"])
+        if row["kind"] == "file":
+            sh.append('touch "%s/probe-me"' % target)
+            sh.append('probe2 %s "%s/probe-me" "%s"' % (r, target, model))
+        else:
+            sh.append('probe2 %s "%s" "%s"' % (r, target, model))
+        if row.get("scsi_debug") and STATX_READER:
+            sh.append('"$STATX_READER" "%s" > /out/%s/statx 2>&1' % (target, r))
+        for i, p in enumerate(row["paths"]):
+            if row["kind"] == "file":
+                # check answers for a new file in the directory (it confirms RWF_ATOMIC on a temporary file)
+                sh.append('path1 %s "%s/torture-%s" %s 0 %d "%s" %d' % (r, target, p, p, 100 + i, target,
+                                                                        row.get("page", PAGE_BYTES)))
+            else:
+                sh.append('path1 %s "%s" %s %d %d "%s" %d' % (r, target, p, i * REGION, 100 + i, target,
+                                                              row.get("page", PAGE_BYTES)))
+        if row["kind"] == "file":
+            sh.append("sync")
+        sh.append("echo %s >> /out/done" % r)
+    # unmount cleanly so the final images are consistent; the logs keep every write
+    sh.append("for m in $(grep ' /mnt/' /proc/mounts | cut -d' ' -f2 | sort -r); do umount $m; done")
+    sh.append("sync")
+    return "\n".join(sh) + "\n"
+
+
+def devices_for(boot, rows, partimg):
+    args = list(BOOTS[boot]["extra"])
+    nvme = scsi = 0
+    for row in rows:
+        for spec in row.get("nvme", []):
+            args += ["--nvme", spec + ",serial=mx%02d" % nvme]
+            row.setdefault("log_names", []).append("nvme%d-n1" % nvme)
+            nvme += 1
+        for spec in row.get("scsi", []):
+            args += ["--scsi", spec.replace("@PARTIMG@", partimg)]
+            row.setdefault("log_names", []).append("scsi%d" % scsi)
+            scsi += 1
+        if row.get("scsi_debug"):
+            args += ["--scsi-debug", row["scsi_debug"]]
+    if STATX_READER:
+        reader = os.path.realpath(STATX_READER)
+        args += ["--copy", reader, "--env", "STATX_READER=" + reader]
+    return args
+
+
+def make_partition_image(path):
+    """A 20 MiB disk with one partition from sector 20488 (4 KiB past a 16 KiB boundary)."""
+    with open(path, "wb") as f:
+        f.truncate(20 << 20)
+    subprocess.run(["sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", path],
+                   input="label: dos\nstart=20488, size=16384, type=83\n", text=True, check=True,
+                   capture_output=True)
+
+
+def ctl(*args, ok=(0,)):
+    p = subprocess.run([os.environ["LCLOUDCTL"]] + [str(a) for a in args], capture_output=True, text=True)
+    if p.returncode not in ok:
+        raise AssertionError("lcloudctl %s: exit %d\n%s%s" % (" ".join(map(str, args)), p.returncode,
+                                                             p.stdout[-2000:], p.stderr[-2000:]))
+    return p.returncode, (json.loads(p.stdout) if "-o" in args and p.stdout.strip() else p.stdout)
+
+
+def rtext(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+class Mounted:
+    """An image loop-mounted on the host (the file system recovers its journal)."""
+
+    def __init__(self, image, fs):
+        self.dir = tempfile.mkdtemp(prefix="lcloud-mx-mnt-")
+        subprocess.run(["mount", "-t", fs, "-o", "loop", image, self.dir], check=True, capture_output=True)
+
+    def __enter__(self):
+        return self.dir
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", self.dir], capture_output=True)
+        os.rmdir(self.dir)
+
+
+def torn_pages(report):
+    """Pages that hold part of a write and part of something else. The record holds every write of
+    the run, also those acknowledged after the cut, so a page with no block of the run at all is
+    one not yet written at the cut (verify calls it damaged, or lost), not a tear; a page with
+    blocks of the run beside blocks without a stamp is a first write torn over what was there."""
+    n = 0
+    for page in report["page_reports"]:
+        kinds = {part["kind"] for part in page["parts"]}
+        if page["status"] == "torn" or (page["status"] == "damaged" and "generation" in kinds):
+            n += 1
+    return n
+
+
+def verify(image, rec, offset=None, fs=None, file=None):
+    """torture verify on a crash image (a file system's: the file on it mounted): its torn pages."""
+    if fs:
+        with Mounted(image, fs) as mnt:
+            if not os.path.exists(os.path.join(mnt, file)):
+                return 0  # cut before the file was created or its directory entry reached the disk
+            _, report = ctl("torture", "verify", os.path.join(mnt, file), "--record", rec, "-o", "json",
+                            ok=(0, 9, 10))
+    else:
+        _, report = ctl("torture", "verify", image, "--record", rec, "--offset", offset, "-o", "json",
+                        ok=(0, 9, 10))
+    return torn_pages(report)
+
+
+def analyse_path(row, path, files, logs, tmp):
+    d = os.path.join(files, row["name"])
+    res = {"path": path, "page_size": row.get("page", PAGE_BYTES)}
+    crc = rtext(os.path.join(d, "check-%s.rc" % path)).strip()
+    res["check_exit"] = int(crc) if crc else None
+    chk = {}
+    try:
+        chk = json.loads(rtext(os.path.join(d, "check-%s.json" % path)))
+    except ValueError:
+        pass
+    res["check_answer"] = chk.get("answer")
+    res["check_why"] = chk.get("why") or rtext(os.path.join(d, "check-%s.err" % path)).strip()
+    rrc = rtext(os.path.join(d, "run-%s.rc" % path)).strip()
+    res["run_exit"] = int(rrc) if rrc else None
+    res["run_error"] = rtext(os.path.join(d, "run-%s.err" % path)).strip()[-400:]
+    run = {}
+    try:
+        run = json.loads(rtext(os.path.join(d, "run-%s.json" % path)))
+    except ValueError:
+        pass
+    res["acknowledged_writes"] = run.get("writes")
+    res.update(page_writes=None, tearable=None, tearable_in_place=None, relocated=None, rules={},
+               crash_images=0, torn_images=0, notes=[])
+    if res["run_exit"] != 0 or not run:
+        return res
+    rec = os.path.join(d, "%s.rec" % path)
+    if not row["log_names"]:
+        res["notes"].append("no write log possible (scsi_debug keeps its disk in kernel memory)")
+        return res
+    model = os.path.join(d, "model.json")
+    log_files = [os.path.join(logs, n + ".log") for n in row["log_names"]]
+    _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "--all", "-o", "json",
+                 ok=(0, 11))
+    pw = rep["page_writes"]
+    res["model"] = {k: rep["model"][k] for k in ("lba", "atomic_bytes", "boundary", "boundary_offset",
+                                                 "volatile_cache")}
+    res["page_writes"] = rep["summary"]["page_writes"]
+    tear = [w for w in pw if w["verdict"] == "tearable"]
+    res["tearable"] = len(tear)
+    res["relocated"] = sum(1 for w in tear if w.get("relocated"))
+    res["tearable_in_place"] = sum(1 for w in tear if w.get("relocated") is False) if row.get("fs") else len(tear)
+    for w in tear:
+        for rule in w["rules"]:
+            res["rules"][rule] = res["rules"].get(rule, 0) + 1
+    res["incomplete"] = rep["summary"]["incomplete"]
+    # what the device received for the tearable page writes: the commands' sizes say split or merged
+    res["tearable_command_bytes"] = sorted({c["length"] for w in tear for c in w["commands"]})
+    if len(log_files) != 1:
+        res["notes"].append("crash images are made from one log; %d logs (md members): the oracle alone judges"
+                            % len(log_files))
+        return res
+    desc = json.load(open(os.path.join(logs, row["log_names"][0] + ".json")))
+    base = os.path.join(logs, desc["start_image"]) if desc["start_image"] else None
+    if not base:
+        base = os.path.join(tmp, "zeros-%d.img" % desc["image_size"])
+        if not os.path.exists(base):
+            with open(base, "wb") as f:
+                f.truncate(desc["image_size"])
+    fs, file = row.get("fs"), None
+    if fs:
+        file = os.path.join(row["subdir"], "torture-" + path)
+    offset = row.get("part_start", 0) + row.get("dev_shift", 0) + (0 if fs else row["paths"].index(path) * REGION)
+    crash = os.path.join(tmp, "crash.img")
+    # the tearing cuts: every tearable page write's image (devices: --cut-all looks at the blocks)
+    if tear and not fs:
+        code, ca = ctl("replay", log_files[0], "--model-from", model, "--run", run["run_id"], "--base", base,
+                       "--out", crash, "--cut-all", "--keep-going", "-o", "json", ok=(0, 9))
+        res["crash_images"] += ca["tried"]
+        res["torn_images"] += ca["shown_torn"]
+        if code == 9:
+            res["verify_kept_image_torn_pages"] = verify(crash, rec, offset)
+    elif tear:
+        # file systems: the file as the mounted image shows it, for a sample of the tearing cuts
+        cuts = sorted({(w["tearing_cut"]["cut"], w["tearing_cut"]["tear_blocks"]) for w in tear})
+        for cut, blocks in sample(cuts, 12):
+            ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
+                "--tear", blocks, "-o", "json")
+            res["crash_images"] += 1
+            res["torn_images"] += verify(crash, rec, fs=fs, file=file) > 0
+    # plain cuts between commands, anywhere in the run: no image may show a torn page where the verdict holds
+    entries = sorted({c["entry"] for w in pw for c in w["commands"]})
+    if entries:
+        for cut in sample(list(range(entries[0], entries[-1] + 2)), 4 if fs else 6):
+            ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
+                "-o", "json")
+            res["crash_images"] += 1
+            res["torn_images"] += verify(crash, rec, offset, fs=fs, file=file) > 0
+    if os.path.exists(crash):
+        os.unlink(crash)
+    return res
+
+
+def sample(items, n):
+    if len(items) <= n:
+        return list(items)
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
+
+
+def judge(row, res):
+    """The row's status under RULE, and whether it breaks the rule."""
+    c, r = res["check_exit"], res["run_exit"]
+    atomic_path = res["path"] in ("rwf_atomic", "passthrough")
+    if c == 8:
+        return "unknown", False
+    if c not in (0, 6):
+        return "check failed (exit %s): %s" % (c, res["check_why"][:200]), True
+    if atomic_path and (c == 0) != (r != 7):
+        return "INCONSISTENT: check exit %s but torture run exit %s: %s" % (c, r, res["run_error"][:200]), True
+    if r == 7:
+        return "refused before writing", False
+    if r != 0:
+        return "torture run failed (exit %s): %s" % (r, res["run_error"][:200]), True
+    if res["page_writes"] is None:
+        if c == 0:
+            return "untorn; kernel accepted every write (%s)" % "; ".join(res["notes"]), False
+        return "not untorn; %s" % "; ".join(res["notes"]), False
+    bad = res["tearable_in_place"] or res["torn_images"]
+    if row.get("fs") is None:
+        bad = res["tearable"] or res["torn_images"]
+    if c == 0:
+        if bad:
+            return "VERDICT WRONG: untorn, but %d tearable page writes (in commands of %s bytes), %d torn " \
+                "images" % (res["tearable"], ", ".join(map(str, res["tearable_command_bytes"])),
+                            res["torn_images"]), True
+        return "untorn, confirmed", False
+    if res["tearable"]:
+        return "not untorn, confirmed", False
+    return "conservative: the verdict says no (%s), but in this run the stack did not split a page " \
+           "and the oracle finds every page write atomic" % res["check_why"], False
+
+
+def run_matrix(boots=None):
+    """Boot each group of rows once, analyse on the host: the matrix as a dict."""
+    tmp = tempfile.mkdtemp(prefix="lcloud-matrix-")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    out = {"schema": 1, "date": started.strftime("%Y-%m-%d"), "page_size": PAGE_BYTES, "pages": PAGES,
+           "writes": WRITES, "depth": DEPTH, "rule": RULE, "boots": [], "rows": []}
+    try:
+        partimg = os.path.join(tmp, "pd-partition.img")
+        make_partition_image(partimg)
+        for boot in boots or list(BOOTS):
+            rows = [dict(r) for r in BOOTS[boot]["rows"]]
+            t0 = datetime.datetime.now()
+            devices = devices_for(boot, rows, partimg)
+            for row in rows:
+                row.setdefault("log_names", [])
+            reuse = os.environ.get("LCLOUD_MATRIX_REUSE_" + boot.upper())
+            if reuse:  # analyse a kept guest result again (debugging the host side)
+                import vmlib
+                g = vmlib.GuestRun(reuse)
+            else:
+                g = run_guest(guest_script(boot, rows), devices, timeout=900, lane="current")
+            t1 = datetime.datetime.now()
+            out["kernel"] = rtext(os.path.join(g.files, "uname-r")).strip()
+            logs = os.path.join(g.outdir, "logs")
+            for row in rows:
+                entry = {"name": row["name"], "what": row["what"], "boot": boot, "logs": row["log_names"],
+                         "paths": []}
+                try:
+                    probe = json.load(open(os.path.join(g.files, row["name"], "probe.json")))
+                    entry["verdict"] = {p: probe["probes"][0]["verdict"].get(p, {}).get("max_untorn_bytes")
+                                        for p in row["paths"]}
+                except (OSError, ValueError, KeyError, IndexError):
+                    entry["verdict"] = None
+                    entry["probe_error"] = rtext(os.path.join(g.files, row["name"], "probe.err"))[-400:]
+                if row.get("scsi_debug"):
+                    entry["statx"] = rtext(os.path.join(g.files, row["name"], "statx")).strip()
+                for p in row["paths"]:
+                    res = analyse_path(row, p, g.files, logs, tmp)
+                    res["status"], res["breaks_rule"] = judge(row, res)
+                    entry["paths"].append(res)
+                out["rows"].append(entry)
+            out["boots"].append({"boot": boot, "rows": len(rows), "guest_seconds": (t1 - t0).seconds,
+                                 "host_seconds": (datetime.datetime.now() - t1).seconds})
+            if os.environ.get("LCLOUD_MATRIX_KEEP"):
+                print("matrix.py: the %s boot's results are kept in %s" % (boot, g.outdir), file=sys.stderr)
+            elif not reuse:
+                shutil.rmtree(os.path.dirname(g.outdir), ignore_errors=True)
+        out["qemu"] = qemu_version()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def qemu_version():
+    root = "/var/cache/lcloud-vm" if not os.environ.get("LCLOUD_VM_CACHE") else os.environ["LCLOUD_VM_CACHE"]
+    try:
+        names = sorted(n for n in os.listdir(os.path.join(root, "qemu")) if n.startswith("trixie-"))
+    except OSError:
+        return None
+    return names[-1].split("%", 1)[-1] if names else None
+
+
+def size(n):
+    if n is None:
+        return "-"
+    if n == 0:
+        return "none"
+    return "%d KiB" % (n // 1024) if n % 1024 == 0 else "%d B" % n
+
+
+def markdown(m):
+    lines = ["# The proof matrix", "",
+             "Generated by `tests/vm/matrix.py --write` (lane current) on %s: guest kernel %s, QEMU %s." % (
+                 m["date"], m["kernel"], m["qemu"]),
+             "Per path: %d pages of %d KiB, %d random writes after the fill, depth %d, under QEMU's write log." % (
+                 m["pages"], m["page_size"] // 1024, m["writes"], m["depth"]), "",
+             "Rule (test_matrix.py fails otherwise): " + " ".join(m["rule"].split()), "",
+             "Columns: check = `lcloudctl check --size PAGE --path P` exit status (0 untorn, 6 no, 8 unknown); "
+             "untorn = the verdict's largest untorn write on that path; run = `torture run` exit status "
+             "(7: refused before writing); page writes / tearable (in place) = the oracle (`lcloudctl replay`) "
+             "over the log with the device's model, by rule, with the sizes of the commands that carried the "
+             "tearable page writes; images = crash images made / showing a torn page.", "",
+             "| configuration | path | check | untorn | run | page writes | tearable (in place) | rules | "
+             "images (torn) | status |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in m["rows"]:
+        for p in row["paths"]:
+            tear = "-" if p["tearable"] is None else "%d (%d)" % (p["tearable"], p["tearable_in_place"])
+            rules = ", ".join("%s %d" % kv for kv in sorted(p["rules"].items())) or "-"
+            cmds = p.get("tearable_command_bytes")
+            if cmds:  # the sizes of the commands that carried them: merged (large) or split (small)
+                rules += " (commands %s)" % "-".join(size(c) for c in sorted({cmds[0], cmds[-1]}))
+            imgs = "-" if p["page_writes"] is None else "%d (%d)" % (p["crash_images"], p["torn_images"])
+            verdict = (row.get("verdict") or {}).get(p["path"])
+            status = p["status"]
+            if status.startswith("conservative"):
+                status = "conservative (reason below)"
+            elif p["notes"] and p["page_writes"] is not None:
+                status += "; " + "; ".join(p["notes"])
+            path = p["path"]
+            if p.get("page_size", m["page_size"]) != m["page_size"]:
+                path += " (%s pages)" % size(p["page_size"])
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                row["name"], path, p["check_exit"], size(verdict), p["run_exit"],
+                "-" if p["page_writes"] is None else p["page_writes"], tear, rules, imgs,
+                status.replace("|", "/")))
+    broken = violations(m)
+    lines += ["", "Rows that break the rule (verdict bugs):", ""] + ["- " + b for b in broken or ["none"]]
+    cons = ["%s %s: %s" % (r["name"], p["path"], p["status"][len("conservative: "):]) for r in m["rows"]
+            for p in r["paths"] if p["status"].startswith("conservative")]
+    lines += ["", "Rows marked conservative (the verdict refuses, the run did not split a page):", ""]
+    lines += ["- " + c for c in cons or ["none"]]
+    lines += ["", "Configurations:", ""]
+    for row in m["rows"]:
+        model = next((p["model"] for p in row["paths"] if p.get("model")), None)
+        extra = ""
+        if model:  # what replay read from the probe of the logged disk (--model-from)
+            extra = "; replay's model: LBA %s, atomic %s%s" % (
+                size(model["lba"]), size(model["atomic_bytes"]),
+                ", boundary %s from byte %d" % (size(model["boundary"]), model["boundary_offset"])
+                if model["boundary"] else "")
+        elif row.get("statx"):
+            extra = "; no write log; statx: " + " ".join(row["statx"].split())
+        lines.append("- `%s`: %s%s" % (row["name"], row["what"], extra))
+    lines += ["", "Boots: " + "; ".join("%s: %d rows, guest %d s, host analysis %d s" % (
+        b["boot"], b["rows"], b["guest_seconds"], b["host_seconds"]) for b in m["boots"]), ""]
+    return "\n".join(lines)
+
+
+def violations(m):
+    return ["%s %s: %s" % (r["name"], p["path"], p["status"]) for r in m["rows"] for p in r["paths"]
+            if p["breaks_rule"]]
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        sys.exit("matrix.py: the current lane needs root")
+    os.environ.setdefault("LCLOUDCTL", os.path.join(HERE, "..", "..", "build", "cli", "lcloudctl"))
+    os.environ.setdefault("STATX_READER", os.path.join(HERE, "..", "..", "build", "tests", "host", "statx_reader"))
+    STATX_READER = os.environ["STATX_READER"]
+    import vmlib
+    vmlib.LCLOUDCTL = os.environ["LCLOUDCTL"]
+    boots = [a for a in sys.argv[1:] if not a.startswith("-")] or None
+    if "--rejudge" in sys.argv:
+        # judge and present the committed run again (after a change to the rule or the table), no boot
+        m = json.load(open(os.path.join(HERE, "matrix.json")))
+        defs = {r["name"]: r for b in BOOTS.values() for r in b["rows"]}
+        for row in m["rows"]:
+            for p in row["paths"]:
+                p["status"], p["breaks_rule"] = judge(defs[row["name"]], p)
+    else:
+        m = run_matrix(boots)
+    if "--write" in sys.argv:
+        with open(os.path.join(HERE, "matrix.json"), "w") as f:
+            json.dump(m, f, indent=1, sort_keys=True)
+            f.write("\n")
+        with open(os.path.join(HERE, "matrix.md"), "w") as f:
+            f.write(markdown(m))
+    else:
+        print(markdown(m))
+    v = violations(m)
+    for line in v:
+        print("BREAKS THE RULE: " + line, file=sys.stderr)
+    sys.exit(1 if v else 0)

@@ -166,7 +166,8 @@ static const struct verdict_reason *limiting_reason(const struct lcloud_verdict 
 
 		if (i == 1 || (!streq(e, "kernel") && !streq(e, "statx:stx_atomic_write_unit_max_opt") &&
 			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes") &&
-			       !has_prefix(v->reasons[i - 1].text, "confirmed:")))
+			       !has_prefix(v->reasons[i - 1].text, "confirmed:") &&
+			       !strstr(v->reasons[i - 1].text, "this rests on that setting")))
 			return &v->reasons[i - 1];
 	}
 	return NULL;

@@ -14,8 +14,12 @@ CUR_APT=$CACHE/apt-trixie # the private package lists that `lcvm prepare --lane 
 note() { echo "mariadb-root: $*" >&2; }
 die() { note "$*"; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (mmdebstrap, mkfs.ext4 -d)"
-command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run tests/vm/lcvm prepare --lane current"
-[[ -f $CUR_APT/sources.list ]] || die "no Debian 13 package lists in $CUR_APT: run tests/vm/lcvm prepare --lane current"
+if ! command -v mmdebstrap >/dev/null || [[ ! -f $CUR_APT/sources.list ]]; then
+    # the current lane's host packages (mmdebstrap) and Debian 13 package lists
+    "$(dirname "$(readlink -f "$0")")/lcvm" prepare --lane current >&2 || die "lcvm prepare --lane current failed"
+fi
+command -v mmdebstrap >/dev/null || die "mmdebstrap missing after lcvm prepare --lane current"
+[[ -f $CUR_APT/sources.list ]] || die "no Debian 13 package lists in $CUR_APT after lcvm prepare --lane current"
 apt_cur() {
     "$@" -o Dir::Etc::sourcelist="$CUR_APT/sources.list" -o Dir::Etc::sourceparts=/nonexistent \
         -o Dir::Etc::preferences=/nonexistent -o Dir::Etc::preferencesparts=/nonexistent \

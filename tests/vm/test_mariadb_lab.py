@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Lane: current (QEMU 11 + Linux 7), a real database. MariaDB (Debian 13's,
+from an ext4 image the guest mounts and chroots into, tests/vm/mariadb-root.sh)
+runs sysbench oltp_write_only with innodb_flush_method=O_DIRECT on three NVMe
+namespaces with 4 KiB LBAs, each under the write log:
+
+  A  NAWUPF 16 KiB (32 KiB boundary), ext4 bigalloc 16 KiB clusters,
+     innodb_doublewrite as `lcloudctl advise --db mariadb` says (OFF);
+  B  the same device, innodb_doublewrite ON: the cost of the buffer;
+  C  no atomic parameters (one 4 KiB block), plain ext4, innodb_doublewrite
+     OFF although advise keeps it ON: the negative control.
+
+On the host, innodb_pages.py finds every InnoDB page write in each log by its
+content (page number, LSN in header and trailer) and judges it with the log
+oracle's rules under the device model the test itself configured (not one
+read by lcloudctl): A must have no tearable page write; C must have some, and
+a crash image cut in the middle of one (`lcloudctl replay --base --cut
+--tear`) must hold a page that MariaDB's innochecksum rejects, while the same
+file in the final image passes. The log's write count and bytes are compared
+with `lcloudctl replay`'s reading and with the guest's /sys/block/*/stat.
+Figures (TCG: emulation bound) go to OUTDIR/figures.json when
+MARIADB_LAB_OUT is set. MARIADB_LAB_SECONDS (20) sets each load's length; MARIADB_LAB_KEEP=1 keeps the
+images, MARIADB_LAB_RESULTS=OUTDIR/res judges a kept run again."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from vmlib import GuestRun, run_guest, LCLOUDCTL, HERE
+from hostlib import main
+
+SECONDS = int(os.environ.get("MARIADB_LAB_SECONDS", "20"))
+ATOMIC = "atomic.nawun=3,atomic.nawupf=3,atomic.nabsn=7,atomic.nabspf=7"
+# the model each namespace was given above, in bytes: (lba, atomic unit, boundary)
+MODEL = {"A": (4096, 16384, 32768), "B": (4096, 16384, 32768), "C": (4096, 4096, 0)}
+
+GUEST = r'''
+set -u
+R=/r
+fail() { echo "$*" >> /out/fail; }
+for n in 0 1 2; do eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /out/stat-boot-$n; done
+mkdir -p $R && mount -t ext4 -o ro $LCVM_VIRTIO0 $R || { fail "cannot mount the MariaDB root"; exit 1; }
+mount -t tmpfs tmpfs $R/tmp && mount -t tmpfs tmpfs $R/mnt && mount -t proc proc $R/proc &&
+    mount -t sysfs sys $R/sys && mount -o bind /dev $R/dev || { fail "cannot set up the chroot"; exit 1; }
+n=0
+for x in A B C; do
+    eval d=\${LCVM_NVME$n}n1
+    mkdir $R/mnt/$x && mount -t ext4 $d $R/mnt/$x || fail "cannot mount $x"
+    cat /sys/block/${d##*/}/queue/atomic_write_unit_max_bytes > /out/unit-$x
+    "$LCLOUDCTL" advise --db mariadb $R/mnt/$x/mysql -o json > /out/advise-$x.json; echo $? > /out/advise-$x.rc
+    n=$((n + 1))
+done
+advised() { sed -n 's/.*"innodb_doublewrite": "\([A-Za-z]*\)".*/\1/p' /out/advise-$1.json; }
+load() { # RUN NAME DOUBLEWRITE NVME-INDEX
+    t=$1 x=$2 dw=$3; eval d=\${LCVM_NVME$4}n1; s=/sys/block/${d##*/}/stat
+    echo $dw > /out/doublewrite-$t
+    chroot $R mariadbd --defaults-file=/etc/mysql/lab.cnf --datadir=/mnt/$x/mysql --innodb-doublewrite=$dw \
+        > /out/server-$t.log 2>&1 &
+    pid=$! i=0
+    while ! chroot $R mariadb-admin --socket=/tmp/lab.sock ping > /dev/null 2>&1; do
+        i=$((i + 1)); [ $i -gt 300 ] && { fail "server $t did not start"; return 1; }; sleep 0.5
+    done
+    chroot $R mariadb --socket=/tmp/lab.sock -N -e "SELECT @@innodb_doublewrite, @@innodb_flush_method, @@innodb_page_size, @@innodb_checksum_algorithm" > /out/vars-$t
+    chroot $R mariadb --socket=/tmp/lab.sock -N -e "SELECT SPACE, NAME FROM information_schema.INNODB_SYS_TABLESPACES" > /out/spaces-$t
+    # a short load first, not measured: the first run in a guest otherwise pays for cold caches
+    chroot $R sysbench oltp_write_only --db-driver=mysql --mysql-socket=/tmp/lab.sock --mysql-user=root \
+        --tables=2 --table-size=20000 --threads=1 --time=8 run > /out/warmup-$t.txt 2>&1 || fail "warm-up $t"
+    cat $s > /out/stat-before-$t
+    chroot $R sysbench oltp_write_only --db-driver=mysql --mysql-socket=/tmp/lab.sock --mysql-user=root \
+        --tables=2 --table-size=20000 --threads=1 --time=$SECONDS run > /out/sysbench-$t.txt 2>&1 || fail "sysbench $t"
+    cat $s > /out/stat-after-$t
+    chroot $R mariadb-admin --socket=/tmp/lab.sock shutdown || fail "shutdown $t"
+    wait $pid
+}
+# OFF and ON in the order A B B A, so that a drift during the guest's life
+# (caches warming, the host's load) weighs on both alike
+load A1 A "$(advised A)" 0
+load B1 B ON 1
+load B2 B ON 1
+load A2 A "$(advised A)" 0
+load C C OFF 2
+sync
+n=0
+for x in A B C; do
+    umount $R/mnt/$x || fail "umount $x"
+    eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /out/stat-end-$n
+    n=$((n + 1))
+done
+'''
+
+
+def mariadb_cache():
+    p = subprocess.run([os.path.join(HERE, "mariadb-root.sh")], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("mariadb-root.sh failed:\n" + p.stderr[-3000:])
+    return p.stdout.strip()
+
+
+def make_image(path, datadir, bigalloc):
+    """An ext4 image holding DATADIR as /mysql, every block of every file
+    written: mke2fs -d would leave a data file's zero blocks as holes, and an
+    O_DIRECT page write into a bigalloc cluster that is part hole reaches the
+    device in two commands (seen in this lab), which is not what a data
+    directory MariaDB made itself looks like."""
+    opts = ["-O", "bigalloc", "-C", "16384"] if bigalloc else []
+    subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096"] + opts + [path, "256M"], check=True)
+    mnt = path + ".mnt"
+    os.makedirs(mnt)
+    subprocess.run(["mount", "-o", "loop", path, mnt], check=True)
+    try:
+        subprocess.run(["cp", "-a", "--sparse=never", datadir, os.path.join(mnt, "mysql")], check=True)
+    finally:
+        subprocess.run(["umount", mnt], check=True)
+        os.rmdir(mnt)
+    # independent reading: no data file of the image may have a hole
+    p = subprocess.run(["debugfs", "-R", "stat /mysql/ibdata1", path], capture_output=True, text=True, check=True)
+    blocks = re.search(r"Blockcount: (\d+)", p.stdout)
+    assert blocks and int(blocks.group(1)) * 512 >= 12582912, p.stdout[:2000]
+
+
+_state = {}
+
+
+def lab():
+    if _state:
+        return _state
+    cache = mariadb_cache()
+    tmp = tempfile.mkdtemp(prefix="lcloud-mariadb-")
+    if os.environ.get("MARIADB_LAB_RESULTS"):  # judge a kept run again (MARIADB_LAB_KEEP) without booting
+        return finish(GuestRun(os.environ["MARIADB_LAB_RESULTS"]), cache, tmp)
+    imgs = {}
+    for x, big in (("A", True), ("B", True), ("C", False)):
+        imgs[x] = os.path.join(tmp, x + ".img")
+        make_image(imgs[x], os.path.join(cache, "datadir"), big)
+    devices = ["--nvme", "lbs=4096,serial=mdA,log=1,image=%s,%s" % (imgs["A"], ATOMIC),
+               "--nvme", "lbs=4096,serial=mdB,log=1,image=%s,%s" % (imgs["B"], ATOMIC),
+               "--nvme", "lbs=4096,serial=mdC,log=1,image=%s" % imgs["C"],
+               "--virtio", "image=%s,drive.readonly=on" % os.path.join(cache, "root.ext4"),
+               "--env", "SECONDS=%d" % SECONDS, "--mem", "1024"]
+    return finish(run_guest(GUEST, devices, timeout=600, lane="current"), cache, tmp)
+
+
+def finish(run, cache, tmp):
+    _state.update(run=run, cache=cache, tmp=tmp, logs={})
+    for i, x in enumerate("ABC"):
+        with open(os.path.join(run.outdir, "logs", "nvme%d-n1.json" % i)) as f:
+            j = json.load(f)
+        for k in ("log", "start_image", "final_image"):
+            j[k] = j[k] and os.path.join(run.outdir, "logs", j[k])
+        _state["logs"][x] = j
+    return _state
+
+
+def pages(x):
+    key = "pages-" + x
+    if key not in _state:
+        s = lab()
+        lba, unit, boundary = MODEL[x]
+        p = subprocess.run(["python3", os.path.join(HERE, "innodb_pages.py"), s["logs"][x]["log"], "--lba", str(lba),
+                            "--atomic-bytes", str(unit), "--boundary", str(boundary)], capture_output=True, text=True)
+        assert p.returncode in (0, 11), p.stderr
+        _state[key] = json.loads(p.stdout)
+    return _state[key]
+
+
+RUNS = {"A": ("A1", "A2"), "B": ("B1", "B2"), "C": ("C",)}
+
+
+def sysbench(t):
+    text = lab()["run"].text("sysbench-%s.txt" % t)
+    m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", text)
+    assert m, text[-2000:]
+    return int(m.group(1)), float(m.group(2))
+
+
+def written_bytes(run, before, after):
+    b = [int(v) for v in run.text(before).split()]
+    a = [int(v) for v in run.text(after).split()]
+    return (a[6] - b[6]) * 512
+
+
+def test_guest_ran_mariadb_as_configured():
+    run = lab()["run"]
+    assert not run.exists("fail"), run.text("fail")
+    for x in "ABC":
+        for t in RUNS[x]:
+            dw, method, page, algo = run.text("vars-" + t).split()
+            assert (method, page, algo) == ("O_DIRECT", "16384", "full_crc32"), run.text("vars-" + t)
+            assert dw == {"A": run.text("doublewrite-A1").strip(), "B": "ON", "C": "OFF"}[x], (t, dw)
+            sysbench(t)
+    # the proved device: the guest's kernel sees a 16 KiB atomic unit, advise turns the buffer off
+    assert run.text("unit-A").strip() == "16384" and run.text("unit-C").strip() == "4096", (run.text("unit-A"), run.text("unit-C"))
+    assert run.json("advise-A.json")["settings"]["innodb_doublewrite"] == "OFF", run.text("advise-A.json")
+    assert run.json("advise-C.json")["settings"]["innodb_doublewrite"] == "ON", run.text("advise-C.json")
+
+
+def test_log_read_agrees_with_lcloudctl_and_the_guest():
+    s = lab()
+    for i, x in enumerate("ABC"):
+        mine = pages(x)
+        p = subprocess.run([LCLOUDCTL, "replay", s["logs"][x]["log"], "--lba", "4096", "-o", "json"],
+                           capture_output=True, text=True)
+        assert p.returncode in (0, 11), p.stderr
+        theirs = json.loads(p.stdout)
+        log = theirs["logs"][0]
+        assert (mine["write_entries"], mine["flush_entries"], mine["bytes_written"]) == \
+            (log["writes"], log["flushes"], log["bytes_written"]), (x, mine, log)
+        # every byte the guest's block layer sent to the namespace is in the log
+        guest = written_bytes(s["run"], "stat-boot-%d" % i, "stat-end-%d" % i)
+        assert mine["bytes_written"] == guest, (x, mine["bytes_written"], guest)
+
+
+def test_no_tearable_innodb_page_write_on_the_proved_device():
+    r = pages("A")
+    assert r["page_writes"] >= 100, r  # the load really wrote pages
+    assert r["tearable"] == 0, json.dumps(r, indent=1)[:4000]
+    assert r["atomic"] == r["page_writes"]
+    # A header-like block that did not verify must not be a page's start in a
+    # data file (a page write the tool could not judge): ext4 tells whose block
+    # it is; in bigalloc 16 KiB clusters a page starts on a 16 KiB device offset.
+    log = lab()["logs"]["A"]
+    blocks = sorted({u["device_offset"] // 4096 for u in r["unverified"]})
+    owner = {}
+    for i in range(0, len(blocks), 200):
+        p = subprocess.run(["debugfs", "-R", "icheck " + " ".join(map(str, blocks[i:i + 200])), log["final_image"]],
+                           capture_output=True, text=True, check=True)
+        owner.update({int(f[0]): f[1] for f in (l.split() for l in p.stdout.splitlines()[1:]) if f and f[0].isdigit()})
+    inodes = sorted({v for v in owner.values() if v.isdigit()})
+    names = {}
+    if inodes:
+        p = subprocess.run(["debugfs", "-R", "ncheck " + " ".join(inodes), log["final_image"]],
+                           capture_output=True, text=True, check=True)
+        names = {f[0]: f[1] for f in (l.split() for l in p.stdout.splitlines()[1:]) if len(f) == 2}
+    in_data = [u for u in r["unverified"] if re.search(r"(ibdata1|\.ibd)$", names.get(owner.get(u["device_offset"] // 4096), ""))]
+    assert not [u for u in in_data if u["device_offset"] % 16384 == 0], in_data[:20]
+    _state["unverified-A"] = {"total": r["unverified_heads"], "inside_data_file_pages": len(in_data)}
+
+
+def test_negative_control_tears_and_innochecksum_rejects_the_page():
+    s = lab()
+    r = pages("C")
+    assert r["tearable"] > 0, r
+    log = s["logs"]["C"]
+    # SPACE -> file under the data directory (innodb_system: ibdata1; db/table: db/table.ibd)
+    spaces = {}
+    for line in s["run"].text("spaces-C").splitlines():
+        sid, name = line.split("\t", 1)
+        spaces[sid] = "ibdata1" if name == "innodb_system" else name + ".ibd"
+    spaces.setdefault("0", "ibdata1")
+    tool = os.path.join(s["cache"], "tools", "run-innochecksum")
+    shown = []
+    for w in r["tearable_writes"][:10]:
+        name = spaces.get(str(w["space_id"]))
+        if not name:
+            continue
+        crash = os.path.join(s["tmp"], "crash.img")
+        cut = w["tearing_cut"]
+        subprocess.run([LCLOUDCTL, "replay", log["log"], "--lba", "4096", "--base", log["start_image"], "--out", crash,
+                        "--cut", str(cut["cut"]), "--tear", str(cut["tear_blocks"])], check=True, capture_output=True)
+        rel = "/mysql/" + name
+        verdict = {}
+        for which, image in (("crash", crash), ("final", log["final_image"])):
+            out = os.path.join(s["tmp"], which + ".ibd")
+            subprocess.run(["debugfs", "-R", "dump -p %s %s" % (rel, out), image], check=True, capture_output=True)
+            p = subprocess.run([tool, "-p", str(w["page_no"]), out], capture_output=True, text=True)
+            verdict[which] = (p.returncode, (p.stdout + p.stderr).strip()[-300:])
+        shown.append((w, verdict))
+        if verdict["crash"][0] != 0 and verdict["final"][0] == 0:
+            s["rejected"] = {"page": w, "file": rel, "innochecksum": verdict}
+            return
+    raise AssertionError("no crash image showed a rejected page: %s" % json.dumps(shown)[:4000])
+
+
+def test_figures():
+    s = lab()
+    run = s["run"]
+    fig = {"seconds": SECONDS, "accelerator": "TCG (emulation bound)"}
+    for x in "ABC":
+        runs = RUNS[x]
+        n = sum(sysbench(t)[0] for t in runs)
+        tps = [sysbench(t)[1] for t in runs]
+        b = sum(written_bytes(run, "stat-before-" + t, "stat-after-" + t) for t in runs)
+        fig[x] = {"doublewrite": run.text("doublewrite-" + runs[0]).strip(), "transactions": n,
+                  "tps": round(sum(tps) / len(tps), 2), "tps_each": tps,
+                  "device_bytes_per_transaction": round(b / n) if n else None,
+                  "page_writes": pages(x)["page_writes"], "tearable": pages(x)["tearable"]}
+    fig["tps_off_over_on"] = round(fig["A"]["tps"] / fig["B"]["tps"], 3) if fig["B"]["tps"] else None
+    fig["rejected"] = s.get("rejected")
+    fig["unverified_A"] = s.get("unverified-A")
+    print(json.dumps(fig, indent=1))
+    out = os.environ.get("MARIADB_LAB_OUT")
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "figures.json"), "w") as f:
+            json.dump(fig, f, indent=1)
+    assert fig["A"]["transactions"] > 0 and fig["B"]["transactions"] > 0
+
+
+if __name__ == "__main__":
+    try:
+        main([test_guest_ran_mariadb_as_configured, test_log_read_agrees_with_lcloudctl_and_the_guest,
+              test_no_tearable_innodb_page_write_on_the_proved_device,
+              test_negative_control_tears_and_innochecksum_rejects_the_page, test_figures])
+    finally:
+        if _state.get("tmp") and not os.environ.get("MARIADB_LAB_KEEP"):
+            shutil.rmtree(_state["tmp"], ignore_errors=True)
+            if _state.get("run") and not os.environ.get("MARIADB_LAB_RESULTS"):  # the guest's results: logs and images, ~1.5 GB
+                shutil.rmtree(os.path.dirname(_state["run"].outdir), ignore_errors=True)

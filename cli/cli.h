@@ -76,6 +76,9 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_udev_usage(FILE *out);
+/* What the crash lab proved for this stack, for advise to cite; NULL where it has not run it. */
+const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page);
+const char *proof_for_buffered(void);
 int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_diff_usage(FILE *out);
 

@@ -93,6 +93,11 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		say(a, "this rests on the device's or provider's promise and on the stack staying as it is: "
 		    "moving the data files, adding LVM or RAID, or changing the file system voids it; run "
 		    "'lcloudctl check' again after any such change");
+		if (proof_for_innodb(p, page))
+			say(a, "%s", proof_for_innodb(p, page));
+		else
+			say(a, "liblcloud's crash lab has not run this exact stack: the verdict rests on the rules in "
+			    "lcloud(7), each proved on the stacks of its proof matrix (tests/vm/matrix.md in its source)");
 	} else {
 		setting(a, "innodb_doublewrite", "ON");
 		say(a, "keep the doublewrite buffer: %s", why);
@@ -138,6 +143,7 @@ static void advise_postgresql(const struct lcloud_probe *p, uint64_t page, struc
 	say(a, "PostgreSQL writes its data pages through the page cache (buffered I/O), and %s", why);
 	say(a, "so full_page_writes must stay on: with it off, a torn %" PRIu64 "-byte page after a crash cannot "
 	    "be repaired from the WAL; wal_compression makes the full-page images cheaper", page);
+	say(a, "%s", proof_for_buffered());
 	if (d == LCLOUD_ANSWER_UNTORN)
 		say(a, "the device itself would keep %" PRIu64 "-byte O_DIRECT writes whole (%s), but PostgreSQL's "
 		    "direct I/O option (debug_io_direct, 16+) is meant for developer testing, not production",

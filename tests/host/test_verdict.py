@@ -253,6 +253,7 @@ def test_ext4_file():
         assert rc == 6, out
         advice = json.loads(lcloudctl("advise", "--db", "postgresql", "-o", "json", mnt).stdout)
         assert advice["settings"]["full_page_writes"] == "on" and advice["page_size"] == 8192
+        assert any("crash lab" in line and "matrix" in line for line in advice["advice"]), advice["advice"]
         # nobody may not write in it, but ext4 has only the device's atomic writes, and it has none
         assert read_sysfs(sysfs_block_dir(os.path.basename(dev)) + "/queue/atomic_write_unit_max_bytes") == "0"
         p = lcloudctl("check", "--size", "16K", mnt, user="nobody")

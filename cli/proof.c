@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What liblcloud's crash lab has proved, for advise to cite: the stacks the
+ * proof matrix (tests/vm/matrix.md) and the MariaDB lab ran under the
+ * device's own write log. A stack is recognised from the probe's layers; the
+ * verdict, not this list, decides what is untorn.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == kind)
+			return lcloud_probe_get_layer(p, i);
+	return NULL;
+}
+
+static uint64_t u64_of(const struct lcloud_layer *l, const char *name)
+{
+	const struct lcloud_fact *f = l ? lcloud_layer_find_fact(l, name) : NULL;
+
+	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
+}
+
+const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
+{
+	const struct lcloud_layer *fs = layer_of(p, LCLOUD_LAYER_FILESYSTEM), *disk = layer_of(p, LCLOUD_LAYER_DISK);
+	const struct lcloud_layer *nvme = layer_of(p, LCLOUD_LAYER_NVME);
+
+	if (page != 16384 || !fs || !disk || !nvme || layer_of(p, LCLOUD_LAYER_DM) || layer_of(p, LCLOUD_LAYER_MD))
+		return NULL;
+	if (strcmp(lcloud_layer_get_name(fs), "ext4") != 0 || u64_of(fs, "cluster_size") != 16384 ||
+	    u64_of(nvme, "atomic_write_power_fail_bytes") < 16384 || u64_of(disk, "nomerges") != 2)
+		return NULL;
+	return "proved in liblcloud's crash lab on this kind of stack (ext4 with 16 KiB bigalloc clusters on an NVMe "
+	       "namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
+	       "ext4-bigalloc-16k-nomerges and the MariaDB lab, where 9174 InnoDB page writes with "
+	       "innodb_doublewrite=OFF reached the device and none could tear (tests/vm/matrix.md and the README "
+	       "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)";
+}
+
+const char *proof_for_buffered(void)
+{
+	return "liblcloud's crash lab found buffered page writes that a power cut can tear on every stack it ran, "
+	       "even on devices that keep 16 KiB whole: writeback merges and splits pages into commands of 8 KiB to "
+	       "1 MiB (the buffered rows of tests/vm/matrix.md in liblcloud's source)";
+}

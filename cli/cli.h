@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <lcloud/lcloud.h>
 
@@ -76,6 +77,9 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_udev_usage(FILE *out);
+/* FILE replaced whole or not at all by LEN bytes of TEXT, with MODE (atomic_file.c); -errno. */
+int write_file_atomically(const char *file, const char *text, size_t len, mode_t mode);
+
 /* What the crash lab proved for this stack, for advise to cite; NULL where it has not run it. */
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page);
 const char *proof_for_buffered(void);

@@ -172,37 +172,23 @@ static void write_metrics(FILE *out, const struct export_state *st)
 	}
 }
 
-/* FILE written whole or not at all: a temporary file beside it, then rename(2). */
+/* FILE written whole or not at all (atomic_file.c), readable by the collector. */
 static int write_file(const char *file, const struct export_state *st)
 {
-	char tmp[4200];
-	FILE *out;
-	int fd, r = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", file) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
+	if (!out)
 		return -errno;
-	out = fdopen(fd, "w");
-	if (!out) {
-		r = -errno;
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
 	write_metrics(out, st);
-	if (fflush(out) != 0 || fsync(fileno(out)) != 0)
-		r = -errno;
-	/* the textfile collector needs to read it: 0644, not mkstemp's 0600 */
-	if (r == 0 && fchmod(fileno(out), 0644) != 0)
-		r = -errno;
-	if (fclose(out) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, file) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
+	if (fclose(out) != 0) {
+		free(text);
+		return -ENOMEM;
+	}
+	r = write_file_atomically(file, text, len, 0644);
+	free(text);
 	return r;
 }
 

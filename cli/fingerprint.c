@@ -46,31 +46,13 @@ json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)
 int fingerprint_save(const char *file, json_object *fp)
 {
 	const char *text = json_object_to_json_string_ext(fp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	char tmp[4200];
-	size_t len = strlen(text);
-	int fd, r = 0;
+	char *whole = NULL;
+	int r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", file) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (size_t done = 0; done < len && r == 0;) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0)
-			r = -errno;
-		else
-			done += (size_t)n;
-	}
-	if (r == 0 && (write(fd, "\n", 1) != 1 || fsync(fd) != 0 || fchmod(fd, 0644) != 0))
-		r = -errno;
-	if (close(fd) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, file) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
+	if (asprintf(&whole, "%s\n", text) < 0)
+		return -ENOMEM;
+	r = write_file_atomically(file, whole, strlen(whole), 0644);
+	free(whole);
 	return r;
 }
 

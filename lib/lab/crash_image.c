@@ -11,20 +11,10 @@
 #include <unistd.h>
 
 #include "crash_image.h"
+#include "lab_error.h"
 
 #define CHUNK (1u << 20)
 
-static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static int write_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset)
 {
@@ -77,7 +67,7 @@ static int apply(const struct writelog *log, const struct writelog_entry *e, uin
 	uint64_t dev = e->sector * writelog_sector_size(log);
 
 	if (dev > size || bytes > size - dev)
-		return fail(err, err_size, -ENOSPC, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of "
+		return lab_fail(err, err_size, -ENOSPC, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of "
 			    "the base image (%" PRIu64 " bytes): is it the image of this disk?", e->index, dev, dev + bytes,
 			    size);
 	for (uint64_t off = 0; off < bytes; off += CHUNK) {
@@ -85,10 +75,10 @@ static int apply(const struct writelog *log, const struct writelog_entry *e, uin
 		int r = writelog_read_data(log, e, off, buf, len);
 
 		if (r < 0)
-			return fail(err, err_size, r, "entry %" PRIu64 ": cannot read its data: %s", e->index, strerror(-r));
+			return lab_fail(err, err_size, r, "entry %" PRIu64 ": cannot read its data: %s", e->index, strerror(-r));
 		r = write_all(fd, buf, len, dev + off);
 		if (r < 0)
-			return fail(err, err_size, r, "writing entry %" PRIu64 " to the image: %s", e->index, strerror(-r));
+			return lab_fail(err, err_size, r, "writing entry %" PRIu64 " to the image: %s", e->index, strerror(-r));
 	}
 	return 0;
 }
@@ -103,13 +93,13 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 	struct stat st;
 
 	if (cut > n)
-		return fail(err, err_size, -EINVAL, "cut %" PRIu64 " is past the log's %" PRIu64 " entries", cut, n);
+		return lab_fail(err, err_size, -EINVAL, "cut %" PRIu64 " is past the log's %" PRIu64 " entries", cut, n);
 	if (tear_bytes && (!torn || tear_bytes >= torn->data_bytes))
-		return fail(err, err_size, -EINVAL, "entry %" PRIu64 " %s: %" PRIu64 " bytes of it cannot be torn off",
+		return lab_fail(err, err_size, -EINVAL, "entry %" PRIu64 " %s: %" PRIu64 " bytes of it cannot be torn off",
 			    cut, torn ? "is shorter" : "does not exist", tear_bytes);
 	in = open(base, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) < 0) {
-		r = fail(err, err_size, -errno, "cannot read the base image %s: %s", base, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "cannot read the base image %s: %s", base, strerror(errno));
 		goto out;
 	}
 	if (S_ISBLK(st.st_mode)) {
@@ -121,7 +111,7 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 	}
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		r = fail(err, err_size, -errno, "cannot create the image %s: %s", out, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "cannot create the image %s: %s", out, strerror(errno));
 		goto out;
 	}
 	buf = malloc(CHUNK);
@@ -131,7 +121,7 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 	}
 	r = copy_base(in, fd, size, buf);
 	if (r < 0) {
-		fail(err, err_size, r, "copying %s to %s: %s", base, out, strerror(-r));
+		lab_fail(err, err_size, r, "copying %s to %s: %s", base, out, strerror(-r));
 		goto out;
 	}
 	for (uint64_t i = 0; i < cut; i++) {
@@ -149,7 +139,7 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 			goto out;
 	}
 	if (fsync(fd) < 0)
-		r = fail(err, err_size, -errno, "syncing %s: %s", out, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "syncing %s: %s", out, strerror(errno));
 out:
 	free(buf);
 	if (in >= 0)

@@ -8,32 +8,22 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "lab_error.h"
 #include "torture_page.h"
 
 #define CHUNK (1u << 20)
 
-static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 int oracle_model_check(const struct oracle_model *m, char *err, size_t err_size)
 {
 	if (!m->lba || (m->lba & (m->lba - 1)) || m->lba % 512)
-		return fail(err, err_size, -EINVAL, "logical block size %" PRIu64 " is not a power of two of at least 512",
+		return lab_fail(err, err_size, -EINVAL, "logical block size %" PRIu64 " is not a power of two of at least 512",
 			    m->lba);
 	if (m->atomic_bytes < m->lba || m->atomic_bytes % m->lba)
-		return fail(err, err_size, -EINVAL, "atomic unit %" PRIu64 " is not a multiple of the logical block (%"
+		return lab_fail(err, err_size, -EINVAL, "atomic unit %" PRIu64 " is not a multiple of the logical block (%"
 			    PRIu64 ")", m->atomic_bytes, m->lba);
 	if (m->boundary && (m->boundary % m->lba || m->boundary_offset % m->lba))
-		return fail(err, err_size, -EINVAL, "boundary %" PRIu64 " at offset %" PRIu64 " is not in whole logical "
+		return lab_fail(err, err_size, -EINVAL, "boundary %" PRIu64 " at offset %" PRIu64 " is not in whole logical "
 			    "blocks (%" PRIu64 ")", m->boundary, m->boundary_offset, m->lba);
 	return 0;
 }
@@ -362,7 +352,7 @@ int oracle_run(const struct writelog *const *logs, uint32_t n_logs, const struct
 
 				e = writelog_read_data(log, en, off, buf, len);
 				if (e < 0) {
-					fail(err, err_size, e, "log %u, entry %" PRIu64 ": cannot read its data: %s", l, i,
+					lab_fail(err, err_size, e, "log %u, entry %" PRIu64 ": cannot read its data: %s", l, i,
 					     strerror(-e));
 					goto out;
 				}

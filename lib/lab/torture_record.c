@@ -13,6 +13,7 @@
 #include "le.h"
 #include "torture_page.h"
 #include "torture_record.h"
+#include "lab_error.h"
 
 #define CRC_OFFSET 60u
 #define PAGES_MAX (1ull << 32) /* the per-page table must fit in memory */
@@ -59,17 +60,6 @@ int torture_record_decode(const void *buf, struct torture_record *ret)
 	return 0;
 }
 
-static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static bool same_run(const struct torture_record *a, const struct torture_record *b)
 {
@@ -88,7 +78,7 @@ int torture_history_read(const char *path, struct torture_history *ret, char *er
 
 	f = fopen(path, "rbe");
 	if (!f)
-		return fail(err, err_size, -errno, "cannot open the record %s: %s", path, strerror(errno));
+		return lab_fail(err, err_size, -errno, "cannot open the record %s: %s", path, strerror(errno));
 	for (;;) {
 		struct torture_record rec;
 		size_t n = fread(buf, 1, sizeof(buf), f);
@@ -104,7 +94,7 @@ int torture_history_read(const char *path, struct torture_history *ret, char *er
 		pos += sizeof(buf);
 		if (!have) {
 			if (!torture_page_size_valid(rec.page_size) || !rec.pages || rec.pages > PAGES_MAX) {
-				r = fail(err, err_size, -EBADMSG, "record %s: page size %" PRIu64 " and %" PRIu64
+				r = lab_fail(err, err_size, -EBADMSG, "record %s: page size %" PRIu64 " and %" PRIu64
 					 " pages are not a torture run's geometry", path, rec.page_size, rec.pages);
 				goto out;
 			}
@@ -118,7 +108,7 @@ int torture_history_read(const char *path, struct torture_history *ret, char *er
 				h.last_ack[i] = TORTURE_NO_GENERATION;
 			have = true;
 		} else if (!same_run(&h.geometry, &rec)) {
-			r = fail(err, err_size, -EBADMSG, "record %s holds two runs (0x%016" PRIx64 " and 0x%016" PRIx64
+			r = lab_fail(err, err_size, -EBADMSG, "record %s holds two runs (0x%016" PRIx64 " and 0x%016" PRIx64
 				 ") at byte %" PRIu64 ": give each run a record file of its own", path,
 				 h.geometry.run_id, rec.run_id, pos - sizeof(buf));
 			goto out;
@@ -135,7 +125,7 @@ int torture_history_read(const char *path, struct torture_history *ret, char *er
 			break;
 		case TORTURE_RECORD_ACK:
 			if (rec.page >= h.geometry.pages) {
-				r = fail(err, err_size, -EBADMSG, "record %s: page %" PRIu64 " at byte %" PRIu64 " is outside "
+				r = lab_fail(err, err_size, -EBADMSG, "record %s: page %" PRIu64 " at byte %" PRIu64 " is outside "
 					 "the run's %" PRIu64 " pages", path, rec.page, pos - sizeof(buf), h.geometry.pages);
 				goto out;
 			}
@@ -149,7 +139,7 @@ int torture_history_read(const char *path, struct torture_history *ret, char *er
 		}
 	}
 	if (!have)
-		r = fail(err, err_size, -EBADMSG, "record %s holds no valid record (%" PRIu64 " bytes): not a torture "
+		r = lab_fail(err, err_size, -EBADMSG, "record %s holds no valid record (%" PRIu64 " bytes): not a torture "
 			 "record, or the run died before its first one", path, h.ignored_bytes);
 out:
 	fclose(f);

@@ -17,6 +17,7 @@
 
 #include "le.h"
 #include "writelog.h"
+#include "lab_error.h"
 
 #define SECTOR_SIZE_MIN 512u   /* the smallest logical block a device has */
 #define SECTOR_SIZE_MAX (1u << 24) /* QEMU's limit */
@@ -32,17 +33,6 @@ struct writelog {
 	uint64_t n, cap;
 };
 
-static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static int read_at(const struct writelog *log, uint64_t pos, void *buf, uint64_t len)
 {
@@ -98,7 +88,7 @@ static int parse_entry(struct writelog *log, uint64_t index, uint64_t pos, struc
 
 	memset(e, 0, sizeof(*e));
 	if (pos > log->size || ss > log->size - pos)
-		return fail(err, err_size, -EBADMSG, "entry %" PRIu64 ": its header at byte %" PRIu64 " lies past the "
+		return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 ": its header at byte %" PRIu64 " lies past the "
 			    "end of the log (%" PRIu64 " bytes): the log is truncated or nr_entries is wrong", index, pos,
 			    log->size);
 	sector = malloc(ss);
@@ -107,7 +97,7 @@ static int parse_entry(struct writelog *log, uint64_t index, uint64_t pos, struc
 	r = read_at(log, pos, sector, ss);
 	if (r < 0) {
 		free(sector);
-		return fail(err, err_size, r, "entry %" PRIu64 ": cannot read its header at byte %" PRIu64 ": %s", index,
+		return lab_fail(err, err_size, r, "entry %" PRIu64 ": cannot read its header at byte %" PRIu64 ": %s", index,
 			    pos, strerror(-r));
 	}
 	e->index = index;
@@ -119,20 +109,20 @@ static int parse_entry(struct writelog *log, uint64_t index, uint64_t pos, struc
 	e->data_pos = pos + ss;
 	if (e->flags & ~(uint64_t)WRITELOG_KNOWN_FLAGS) {
 		free(sector);
-		return fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": unknown flags 0x%" PRIx64
+		return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": unknown flags 0x%" PRIx64
 			    " (known: FLUSH 1, FUA 2, DISCARD 4, MARK 8, METADATA 16)", index, pos, e->flags);
 	}
 	if (e->sector > UINT64_MAX / ss || e->nr_sectors > UINT64_MAX / ss ||
 	    e->sector * ss > UINT64_MAX - e->nr_sectors * ss) {
 		free(sector);
-		return fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": sector %" PRIu64 " + %"
+		return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": sector %" PRIu64 " + %"
 			    PRIu64 " sectors of %" PRIu64 " bytes does not fit in 64 bits", index, pos, e->sector,
 			    e->nr_sectors, ss);
 	}
 	if (e->flags & WRITELOG_MARK) {
 		if (e->data_len > ss - WRITELOG_ENTRY_SIZE || e->nr_sectors) {
 			free(sector);
-			return fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": a MARK with %" PRIu64
+			return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": a MARK with %" PRIu64
 				    " bytes of text and %" PRIu64 " sectors (a mark's text fits in its entry sector "
 				    "and it has no sectors)", index, pos, e->data_len, e->nr_sectors);
 		}
@@ -144,13 +134,13 @@ static int parse_entry(struct writelog *log, uint64_t index, uint64_t pos, struc
 	}
 	free(sector);
 	if (e->data_len && e->data_len != e->nr_sectors * ss)
-		return fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": data_len %" PRIu64 " on an "
+		return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": data_len %" PRIu64 " on an "
 			    "entry that is not a MARK, and not the %" PRIu64 " bytes its sectors hold", index, pos,
 			    e->data_len, e->nr_sectors * ss);
 	data_sectors = e->flags & WRITELOG_DISCARD ? 0 : e->nr_sectors;
 	e->data_bytes = data_sectors * ss;
 	if (e->data_bytes > log->size - e->data_pos)
-		return fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": its %" PRIu64 " bytes of "
+		return lab_fail(err, err_size, -EBADMSG, "entry %" PRIu64 " at byte %" PRIu64 ": its %" PRIu64 " bytes of "
 			    "data run past the end of the log (%" PRIu64 " bytes): the log is truncated", index, pos,
 			    e->data_bytes, log->size);
 	return 0;
@@ -170,24 +160,24 @@ static int parse(struct writelog *log, uint32_t flags, char *err, size_t err_siz
 	int r;
 
 	if (log->size < WRITELOG_SUPER_SIZE)
-		return fail(err, err_size, -EBADMSG, "the file has %" PRIu64 " bytes, fewer than a write log's %u-byte "
+		return lab_fail(err, err_size, -EBADMSG, "the file has %" PRIu64 " bytes, fewer than a write log's %u-byte "
 			    "super block", log->size, WRITELOG_SUPER_SIZE);
 	r = read_at(log, 0, super, sizeof(super));
 	if (r < 0)
-		return fail(err, err_size, r, "cannot read the super block: %s", strerror(-r));
+		return lab_fail(err, err_size, r, "cannot read the super block: %s", strerror(-r));
 	magic = get_le64(super);
 	version = get_le64(super + 8);
 	log->super_entries = get_le64(super + 16);
 	log->sector_size = get_le32(super + 24);
 	if (magic != WRITELOG_MAGIC)
-		return fail(err, err_size, -EBADMSG, "not a write log: magic 0x%" PRIx64 ", expected 0x%llx "
+		return lab_fail(err, err_size, -EBADMSG, "not a write log: magic 0x%" PRIx64 ", expected 0x%llx "
 			    "(dm-log-writes / QEMU blklogwrites)", magic, WRITELOG_MAGIC);
 	if (version != WRITELOG_VERSION)
-		return fail(err, err_size, -EPROTONOSUPPORT, "write log version %" PRIu64 "; this reader knows "
+		return lab_fail(err, err_size, -EPROTONOSUPPORT, "write log version %" PRIu64 "; this reader knows "
 			    "version %u", version, WRITELOG_VERSION);
 	if (log->sector_size < SECTOR_SIZE_MIN || log->sector_size > SECTOR_SIZE_MAX ||
 	    (log->sector_size & (log->sector_size - 1)))
-		return fail(err, err_size, -EBADMSG, "log sector size %u is not a power of two from %u to %u",
+		return lab_fail(err, err_size, -EBADMSG, "log sector size %u is not a power of two from %u to %u",
 			    log->sector_size, SECTOR_SIZE_MIN, SECTOR_SIZE_MAX);
 	pos = log->sector_size;
 	for (uint64_t i = 0; i < log->super_entries; i++) {
@@ -244,9 +234,9 @@ int writelog_open_fd(int fd, uint32_t flags, struct writelog **ret_log, char *er
 	if (fd < 0 || !ret_log)
 		return -EINVAL;
 	if (fstat(fd, &st) < 0)
-		return fail(err, err_size, -errno, "cannot stat the log: %s", strerror(errno));
+		return lab_fail(err, err_size, -errno, "cannot stat the log: %s", strerror(errno));
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return fail(err, err_size, -EBADMSG, "a write log is a regular file or a block device (dm-log-writes "
+		return lab_fail(err, err_size, -EBADMSG, "a write log is a regular file or a block device (dm-log-writes "
 			    "logs to one)");
 	log = calloc(1, sizeof(*log));
 	if (!log)
@@ -257,7 +247,7 @@ int writelog_open_fd(int fd, uint32_t flags, struct writelog **ret_log, char *er
 
 		if (end < 0) {
 			free(log);
-			return fail(err, err_size, -errno, "cannot size the log device: %s", strerror(errno));
+			return lab_fail(err, err_size, -errno, "cannot size the log device: %s", strerror(errno));
 		}
 		log->size = (uint64_t)end;
 	} else {

@@ -55,7 +55,7 @@ static int foreach_sysfs(const struct lcloud_ctx *ctx, lcloud_blockdev_cb cb, vo
 		entries[n++] = entry;
 	}
 	closedir(dir);
-	if (r >= 0) {
+	if (r >= 0 && n > 0) { /* no devices: ENTRIES is NULL, which qsort must not get */
 		qsort(entries, n, sizeof(*entries), cmp_str);
 		for (size_t i = 0; i < n; i++) {
 			r = cb(path_basename(entries[i]), userdata);

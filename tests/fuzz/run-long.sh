@@ -6,18 +6,33 @@
 # (build-fuzz-cov), and writes executions, speed, coverage and findings into
 # the figures section of tests/fuzz/README.md. Stops at the first finding,
 # which it leaves in build-fuzz/fuzz-artifacts.
-# Usage: tests/fuzz/run-long.sh MINUTES [HARNESS...]
+# Usage: tests/fuzz/run-long.sh [--report-only] MINUTES [HARNESS...]
 #   e.g. nice tests/fuzz/run-long.sh 120        (two hours per harness)
+# --report-only writes the figures from the results of the last run
+# (build-fuzz/fuzz-long), e.g. after the report step was interrupted.
 set -eu
 cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { echo "usage: $0 MINUTES [HARNESS...]" >&2; exit 2; }
+report_only=0
+if [ "${1:-}" = "--report-only" ]; then
+	report_only=1
+	shift
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [--report-only] MINUTES [HARNESS...]" >&2; exit 2; }
 minutes=$1
 shift
 build=build-fuzz
 covbuild=build-fuzz-cov
+results=$build/fuzz-long
 llvm=/usr/lib/llvm-14/bin
 export ASAN_SYMBOLIZER_PATH=$llvm/llvm-symbolizer
 
+harnesses=$*
+if [ -z "$harnesses" ]; then
+	for exe in "$build"/tests/fuzz/fuzz_*; do
+		[ -f "$exe" ] && [ -x "$exe" ] && harnesses="$harnesses $(basename "$exe")"
+	done
+fi
+if [ "$report_only" -eq 0 ]; then
 tests/fuzz/run.sh 1 >/dev/null # builds the harnesses, writes the seeds, checks them once
 if [ ! -f "$covbuild/build.ninja" ]; then
 	CC=clang-14 meson setup "$covbuild" -Dfuzz=true -Dtests=false \
@@ -26,10 +41,9 @@ if [ ! -f "$covbuild/build.ninja" ]; then
 fi
 ninja -C "$covbuild" >/dev/null
 
-harnesses=${*:-$(cd "$build/tests/fuzz" && ls fuzz_* | grep -v '\.p$')}
-results=$build/fuzz-long
 rm -rf "$results"
 mkdir -p "$results"
+echo "$(date -u '+%Y-%m-%d %H:%M') $(git rev-parse --short HEAD) $(nice)" >"$results/run-info"
 for h in $harnesses; do
 	corpus=$build/fuzz-corpus/$h
 	log=$results/$h.log
@@ -51,6 +65,7 @@ for h in $harnesses; do
 		-ignore-filename-regex='tests/' >"$results/$h.coverage.txt"
 	ls "$corpus" | wc -l >"$results/$h.corpus-files"
 done
+fi
 
 python3 - "$results" "$minutes" $harnesses <<'PY'
 import datetime, os, re, subprocess, sys
@@ -94,6 +109,8 @@ def pct(c, t):
 
 rows = []
 for h in harnesses:
+    if not os.path.exists(os.path.join(results, h + '.coverage.txt')):
+        continue
     log = open(os.path.join(results, h + '.log'), errors='replace').read()
     report = open(os.path.join(results, h + '.coverage.txt')).read()
     done = re.findall(r'^#\d+\s+DONE\s+cov: (\d+) ft: (\d+)', log, re.M)
@@ -106,13 +123,17 @@ for h in harnesses:
         pct(*lines(report, TARGETS.get(h, []))) + ' of ' + ', '.join(TARGETS.get(h, [])),
         pct(*lines(report, None)), finding))
 
-head = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+try:
+    day, time, head, niceness = open(os.path.join(results, 'run-info')).read().split()
+    when = '%s %s UTC, commit %s, niceness %s' % (day, time, head, niceness)
+except (OSError, ValueError):
+    when = 'figures written %s UTC (start, commit and niceness of the run not recorded)' % (
+        datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M'))
 cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), '?')
 section = '\n'.join([
     '<!-- figures: written by tests/fuzz/run-long.sh; do not edit by hand -->',
-    'Last long run: %s UTC, commit %s, clang 14, %s (%d CPUs, shared), %d min per harness, one harness at a'
-    ' time, niceness %d.'
-    % (datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M'), head, cpu, os.cpu_count(), minutes, os.nice(0)),
+    'Last long run: %s; clang 14, %s (%d CPUs, shared with other work), %d min per harness, one harness'
+    ' at a time.' % (when, cpu, os.cpu_count(), minutes),
     '',
     '| harness | time | executions | exec/s | edges (libFuzzer cov) | features | corpus files | lines covered, target files | lines covered, all of lib/ | finding |',
     '|---|---|---|---|---|---|---|---|---|---|',

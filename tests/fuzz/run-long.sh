@@ -56,9 +56,10 @@ for h in $harnesses; do
 		echo "run-long: $h: FINDING; input: $(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log")" >&2
 		echo "finding" >"$results/$h.finding"
 	fi
-	# Line coverage of the corpus it kept, library sources only.
+	# Line coverage of the corpus it kept and the seeds (libFuzzer does not copy
+	# seeds into the corpus), library sources only.
 	rm -f "$results/$h".*.profraw
-	LLVM_PROFILE_FILE="$results/$h.%p.profraw" "$covbuild/tests/fuzz/$h" -runs=0 "$corpus" \
+	LLVM_PROFILE_FILE="$results/$h.%p.profraw" "$covbuild/tests/fuzz/$h" -runs=0 "$corpus" "$build/fuzz-seeds/$h" \
 		>"$results/$h.cov.log" 2>&1 || true
 	"$llvm/llvm-profdata" merge -sparse "$results/$h".*.profraw -o "$results/$h.profdata"
 	"$llvm/llvm-cov" report "$covbuild/tests/fuzz/$h" -instr-profile="$results/$h.profdata" \
@@ -140,7 +141,7 @@ section = '\n'.join([
 ] + rows + [
     '',
     'Executions and exec/s: `-print_final_stats`; edges and features: libFuzzer\'s last `DONE` line. Lines: the'
-    ' corpus kept in build-fuzz/fuzz-corpus (seeds included) replayed once through a build with'
+    ' corpus kept in build-fuzz/fuzz-corpus and the seeds replayed once through a build with'
     ' `-fprofile-instr-generate -fcoverage-mapping`, `llvm-cov report` over lib/ only.',
     '<!-- figures: end -->',
 ])

@@ -101,7 +101,7 @@ LCLOUD_EXPORT int lcloud_blockdev_foreach_flags(struct lcloud_ctx *ctx, uint32_t
 		n++;
 	}
 	closedir(dir);
-	if (r >= 0) {
+	if (r >= 0 && n > 0) { /* no devices: ENTRIES is NULL, which qsort must not get */
 		qsort(entries, n, sizeof(*entries), cmp_entry);
 		for (size_t i = 0; i < n; i++) {
 			r = cb(entries[i].name, userdata);

@@ -29,6 +29,19 @@ static bool has_dm_table(const struct lcloud_layer *l)
 }
 
 #define STARTS_MAX 16
+/* Past 1 EiB no block device holds data: a placement beyond it is bad data, and unknown. */
+#define PLACEMENT_MAX ((int64_t)1 << 60)
+
+/* *X += Y, false (and *X unchanged) when the result leaves +-PLACEMENT_MAX. */
+static bool add_placement(int64_t *x, int64_t y)
+{
+	int64_t sum;
+
+	if (__builtin_add_overflow(*x, y, &sum) || sum > PLACEMENT_MAX || sum < -PLACEMENT_MAX)
+		return false;
+	*x = sum;
+	return true;
+}
 
 /*
  * Where byte 0 of layer TOP may land on disk layer LEAF: walk up from the
@@ -55,8 +68,11 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 					    "writes land on %s is unknown", up->name, p->layers[leaf].name);
 				return r < 0 ? r : 0;
 			}
+			uint64_t start = num(up, "start_bytes", 0);
+
 			for (int k = 0; k < n; k++)
-				starts[k] += (int64_t)num(up, "start_bytes", 0);
+				if (start > (uint64_t)PLACEMENT_MAX || !add_placement(&starts[k], (int64_t)start))
+					goto out_of_range;
 			continue;
 		}
 		if (up->kind == LCLOUD_LAYER_MD) {
@@ -71,7 +87,8 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 				return r < 0 ? r : 0;
 			}
 			for (int k = 0; k < n; k++)
-				starts[k] += (int64_t)off->u64;
+				if (off->u64 > (uint64_t)PLACEMENT_MAX || !add_placement(&starts[k], (int64_t)off->u64))
+					goto out_of_range;
 			continue;
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
@@ -95,6 +112,8 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 				n_shifts = -1;
 				break;
 			}
+			if (off > (uint64_t)PLACEMENT_MAX / 512 || ts > (uint64_t)PLACEMENT_MAX / 512)
+				goto out_of_range;
 			/* a dm sector s in this segment is sector s - ts + off below */
 			shifts[n_shifts++] = (int64_t)off * 512 - (int64_t)ts * 512;
 		}
@@ -114,12 +133,20 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 
 			memcpy(prev, starts, (size_t)n * sizeof(*starts));
 			for (int k = 0; k < n; k++)
-				for (int s = 0; s < n_shifts; s++)
-					starts[m++] = prev[k] + shifts[s];
+				for (int s = 0; s < n_shifts; s++) {
+					starts[m] = prev[k];
+					if (!add_placement(&starts[m++], shifts[s]))
+						goto out_of_range;
+				}
 			n = m;
 		}
 	}
 	return n;
+
+out_of_range:
+	r = unknown(v, "stack", "%s: the offsets of the layers above it add up to more than 1 EiB, which no "
+		    "device holds, so where writes land on it is unknown", p->layers[leaf].name);
+	return r < 0 ? r : 0;
 }
 
 /* Largest power of two dividing X - OFFSET modulo B (B 0: X itself); UINT64_MAX for 0. */
@@ -467,7 +494,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				    sscanf(l->facts[f].string, "%llu", &ts) != 1 || !ts)
 					continue;
 				natural = true;
-				cap = fits_from((int64_t)(ts * 512) - (int64_t)top_start, 0, 0);
+				/* modulo 2^64 keeps every power of two that divides the difference */
+				cap = pow2_dividing((uint64_t)ts * 512 - top_start);
 				if (cap < limit) {
 					limit = cap;
 					definite = min_u64(definite, cap);

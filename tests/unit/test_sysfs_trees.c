@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "dm_table.h"
@@ -402,6 +404,34 @@ static void test_blockdev_by_name_matches_path(void **state)
 	lcloud_ctx_free(ctx);
 }
 
+/* A tree with no block devices at all: no calls, and no sorting of an empty (NULL) list. */
+static void test_enumeration_of_empty_tree(void **state)
+{
+	char root[] = "/tmp/lcloud-empty-XXXXXX", dir[64];
+	struct lcloud_ctx *ctx = NULL;
+	struct names names = { .n = 0 };
+	(void)state;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/sys", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class/block", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	assert_int_equal(lcloud_blockdev_foreach(ctx, collect, &names), 0);
+	assert_int_equal(names.n, 0);
+	lcloud_ctx_free(ctx);
+	assert_int_equal(rmdir(dir), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class", root);
+	assert_int_equal(rmdir(dir), 0);
+	snprintf(dir, sizeof(dir), "%s/sys", root);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(rmdir(root), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +445,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_enumeration_order),
 		cmocka_unit_test(test_blockdev_by_name_matches_path),
 		cmocka_unit_test(test_no_verdict_skips_only_verdict_facts),
+		cmocka_unit_test(test_enumeration_of_empty_tree),
 	};
 
 	return fixture_main(argc, argv, "sysfs_trees", tests, sizeof(tests) / sizeof(tests[0]));

@@ -117,6 +117,35 @@ static int two_segment_table(const struct lcloud_ctx *ctx, unsigned int major, u
 	return 2;
 }
 
+/* A segment whose offsets do not fit in 64-bit byte counts (dm start 2^61 sectors): bad data, not a shift. */
+static int absurd_segment_table(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
+				struct dm_target_line *t, int max)
+{
+	(void)ctx;
+	if (major != 252 || minor != 0 || max < 2)
+		return -ENXIO;
+	memset(t, 0, 2 * sizeof(*t));
+	t[0] = (struct dm_target_line){ .start = 0, .length = 2048, .type = "linear", .params = "259:4 0" };
+	t[1] = (struct dm_target_line){ .start = 1ull << 61, .length = 2048, .type = "linear", .params = "259:4 0" };
+	return 2;
+}
+
+static void test_dm_segment_out_of_range_is_unknown(void **state)
+{
+	struct lcloud_probe *p;
+	const struct lcloud_verdict *pd;
+	(void)state;
+
+	dm_table_set_reader(absurd_segment_table);
+	p = fixture_probe("stacks", "/dev/dm-0");
+	dm_table_set_reader(NULL);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 0);
+	assert_true(any_reason(pd, "more than 1 EiB"));
+	assert_non_null(lcloud_verdict_get_unknown_reason(pd));
+	lcloud_probe_free(p);
+}
+
 static void test_dm_segments_each_checked(void **state)
 {
 	struct lcloud_probe *p;
@@ -425,6 +454,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_dm_segments_each_checked),
+		cmocka_unit_test(test_dm_segment_out_of_range_is_unknown),
 		cmocka_unit_test(test_boundary_crossing_refused),
 		cmocka_unit_test(test_check_answers_and_errors),
 		cmocka_unit_test(test_gpd_rule_same_on_disk_partition_and_dm),

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Writes the fuzz harnesses' seed corpora into OUT/HARNESS/ from the captured
+data in tests/vm/captures and tests/unit/fixtures, in each harness's input
+format (see the harnesses' opening comments and fuzz_common.h)."""
+import hashlib
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, '..', 'unit', 'fixtures')
+CAPTURES = os.path.join(HERE, '..', 'vm', 'captures')
+
+
+def record(kind, name, data=b''):
+    if isinstance(data, str):
+        data = data.encode()
+    assert len(data) < 65536
+    return kind.encode() + name.encode() + b'\0' + struct.pack('<H', len(data)) + data
+
+
+def folder_archive(folder):
+    """The files directly in FOLDER, as 'f' records."""
+    out = b''
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, 'rb') as f:
+                out += record('f', name, f.read())
+    return out
+
+
+def tree_archive(root):
+    """Every folder, file and symlink under ROOT, parents first."""
+    out = b''
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in dirnames + sorted(filenames):
+            path = os.path.join(dirpath, name)
+            rel = os.path.normpath(os.path.join(rel_dir, name))
+            if os.path.islink(path):
+                out += record('l', rel, os.readlink(path))
+            elif os.path.isdir(path):
+                out += record('d', rel)
+            elif os.path.isfile(path):
+                with open(path, 'rb') as f:
+                    out += record('f', rel, f.read())
+    return out
+
+
+def read(path):
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def trees():
+    return sorted(d for d in os.listdir(FIXTURES) if os.path.isdir(os.path.join(FIXTURES, d, 'sys')))
+
+
+def capture_folders(kind):
+    """(tree, NAME, folder) for every FIXTURES/TREE/KIND/NAME."""
+    for tree in trees():
+        base = os.path.join(FIXTURES, tree, kind)
+        if os.path.isdir(base):
+            for name in sorted(os.listdir(base)):
+                yield tree, name, os.path.join(base, name)
+
+
+def seeds_nvme_identify():
+    for tree, name, folder in capture_folders('nvme-data'):
+        ctrl = os.path.join(folder, 'id-ctrl.bin')
+        ns = os.path.join(folder, 'id-ns.bin')
+        c = read(ctrl) if os.path.isfile(ctrl) else b''
+        n = read(ns) if os.path.isfile(ns) else b''
+        yield struct.pack('<H', len(c)) + c + n
+    for lbs in (512, 4096):
+        c = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ctrl.bin' % lbs))
+        n = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ns.bin' % lbs))
+        yield struct.pack('<H', len(c)) + c + n
+
+
+def seeds_nvme_hints():
+    for tree, name, folder in capture_folders('nvme-data'):
+        yield folder_archive(folder)
+
+
+def seeds_scsi_pages():
+    for tree, name, folder in capture_folders('scsi-data'):
+        yield folder_archive(folder)
+    for prefix in ('qemu-scsihd-gpd', 'scsidebug-4k'):
+        out = record('f', 'inquiry.bin', read(os.path.join(CAPTURES, prefix + '-inquiry.bin')))
+        for page in ('00', '83', 'b0', 'b1'):
+            out += record('f', 'vpd-%s.bin' % page, read(os.path.join(CAPTURES, '%s-vpd-%s.bin' % (prefix, page))))
+        yield out
+
+
+def seeds_mountinfo():
+    yield (b'22 27 0:21 / /proc rw,relatime - proc proc rw\n'
+           b'36 35 98:0 /mnt1 /mnt/my\\040data rw,noatime master:1 shared:7 - ext3 /dev/root rw,errors=continue\n'
+           b'29 1 259:2 / / rw,relatime shared:1 - xfs /dev/nvme0n1p2 rw,attr2,inode64,logbufs=8\n'
+           b'40 29 7:0 / /mnt/scratch rw,relatime - ext4 /dev/loop0 rw\n'
+           b'41 29 252:0 / /srv/db rw,noatime - xfs /dev/mapper/vg-data rw,sunit=1024,swidth=4096\n')
+    if os.path.isfile('/proc/self/mountinfo'):
+        yield read('/proc/self/mountinfo')
+
+
+def seeds_dm_table():
+    # tree 0: dm-stack (dm-0 over sdb1, sdc1); tree 1: stacks (dm-0 over nvme4n1)
+    yield b'\0' + b'0 1048576 linear 8:17 0\n1048576 1048576 linear 8:33 3\n'
+    yield b'\1' + b'0 2048 linear 259:4 0\n2048 2048 linear 259:4 8200\n'
+    yield b'\1' + b'0 8192 striped 2 128 259:4 0 259:4 4096\n'
+    yield b'\0' + b'0 2097152 linear 8:17 2048\n'
+    yield b'\1' + b'error'
+
+
+def seeds_sysroot():
+    for tree in trees():
+        yield tree_archive(os.path.join(FIXTURES, tree))
+
+
+HARNESSES = {
+    'fuzz_nvme_identify': seeds_nvme_identify,
+    'fuzz_nvme_hints': seeds_nvme_hints,
+    'fuzz_scsi_pages': seeds_scsi_pages,
+    'fuzz_mountinfo': seeds_mountinfo,
+    'fuzz_dm_table': seeds_dm_table,
+    'fuzz_sysroot': seeds_sysroot,
+}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit('usage: make-seeds.py OUT')
+    for harness, make in HARNESSES.items():
+        out = os.path.join(sys.argv[1], harness)
+        os.makedirs(out, exist_ok=True)
+        n = 0
+        for seed in make():
+            name = hashlib.sha1(seed).hexdigest()
+            with open(os.path.join(out, name), 'wb') as f:
+                f.write(seed)
+            n += 1
+        print('%s: %d seeds' % (harness, n))
+
+
+if __name__ == '__main__':
+    main()

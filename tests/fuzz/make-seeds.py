@@ -120,6 +120,24 @@ def seeds_sysroot():
         yield tree_archive(os.path.join(FIXTURES, tree))
 
 
+def log_entry(sector, nr_sectors, flags, data=b'', ss=512, mark=b''):
+    """One dm-log-writes entry: a header sector (mark text after the 32-byte header), then the data."""
+    head = struct.pack('<QQQQ', sector, nr_sectors, flags, len(mark)) + mark
+    return head + b'\0' * (ss - len(head)) + data
+
+
+def seeds_writelog():
+    """Crafted logs of each entry kind, with stamped-looking and plain data, in 512 and 4096-byte sectors."""
+    for ss in (512, 4096):
+        entries = [log_entry(8, 2, 0, b'\xa5' * 2 * ss, ss), log_entry(0, 0, 1, ss=ss),
+                   log_entry(16, 4, 2, b'\x5a' * 4 * ss, ss), log_entry(32, 8, 4, ss=ss),
+                   log_entry(0, 0, 8, ss=ss, mark=b'fuzz-mark')]
+        for n in (0, 1, len(entries)):
+            sb = struct.pack('<QQQI', 0x6a736677736872, 1, n, ss)
+            yield bytes([n % 4]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries[:n])
+            yield bytes([0x80 | (n % 4)]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
+
+
 HARNESSES = {
     'fuzz_nvme_identify': seeds_nvme_identify,
     'fuzz_nvme_hints': seeds_nvme_hints,
@@ -127,6 +145,7 @@ HARNESSES = {
     'fuzz_mountinfo': seeds_mountinfo,
     'fuzz_dm_table': seeds_dm_table,
     'fuzz_sysroot': seeds_sysroot,
+    'fuzz_writelog': seeds_writelog,
 }
 
 

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "file_extents.h"
 #include "filesystem.h"
 #include "statx.h"
 #include "util.h"
@@ -105,6 +106,46 @@ static int add_ext4_cluster(const struct lcloud_ctx *ctx, struct lcloud_layer *l
 			     1024ull << ((ro_compat & 0x200) ? log_cluster : log_block), src);
 }
 
+/* What FIEMAP says of a regular file's extents; plain_direct reads it (lcloud(7)). */
+static int add_file_edges(struct lcloud_layer *l, int fd)
+{
+	char self[64];
+	struct file_edges e = { 0 };
+	int r, rfd;
+
+	/* FIEMAP needs an open file, the probe holds an O_PATH one: open it again, for reading */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (rfd < 0) {
+		r = -errno;
+	} else {
+		r = file_edges_read(rfd, &e);
+		close(rfd);
+	}
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		const char *why = r == -E2BIG ? "more than 1048576 extents" : strerror(-r);
+
+		r = layer_add_missing(l, "extents", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+				      "fiemap", why);
+		if (r >= 0)
+			r = layer_add_missing(l, "extent_edge_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+					      LCLOUD_FACT_UNREADABLE, "fiemap", why);
+		return r < 0 ? r : 0;
+	}
+	r = layer_add_u64(l, "extents", LCLOUD_UNIT_NONE, e.count, "fiemap");
+	if (r < 0)
+		return r;
+	if (e.count == 0)
+		return 0; /* no data yet: a write allocates, nothing to meet */
+	/* inline, tail-packed or encoded data is not where a direct write would put it */
+	r = layer_add_u64(l, "extent_edge_alignment", LCLOUD_UNIT_BYTES, e.not_placed ? 1 : e.alignment, "fiemap");
+	if (r >= 0 && (e.not_placed || e.alignment < FILE_EDGES_ALIGN_CAP))
+		r = layer_add_u64(l, "extent_edge_worst", LCLOUD_UNIT_BYTES, e.worst, "fiemap");
+	return r < 0 ? r : 0;
+}
+
 static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
 			    const struct lcloud_statx *stx_in, const struct mountinfo_entry *found,
 			    const struct mountinfo_bad *bad, struct fs_device *ret_dev);
@@ -195,6 +236,11 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 		return r;
 	if (have_mount && streq(mnt.fstype, "ext4")) {
 		r = add_ext4_cluster(ctx, l, mnt.source);
+		if (r < 0)
+			return r;
+	}
+	if (S_ISREG(stx.stx_mode)) {
+		r = add_file_edges(l, fd);
 		if (r < 0)
 			return r;
 	}

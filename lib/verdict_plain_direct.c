@@ -549,6 +549,29 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		}
 		natural = true;
 	}
+
+	/* A file's existing extents: a page across an edge between two is mapped, and written, in two pieces. */
+	if (fs && limit && p->target_type == LCLOUD_TARGET_REGULAR) {
+		uint64_t edges = num(fs, "extent_edge_alignment", 0);
+
+		if (fact_unread(fs, "extent_edge_alignment")) {
+			r = unknown(v, "fiemap", "this file's extents could not be read (%s), so whether a write "
+				    "crosses from one extent into another is unknown; run as a user who can read the file",
+				    fact_unread(fs, "extent_edge_alignment")->reason);
+			if (r < 0)
+				return r;
+		} else if (edges && edges < limit) {
+			limit = pow2_floor(edges);
+			definite = min_u64(definite, limit);
+			r = reason(v, "fiemap", "in this file two extents (or an extent and a hole) meet at byte %" PRIu64
+				   ", which is aligned to %" PRIu64 " bytes only: a larger write across it is mapped in "
+				   "two pieces and reaches the device as two writes; writing the file again in whole "
+				   "aligned pages (e.g. a copy with 'cp --sparse=never') removes such edges",
+				   num(fs, "extent_edge_worst", 0), edges);
+			if (r < 0)
+				return r;
+		}
+	}
 	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
 	v->no_above = definite;
 	v->alignment = natural ? 0 : align;

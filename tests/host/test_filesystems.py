@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """File system layer on the real kernel: XFS and ext4 on loop devices.
 Expected values come from the tests' own statx reader and from sysfs."""
+import json
 import os
 
 import re
 
 from hostlib import (STATX_ATTR_WRITE_ATOMIC, layer, main, mounted_fs, own_statx, probe_json,
-                     read_sysfs, run, sysfs_block_dir)
+                     need_tool, read_sysfs, run, sysfs_block_dir)
 
 STX_FIELDS = ("stx_atomic_write_unit_min", "stx_atomic_write_unit_max", "stx_atomic_write_segments_max",
               "stx_atomic_write_unit_max_opt", "stx_dio_mem_align", "stx_dio_offset_align",
@@ -102,6 +103,53 @@ def test_ext4_bigalloc_cluster_size():
         assert fs["sources"]["cluster_size"] == "ext4:superblock:s_log_cluster_size"
 
 
+def filefrag_edges(path):
+    """Every extent start and end in bytes, by filefrag (FIEMAP through e2fsprogs)."""
+    out = run(["filefrag", "-b4096", "-e", path], check=True).stdout
+    edges = []
+    for m in re.finditer(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):", out, re.M):
+        edges += [int(m.group(1)) * 4096, (int(m.group(2)) + 1) * 4096]
+    return edges, out
+
+
+def pow2_dividing(n):
+    return n & -n if n else 1 << 30
+
+
+def test_file_extent_edges_match_filefrag():
+    """extent_edge_alignment is the largest power of two dividing every
+    extent edge filefrag lists; a file only nobody cannot read says why."""
+    need_tool("filefrag", "e2fsprogs")
+    with mounted_fs("ext4", mkfs_args=("-O", "bigalloc", "-C", "16384")) as (dev, mnt):
+        files = {"tail12k": 12288, "pages": 65536, "holes": None, "empty": 0}
+        for name, size in files.items():
+            path = os.path.join(mnt, name)
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            if size:
+                os.write(fd, os.urandom(size))
+            elif size is None:  # data at 0 and at 1 MiB + 4 KiB: a hole between, edges at 4 KiB steps
+                os.pwrite(fd, os.urandom(4096), 0)
+                os.pwrite(fd, os.urandom(4096), (1 << 20) + 4096)
+            os.fsync(fd)
+            os.close(fd)
+        for name in files:
+            path = os.path.join(mnt, name)
+            facts = layer(probe_json(path), "filesystem")["facts"]
+            edges, text = filefrag_edges(path)
+            assert facts["extents"] == len(edges) // 2, (name, facts, text)
+            if not edges:
+                assert "extent_edge_alignment" not in facts, (name, facts)
+                continue
+            want = min(min(pow2_dividing(e) for e in edges), 1 << 30)
+            assert facts["extent_edge_alignment"] == want, (name, facts, text)
+        assert layer(probe_json(os.path.join(mnt, "tail12k")), "filesystem")["facts"]["extent_edge_worst"] == 12288
+        # nobody may not read the file: the fact is unreadable with the reason, never a guess
+        probe = probe_json(os.path.join(mnt, "pages"), user="nobody")
+        fs = layer(probe, "filesystem")
+        assert fs["facts"].get("extent_edge_alignment") is None, fs
+        assert "ermission" in json.dumps(fs), fs
+
+
 def test_block_device_statx_and_signature():
     with mounted_fs("xfs") as (dev, mnt):
         probe = probe_json(dev)
@@ -118,4 +166,4 @@ def test_block_device_statx_and_signature():
 if __name__ == "__main__":
     main([test_xfs_file_reports_atomic_limits, test_xfs_directory_reports_file_limits,
           test_ext4_reports_no_atomic_writes, test_ext4_bigalloc_cluster_size,
-          test_block_device_statx_and_signature])
+          test_block_device_statx_and_signature, test_file_extent_edges_match_filefrag])

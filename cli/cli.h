@@ -83,6 +83,16 @@ int write_file_atomically(const char *file, const char *text, size_t len, mode_t
 /* What the crash lab proved for this stack, for advise to cite; NULL where it has not run it. */
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page);
 const char *proof_for_buffered(void);
+
+/* InnoDB data files under a directory whose existing pages straddle two extents (data_file_edges.c). */
+struct data_file_edges {
+	unsigned long files, split, unread;
+	char split_first[4096];
+	uint64_t split_first_edge;
+	char unread_first[4200];
+};
+/* Walks DIR (one file system, no symlinks) for PAGE-byte pages across extent edges. Returns 0 or -errno. */
+int data_file_edges_scan(const char *dir, uint64_t page, struct data_file_edges *ret);
 int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_diff_usage(FILE *out);
 

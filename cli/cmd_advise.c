@@ -72,8 +72,8 @@ static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe 
 }
 
 /* Returns false when the verdict the advice rests on is unknown: then there is no advice. */
-static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, enum db db, uint64_t page,
-			  struct advice *a)
+static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, const char *path, enum db db,
+			  uint64_t page, struct advice *a)
 {
 	char why[1024], rwf[1024];
 	int direct = lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, why, sizeof(why));
@@ -84,6 +84,32 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		say(a, "no advice: whether %" PRIu64 "-byte O_DIRECT page writes are untorn here could not be told, "
 		    "and the doublewrite buffer must not be turned off on a guess: %s", page, why);
 		return false;
+	}
+	if (direct == LCLOUD_ANSWER_UNTORN && lcloud_probe_get_target_type(p) == LCLOUD_TARGET_DIRECTORY) {
+		/* the verdict is about new files; the data files already there may have pages across extents */
+		struct data_file_edges e;
+		int r = data_file_edges_scan(path, page, &e);
+
+		if (r < 0 || e.unread) {
+			say(a, "no advice: new %" PRIu64 "-byte O_DIRECT page writes here are untorn (%s), but whether "
+			    "the data files already in %s keep each page in one extent could not be read (%s); run "
+			    "as a user who can read them", page, why, path, r < 0 ? strerror(-r) : e.unread_first);
+			return false;
+		}
+		if (e.split) {
+			setting(a, "innodb_doublewrite", "ON");
+			say(a, "keep the doublewrite buffer: new %" PRIu64 "-byte O_DIRECT page writes here would be "
+			    "untorn (%s), but %lu of the %lu InnoDB data files in %s have extents that meet inside a "
+			    "page, the first %s at byte %" PRIu64 ": a page across such an edge reaches the device in two "
+			    "writes (a restore or copy that left holes makes them); rebuild those tables (ALTER TABLE "
+			    "... FORCE) or copy the data directory again with 'cp --sparse=never' while the server is "
+			    "stopped, then run advise again", page, why, e.split, e.files, path, e.split_first,
+			    e.split_first_edge);
+			goto db_notes;
+		}
+		if (e.files)
+			say(a, "the %lu InnoDB data files already in %s keep every %" PRIu64 "-byte page in one extent "
+			    "(FIEMAP)", e.files, path, page);
 	}
 	if (direct == LCLOUD_ANSWER_UNTORN) {
 		setting(a, "innodb_doublewrite", "OFF");
@@ -122,6 +148,7 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 			    "and Google recipes) or 'mkfs.xfs -b size=%" PRIu64 "' (Linux 6.12+ for blocks larger "
 			    "than the memory page)", page, fs_unit, page, page);
 	}
+db_notes:
 	if (db == DB_MYSQL)
 		say(a, "innodb_doublewrite=DETECT_ONLY (MySQL 8.0.30+) writes only page metadata to the "
 		    "doublewrite buffer: a torn page is detected during recovery but cannot be repaired, so it "
@@ -158,7 +185,9 @@ void cmd_advise_usage(FILE *out)
 	      "whether InnoDB's doublewrite buffer can be turned off and with which flush\n"
 	      "method, what MySQL's DETECT_ONLY and MariaDB's settings do and do not protect,\n"
 	      "why PostgreSQL's full_page_writes stays on, and which file system layout would\n"
-	      "keep pages whole on this device.\n"
+	      "keep pages whole on this device. On a directory, InnoDB's data files already\n"
+	      "there are read too: a page across two of a file's extents keeps the\n"
+	      "doublewrite buffer on.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -d, --db NAME         mysql, mariadb or postgresql\n"
@@ -265,7 +294,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (db == DB_POSTGRESQL)
 		advise_postgresql(p, page, &a);
 	else
-		decided = advise_innodb(ctx, p, (enum db)db, page, &a);
+		decided = advise_innodb(ctx, p, argv[optind], (enum db)db, page, &a);
 	json_object_object_add(root, "answer", json_object_new_string(decided ? "decided" : "unknown"));
 	if (format == OUTPUT_JSON) {
 		print_json(stdout, root);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "catalog/pg_tablespace_d.h"
 #include "miscadmin.h"
@@ -66,11 +67,16 @@ lcloud_server_data_io_path(void)
  * (even with fsync off; "wal_init" alone only makes new segments that way).
  * Up to 15, XLOG's get_sync_bit() adds O_DIRECT by itself when
  * wal_sync_method is open_sync or open_datasync, fsync is on and the WAL is
- * not needed for archiving or replication (wal_level=minimal).
+ * not needed for archiving or replication (wal_level=minimal). Both leave
+ * O_DIRECT out for the walreceiver, which writes a standby's WAL (unaligned,
+ * and read back at once by the startup process): while the server is in
+ * recovery, no WAL is written any other way.
  */
 enum lcloud_io_path
 lcloud_server_wal_io_path(void)
 {
+	if (RecoveryInProgress())
+		return LCLOUD_PATH_BUFFERED;
 #if PG_VERSION_NUM >= 160000
 	return (io_direct_flags & IO_DIRECT_WAL) ? LCLOUD_PATH_PLAIN_DIRECT : LCLOUD_PATH_BUFFERED;
 #else

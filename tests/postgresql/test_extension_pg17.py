@@ -17,7 +17,9 @@ those files (O_DIRECT or not, from /proc/PID/fdinfo) and with its
 SHOW debug_io_direct; the answers with `lcloudctl check` of the same chroot
 build run as the server's user on that path; the startup messages with what
 those answers demand (a WARNING with full_page_writes off unless untorn,
-naming the path PostgreSQL writes on)."""
+naming the path PostgreSQL writes on). A streaming standby with
+debug_io_direct=data,wal must show pg_wal buffered: its walreceiver writes
+without O_DIRECT, as the kernel shows."""
 import contextlib
 import ctypes
 import json
@@ -299,6 +301,57 @@ def test_reload_with_full_page_writes_on_names_the_direct_path():
         assert_startup_message(msg, where, path, "plain_direct", full_page_writes=True)
 
 
+def test_standby_wal_is_buffered_whatever_debug_io_direct_says():
+    """A streaming standby with debug_io_direct=data,wal: its WAL arrives through the walreceiver,
+    which PostgreSQL never lets use O_DIRECT (its writes are unaligned): pg_wal is buffered there
+    while recovery lasts, relation pages still plain_direct."""
+    primary = LAB["server"]
+    standby_dir = "/ts/ext4/standby"
+    uid, gid = chroot_user_ids(pg.PG_USER)
+    mapping = []
+    for path in [standby_dir] + ["%s_standby" % p for p in TABLESPACES.values()]:
+        os.mkdir(LAB["root"] + path, 0o700)
+        os.chown(LAB["root"] + path, uid, gid)
+    for path in TABLESPACES.values():
+        mapping.append("--tablespace-mapping=%s=%s_standby" % (path, path))
+    primary.as_postgres([PG_BIN + "/pg_basebackup", "-h", primary.sockdir, "-p", str(primary.port), "-U", pg.PG_USER,
+                         "-D", standby_dir, "-R", "--no-sync"] + mapping)
+    standby = pg.Server(PG_BIN, standby_dir, primary.sockdir, primary.env, primary.psql_prog, root=LAB["root"])
+    standby.port, standby.logfile = primary.port + 1, primary.sockdir + "/standby.log"
+    standby.configure(port=standby.port, debug_io_direct="'data,wal'")
+    standby.start()
+    try:
+        end = time.monotonic() + 60
+        while True:
+            rcv = standby.sql("SELECT pid, status FROM pg_stat_wal_receiver")
+            if rcv and rcv[0][1] == "streaming":
+                break
+            assert time.monotonic() < end, "the standby does not stream: %s" % rcv
+            time.sleep(0.2)
+        walreceiver = int(rcv[0][0])
+        assert standby.sql("SELECT pg_is_in_recovery(), current_setting('debug_io_direct')") == [["t", "data,wal"]]
+        primary.sql("INSERT INTO pages SELECT g FROM generate_series(1, 2000) g")
+        end = time.monotonic() + 30
+        while not fd_flags(walreceiver, standby_dir + "/pg_wal"):
+            assert time.monotonic() < end, "the walreceiver has no WAL file open"
+            primary.sql("INSERT INTO pages VALUES (1)")
+            time.sleep(0.2)
+        flags = fd_flags(walreceiver, standby_dir + "/pg_wal")
+        assert not any(f & O_DIRECT for f in flags.values()), {k: oct(v) for k, v in flags.items()}
+        rows = [dict(zip(COLUMNS, r)) for r in standby.sql("SELECT * FROM lcloud_datadir()")]
+        assert [(r["kind"], r["io_path"]) for r in rows] == \
+            [("data_directory", "buffered")] + [("tablespace", "plain_direct")] * 4 + [("wal", "buffered")], rows
+        wal = rows[-1]
+        expect = expected_row(wal["path"], int(wal["size"]), "buffered")
+        for k, v in expect.items():
+            assert wal[k] == v, (k, wal[k], v)
+    finally:
+        standby.stop()
+    for pid, severity, text in standby.log_lines():
+        if text != "terminating walreceiver process due to administrator command":  # the fast stop's
+            assert severity not in ("PANIC", "FATAL", "ERROR"), (severity, text)
+
+
 def test_server_log_has_no_crash_and_no_error():
     assert len(LAB["modes_checked"]) == len(MODES), LAB["modes_checked"]
     for pid, severity, text in LAB["server"].log_lines():
@@ -372,4 +425,5 @@ if __name__ == "__main__":
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([make_test(*m) for m in MODES] +
-             [test_reload_with_full_page_writes_on_names_the_direct_path, test_server_log_has_no_crash_and_no_error])
+             [test_reload_with_full_page_writes_on_names_the_direct_path,
+              test_standby_wal_is_buffered_whatever_debug_io_direct_says, test_server_log_has_no_crash_and_no_error])

@@ -254,8 +254,9 @@ def check_mode(setting, data_direct, wal_direct):
     wal_path = "plain_direct" if wal_direct else "buffered"
 
     rows = datadir_rows()
+    builtin = (("pg_default", "base"), ("pg_global", "global"))
     want = [("data_directory", None, DATADIR, "buffered")] + \
-        [("tablespace", n, DATADIR + "/" + d, data_path) for n, d in (("pg_default", "base"), ("pg_global", "global"))] + \
+        [("tablespace", n, DATADIR + "/" + d, data_path) for n, d in builtin] + \
         [("tablespace", n, p, data_path) for n, p in TABLESPACES.items()] + \
         [("wal", None, DATADIR + "/pg_wal", wal_path)]
     assert [(r["kind"], r["tablespace"], r["path"], r["io_path"]) for r in rows] == want, (setting, rows)

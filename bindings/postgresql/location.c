@@ -13,9 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "catalog/pg_tablespace_d.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "utils/guc.h"
 
 const char *
@@ -33,26 +35,7 @@ lcloud_location_kind_name(LcloudLocationKind kind)
 	return "unknown";
 }
 
-/* Does the list setting NAME (e.g. "data, wal") name ITEM? false when there is no such setting. */
-static bool
-setting_lists(const char *name, const char *item)
-{
-	const char *value = GetConfigOption(name, true, false);
-	char	   *copy,
-			   *tok,
-			   *save = NULL;
-	bool		found = false;
-
-	if (!value)
-		return false;
-	copy = pstrdup(value);
-	for (tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save))
-		if (pg_strcasecmp(tok, item) == 0)
-			found = true;
-	pfree(copy);
-	return found;
-}
-
+#if PG_VERSION_NUM < 160000
 static bool
 setting_is(const char *name, const char *value)
 {
@@ -60,29 +43,42 @@ setting_is(const char *name, const char *value)
 
 	return v && pg_strcasecmp(v, value) == 0;
 }
+#endif
 
 /*
  * PostgreSQL writes relation pages through the page cache, unless
- * debug_io_direct (16+) includes "data": then with O_DIRECT. PostgreSQL 15
- * has no such setting.
+ * debug_io_direct (16+) includes "data": then with O_DIRECT. Read from
+ * io_direct_flags, what the server parsed the setting into and opens its
+ * files by, not from the setting's text: a list whose items may be quoted
+ * ('"data", wal') and spelled in any case. PostgreSQL 15 has no such setting.
  */
 enum lcloud_io_path
 lcloud_server_data_io_path(void)
 {
-	return setting_lists("debug_io_direct", "data") ? LCLOUD_PATH_PLAIN_DIRECT : LCLOUD_PATH_BUFFERED;
+#if PG_VERSION_NUM >= 160000
+	return (io_direct_flags & IO_DIRECT_DATA) ? LCLOUD_PATH_PLAIN_DIRECT : LCLOUD_PATH_BUFFERED;
+#else
+	return LCLOUD_PATH_BUFFERED;
+#endif
 }
 
 /*
- * WAL: 16+ opens it with O_DIRECT when debug_io_direct includes "wal".
- * (even with fsync off). Up to 15, XLOG's get_sync_bit() adds O_DIRECT by
- * itself when wal_sync_method is open_sync or open_datasync, fsync is on and
- * the WAL is not needed for archiving or replication (wal_level=minimal).
+ * WAL: 16+ opens it with O_DIRECT when debug_io_direct includes "wal"
+ * (even with fsync off; "wal_init" alone only makes new segments that way).
+ * Up to 15, XLOG's get_sync_bit() adds O_DIRECT by itself when
+ * wal_sync_method is open_sync or open_datasync, fsync is on and the WAL is
+ * not needed for archiving or replication (wal_level=minimal). Both leave
+ * O_DIRECT out for the walreceiver, which writes a standby's WAL (unaligned,
+ * and read back at once by the startup process): while the server is in
+ * recovery, no WAL is written any other way.
  */
 enum lcloud_io_path
 lcloud_server_wal_io_path(void)
 {
+	if (RecoveryInProgress())
+		return LCLOUD_PATH_BUFFERED;
 #if PG_VERSION_NUM >= 160000
-	return setting_lists("debug_io_direct", "wal") ? LCLOUD_PATH_PLAIN_DIRECT : LCLOUD_PATH_BUFFERED;
+	return (io_direct_flags & IO_DIRECT_WAL) ? LCLOUD_PATH_PLAIN_DIRECT : LCLOUD_PATH_BUFFERED;
 #else
 	if ((setting_is("wal_sync_method", "open_sync") || setting_is("wal_sync_method", "open_datasync")) &&
 		setting_is("fsync", "on") && setting_is("wal_level", "minimal"))

@@ -89,9 +89,13 @@ def private_server_tree(destdir, config):
     return mybin
 
 
-def as_postgres(args, env=None, check=True, timeout=120):
-    pw = pwd.getpwnam(PG_USER)
-    cmd = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups", "--"] + list(args)
+def as_postgres(args, env=None, check=True, timeout=120, root=None):
+    """Runs ARGS as the postgres user: the host's, or with ROOT the one of that chroot (its own uid)."""
+    if root:
+        cmd = ["chroot", "--userspec=%s:%s" % (PG_USER, PG_USER), root] + list(args)
+    else:
+        pw = pwd.getpwnam(PG_USER)
+        cmd = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups", "--"] + list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     if check and p.returncode != 0:
         raise AssertionError("%s failed (%d): %s%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
@@ -113,40 +117,55 @@ def _alive(pid):
 
 
 class Server:
-    """One cluster in DATADIR, run from the private BINDIR by the postgres user."""
+    """One cluster in DATADIR, run from the private BINDIR by the postgres user. With ROOT, the
+    server and psql run in that chroot, and every path given is one seen from inside it."""
 
-    def __init__(self, bindir, datadir, sockdir, env, psql):
+    def __init__(self, bindir, datadir, sockdir, env, psql, root=None):
         self.bindir, self.datadir, self.sockdir, self.env, self.psql_prog = bindir, datadir, sockdir, env, psql
+        self.root = root
         self.port = 50000 + os.getpid() % 10000
         self.logfile = os.path.join(sockdir, "server.log")
+
+    def host(self, path):
+        """PATH (as the server sees it) as this process sees it."""
+        return self.root + path if self.root else path
+
+    def as_postgres(self, args, check=True):
+        return as_postgres(args, env=self.env, check=check, root=self.root)
+
+    def psql_args(self):
+        """psql, connected to this server as the postgres role, quiet and unaligned."""
+        return (["chroot", self.root] if self.root else []) + [
+            self.psql_prog, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", self.sockdir,
+            "-p", str(self.port), "-U", PG_USER, "-d", "postgres"]
 
     def initdb(self, waldir=None):
         args = [os.path.join(self.bindir, "initdb"), "-D", self.datadir, "--auth=trust", "--no-sync", "-E", "UTF8",
                 "--locale=C"]
         if waldir:
             args += ["-X", waldir]
-        as_postgres(args, env=self.env)
+        self.as_postgres(args)
         self.configure(port=self.port, listen_addresses="''", unix_socket_directories="'%s'" % self.sockdir,
                        log_line_prefix="'[%p] '", shared_preload_libraries="'lcloud'")
 
     def configure(self, **settings):
-        with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
+        with open(self.host(os.path.join(self.datadir, "postgresql.conf")), "a") as f:
             for k, v in settings.items():
                 f.write("%s = %s\n" % (k, v))
 
     def start(self):
-        as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-l", self.logfile, "-w", "-t", "60",
-                     "start"], env=self.env)
+        self.as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-l", self.logfile, "-w", "-t", "60",
+                          "start"])
 
     def stop(self):
         """Stops the server, killing it if pg_ctl cannot; fails if its postmaster is still alive."""
-        pidfile = os.path.join(self.datadir, "postmaster.pid")
+        pidfile = self.host(os.path.join(self.datadir, "postmaster.pid"))
         if not os.path.exists(pidfile):
             return
         with open(pidfile) as f:
             pid = int(f.readline())
-        p = as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-w", "-t", "60", "-m", "fast",
-                         "stop"], env=self.env, check=False)
+        p = self.as_postgres([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, "-w", "-t", "60", "-m", "fast",
+                              "stop"], check=False)
         if p.returncode != 0 and _alive(pid):
             os.kill(pid, signal.SIGKILL)  # the postmaster's children exit when it is gone
         end = time.monotonic() + 30
@@ -160,9 +179,8 @@ class Server:
 
     def sql(self, query, check=True):
         """Runs QUERY; returns its rows as lists of strings (None for NULL)."""
-        p = subprocess.run([self.psql_prog, "-X", "-q", "-A", "-t", "-F", "\x1f", "-R", "\x1e", "-P", "null=\x1dNULL",
-                            "-v", "ON_ERROR_STOP=1", "-h", self.sockdir, "-p", str(self.port), "-U", PG_USER,
-                            "-d", "postgres", "-c", query], capture_output=True, text=True)
+        p = subprocess.run(self.psql_args() + ["-F", "\x1f", "-R", "\x1e", "-P", "null=\x1dNULL", "-c", query],
+                           capture_output=True, text=True)
         if check and p.returncode != 0:
             raise AssertionError("%s: %s" % (query, p.stderr))
         if not check:
@@ -172,7 +190,7 @@ class Server:
 
     def log_lines(self):
         """The server log as (pid, severity, text) tuples, continuation lines left out."""
-        with open(self.logfile) as f:
+        with open(self.host(self.logfile)) as f:
             return [m.groups() for m in map(LOG_LINE.match, f.read().splitlines()) if m]
 
     def messages(self, start=0):

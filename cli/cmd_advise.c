@@ -78,6 +78,7 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 	char why[1024], rwf[1024];
 	int direct = lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, why, sizeof(why));
 	int atomic = lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, page, NULL, rwf, sizeof(rwf));
+	unsigned long whole_files = 0;
 	uint64_t fs_unit = 0;
 
 	if (direct == LCLOUD_ANSWER_UNKNOWN) {
@@ -107,15 +108,16 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 			    e.split_first_edge);
 			goto db_notes;
 		}
-		if (e.files)
-			say(a, "the %lu InnoDB data files already in %s keep every %" PRIu64 "-byte page in one extent "
-			    "(FIEMAP)", e.files, path, page);
+		whole_files = e.files;
 	}
 	if (direct == LCLOUD_ANSWER_UNTORN) {
 		setting(a, "innodb_doublewrite", "OFF");
 		setting(a, "innodb_flush_method", "O_DIRECT");
 		say(a, "%" PRIu64 "-byte InnoDB pages written with O_DIRECT are untorn here, so the doublewrite "
 		    "buffer can be turned off: %s", page, why);
+		if (whole_files)
+			say(a, "the %lu InnoDB data files already in %s keep every %" PRIu64 "-byte page in one "
+			    "extent (FIEMAP)", whole_files, path, page);
 		say(a, "this rests on the device's or provider's promise and on the stack staying as it is: "
 		    "moving the data files, adding LVM or RAID, or changing the file system voids it; run "
 		    "'lcloudctl check' again after any such change");

@@ -3,32 +3,39 @@
 # MariaDB in the crash lab (tests/vm/test_mariadb_lab.py): sysbench
 # oltp_write_only, innodb_doublewrite OFF (as `lcloudctl advise` says) and ON
 # on the same kind of device (NVMe NAWUPF 16 KiB, ext4 bigalloc 16 KiB), one
-# after the other in one guest, and the negative control (one 4 KiB block,
-# doublewrite OFF anyway). The device is emulated under TCG: only the ratio
-# between the runs of one guest means anything. Writes the figures into
-# tests/bench/README.md.
+# after the other in one guest, the negative control (one 4 KiB block,
+# doublewrite OFF anyway) and XFS with 16 KiB blocks (doublewrite as advise
+# says). The device is emulated under TCG: only the ratio between the runs of
+# one guest means anything. Writes the figures into tests/bench/README.md.
 # Usage (root, after a build): tests/bench/run-mariadb-vm.sh [BUILD_DIR]
+#        tests/bench/run-mariadb-vm.sh --figures FIGURES.JSON  (a run's MARIADB_LAB_OUT, no new run)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../../build}" && pwd)
 readme="$here/README.md"
-[[ $(id -u) == 0 ]] || { echo "run-mariadb-vm.sh: needs root (the current lane)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-LCLOUDCTL=$(readlink -f "$build/cli/lcloudctl") MARIADB_LAB_OUT=$work PYTHONDONTWRITEBYTECODE=1 \
-    python3 "$here/../vm/test_mariadb_lab.py" | tee "$work/test.out"
+if [[ ${1:-} == --figures ]]; then
+    cp "$2" "$work/figures.json"
+else
+    build=$(cd "${1:-$here/../../build}" && pwd)
+    [[ $(id -u) == 0 ]] || { echo "run-mariadb-vm.sh: needs root (the current lane)" >&2; exit 1; }
+    LCLOUDCTL=$(readlink -f "$build/cli/lcloudctl") MARIADB_LAB_OUT=$work PYTHONDONTWRITEBYTECODE=1 \
+        python3 "$here/../vm/test_mariadb_lab.py" | tee "$work/test.out"
+fi
 section=$(python3 - "$work/figures.json" "$(date -u +%Y-%m-%d)" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))
 rows = [("A", "NVMe NAWUPF 16 KiB, ext4 bigalloc 16 KiB"), ("B", "NVMe NAWUPF 16 KiB, ext4 bigalloc 16 KiB"),
-        ("C", "NVMe, one 4 KiB block atomic, ext4")]
+        ("C", "NVMe, one 4 KiB block atomic, ext4"), ("D", "NVMe NAWUPF 16 KiB, XFS 16 KiB blocks")]
 print("Run of %s: Debian 13's MariaDB 11.8, sysbench oltp_write_only (2 tables x 20000 rows, 1 thread, %d s per load after 8 s not measured),"
-      " loads in the order A B B A C, innodb_flush_method=O_DIRECT, 8 MiB buffer pool, in one guest of the current VM lane (QEMU 11 + Linux 7, %s)."
+      " loads in the order A B B A C D, innodb_flush_method=O_DIRECT, 8 MiB buffer pool, in one guest of the current VM lane (QEMU 11 + Linux 7, %s)."
       % (sys.argv[2], f["seconds"], f["accelerator"]))
 print()
 print("| run | device | innodb_doublewrite | transactions | tps (each load) | device bytes / transaction | InnoDB page writes | tearable |")
 print("|---|---|---|---:|---:|---:|---:|---:|")
 for k, dev in rows:
+    if k not in f:
+        continue
     r = f[k]
     print("| %s | %s | %s | %d | %.1f (%s) | %d | %d | %d |" % (k, dev, r["doublewrite"], r["transactions"], r["tps"],
           ", ".join("%.1f" % v for v in r["tps_each"]),

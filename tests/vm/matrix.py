@@ -127,6 +127,13 @@ BOOTS = {
                  setup="/usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; mkdir -p /mnt/@ROW@; "
                        "mount -t xfs ${N0}n1 /mnt/@ROW@",
                  target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["rwf_atomic"], subdir=""),
+            dict(name="xfs-16k-nomerges", what="XFS with 16 KiB blocks on the NAWUPF-16K, 32 KiB-boundary "
+                 "namespace, queue/nomerges 2 (no merges)", kind="file", fs="xfs",
+                 nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges; "
+                       "/usr/sbin/mkfs.xfs -q -f -b size=16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+                       "mkdir -p /mnt/@ROW@; mount -t xfs ${N0}n1 /mnt/@ROW@",
+                 target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=["plain_direct"], subdir=""),
             dict(name="ext4-bigalloc-16k", what="ext4, bigalloc 16 KiB clusters, on the NAWUPF-16K namespace",
                  kind="file", fs="ext4", nvme=["lbs=4096,size=64M," + ATOMIC16 + B32 + LOG4K],
                  setup="/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 ${N0}n1 >/out/@ROW@/setup.log 2>&1; "

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Lane: current (QEMU 11 + Linux 7), a real database. MariaDB (Debian 13's,
 from an ext4 image the guest mounts and chroots into, tests/vm/mariadb-root.sh)
-runs sysbench oltp_write_only with innodb_flush_method=O_DIRECT on three NVMe
+runs sysbench oltp_write_only with innodb_flush_method=O_DIRECT on four NVMe
 namespaces with 4 KiB LBAs, each under the write log:
 
   A  NAWUPF 16 KiB (32 KiB boundary), ext4 bigalloc 16 KiB clusters, the
@@ -10,12 +10,15 @@ namespaces with 4 KiB LBAs, each under the write log:
      innodb_doublewrite as `lcloudctl advise --db mariadb` says (OFF);
   B  the same device, innodb_doublewrite ON: the cost of the buffer;
   C  no atomic parameters (one 4 KiB block), plain ext4, innodb_doublewrite
-     OFF although advise keeps it ON: the negative control.
+     OFF although advise keeps it ON: the negative control;
+  D  NAWUPF 16 KiB (32 KiB boundary), XFS with 16 KiB blocks (block size
+     above the 4 KiB memory page, Linux 6.12 and later), nomerges 2,
+     innodb_doublewrite as advise says (OFF).
 
 On the host, innodb_pages.py finds every InnoDB page write in each log by its
 content (page number, LSN in header and trailer) and judges it with the log
 oracle's rules under the device model the test itself configured (not one
-read by lcloudctl): A must have no tearable page write; C must have some, and
+read by lcloudctl): A and D must have no tearable page write; C must have some, and
 a crash image cut in the middle of one (`lcloudctl replay --base --cut
 --tear`) must hold a page that MariaDB's innochecksum rejects, while the same
 file in the final image passes. The log's write count and bytes are compared
@@ -36,20 +39,24 @@ from hostlib import main
 SECONDS = int(os.environ.get("MARIADB_LAB_SECONDS", "20"))
 ATOMIC = "atomic.nawun=3,atomic.nawupf=3,atomic.nabsn=7,atomic.nabspf=7"
 # the model each namespace was given above, in bytes: (lba, atomic unit, boundary)
-MODEL = {"A": (4096, 16384, 32768), "B": (4096, 16384, 32768), "C": (4096, 4096, 0)}
+MODEL = {"A": (4096, 16384, 32768), "B": (4096, 16384, 32768), "C": (4096, 4096, 0), "D": (4096, 16384, 32768)}
+# each namespace's file system: (type, made by make_image)
+FS = {"A": "ext4-bigalloc", "B": "ext4-bigalloc", "C": "ext4", "D": "xfs-16k"}
 
 GUEST = r'''
 set -u
 R=/r
 fail() { echo "$*" >> /out/fail; }
-for n in 0 1 2; do eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /out/stat-boot-$n; done
+modprobe xfs || fail "cannot load xfs"
+for n in 0 1 2 3; do eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /out/stat-boot-$n; done
 mkdir -p $R && mount -t ext4 -o ro $LCVM_VIRTIO0 $R || { fail "cannot mount the MariaDB root"; exit 1; }
 mount -t tmpfs tmpfs $R/tmp && mount -t tmpfs tmpfs $R/mnt && mount -t proc proc $R/proc &&
     mount -t sysfs sys $R/sys && mount -o bind /dev $R/dev || { fail "cannot set up the chroot"; exit 1; }
 n=0
-for x in A B C; do
+for x in A B C D; do
     eval d=\${LCVM_NVME$n}n1
-    mkdir $R/mnt/$x && mount -t ext4 $d $R/mnt/$x || fail "cannot mount $x"
+    t=ext4; [ $x = D ] && t=xfs
+    mkdir $R/mnt/$x && mount -t $t $d $R/mnt/$x || fail "cannot mount $x"
     # the proved device merges no writes, as plain_direct needs (lcloud(7)); C keeps the default
     [ $x = C ] || echo 2 > /sys/block/${d##*/}/queue/nomerges
     cat /sys/block/${d##*/}/queue/nomerges > /out/nomerges-$x
@@ -86,9 +93,10 @@ load B1 B ON 1
 load B2 B ON 1
 load A2 A "$(advised A)" 0
 load C C OFF 2
+load D D "$(advised D)" 3
 sync
 n=0
-for x in A B C; do
+for x in A B C D; do
     umount $R/mnt/$x || fail "umount $x"
     eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /out/stat-end-$n
     n=$((n + 1))
@@ -103,26 +111,55 @@ def mariadb_cache():
     return p.stdout.strip()
 
 
-def make_image(path, datadir, bigalloc):
-    """An ext4 image holding DATADIR as /mysql, every block of every file
-    written: mke2fs -d would leave a data file's zero blocks as holes, and an
-    O_DIRECT page write into a bigalloc cluster that is part hole reaches the
-    device in two commands (seen in this lab), which is not what a data
+def make_image(path, datadir, fs):
+    """An ext4 or XFS image holding DATADIR as /mysql, every block of every
+    file written: mke2fs -d would leave a data file's zero blocks as holes, and
+    an O_DIRECT page write into a bigalloc cluster that is part hole reaches
+    the device in two commands (seen in this lab), which is not what a data
     directory MariaDB made itself looks like."""
-    opts = ["-O", "bigalloc", "-C", "16384"] if bigalloc else []
-    subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096"] + opts + [path, "256M"], check=True)
+    if fs == "xfs-16k":  # XFS needs 300 MB at least
+        subprocess.run(["truncate", "-s", "320M", path], check=True)
+        # the sector size of the namespace it will be on (4 KiB LBAs), not a file's 512 bytes
+        subprocess.run(["mkfs.xfs", "-q", "-f", "-b", "size=16384", "-s", "size=4096", path], check=True)
+    else:
+        opts = ["-O", "bigalloc", "-C", "16384"] if fs == "ext4-bigalloc" else []
+        subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096"] + opts + [path, "256M"], check=True)
     mnt = path + ".mnt"
     os.makedirs(mnt)
     subprocess.run(["mount", "-o", "loop", path, mnt], check=True)
     try:
         subprocess.run(["cp", "-a", "--sparse=never", datadir, os.path.join(mnt, "mysql")], check=True)
+        subprocess.run(["sync", "-f", mnt], check=True)
+        # independent reading: no data file of the image may have a hole
+        ibdata = os.path.join(mnt, "mysql", "ibdata1")
+        assert os.stat(ibdata).st_blocks * 512 >= os.path.getsize(ibdata) >= 12582912, ibdata
     finally:
         subprocess.run(["umount", mnt], check=True)
         os.rmdir(mnt)
-    # independent reading: no data file of the image may have a hole
-    p = subprocess.run(["debugfs", "-R", "stat /mysql/ibdata1", path], capture_output=True, text=True, check=True)
-    blocks = re.search(r"Blockcount: (\d+)", p.stdout)
-    assert blocks and int(blocks.group(1)) * 512 >= 12582912, p.stdout[:2000]
+
+
+def data_file_blocks(image, fs):
+    """{4 KiB device block: file under /mysql} for every InnoDB data file
+    (ibdata1, *.ibd) of IMAGE, read with FIEMAP (filefrag) on the image
+    mounted read-only: the file system's own map, not the lab's."""
+    mnt = tempfile.mkdtemp(prefix="lcloud-mariadb-map-")
+    opts = "loop,ro" + (",norecovery" if fs.startswith("xfs") else "")
+    subprocess.run(["mount", "-o", opts, image, mnt], check=True)
+    owner = {}
+    try:
+        for top, _dirs, files in os.walk(os.path.join(mnt, "mysql")):
+            for name in files:
+                if not re.search(r"(ibdata1|\.ibd)$", name):
+                    continue
+                path = os.path.join(top, name)
+                p = subprocess.run(["filefrag", "-b4096", "-e", path], capture_output=True, text=True, check=True)
+                for m in re.finditer(r"^\s*\d+:\s+\d+\.\.\s*\d+:\s+(\d+)\.\.\s*(\d+):", p.stdout, re.M):
+                    for b in range(int(m.group(1)), int(m.group(2)) + 1):
+                        owner[b] = os.path.relpath(path, mnt)
+    finally:
+        subprocess.run(["umount", mnt], check=True)
+        os.rmdir(mnt)
+    return owner
 
 
 _state = {}
@@ -136,20 +173,21 @@ def lab():
     if os.environ.get("MARIADB_LAB_RESULTS"):  # judge a kept run again (MARIADB_LAB_KEEP) without booting
         return finish(GuestRun(os.environ["MARIADB_LAB_RESULTS"]), cache, tmp)
     imgs = {}
-    for x, big in (("A", True), ("B", True), ("C", False)):
+    for x in "ABCD":
         imgs[x] = os.path.join(tmp, x + ".img")
-        make_image(imgs[x], os.path.join(cache, "datadir"), big)
+        make_image(imgs[x], os.path.join(cache, "datadir"), FS[x])
     devices = ["--nvme", "lbs=4096,serial=mdA,log=1,image=%s,%s" % (imgs["A"], ATOMIC),
                "--nvme", "lbs=4096,serial=mdB,log=1,image=%s,%s" % (imgs["B"], ATOMIC),
                "--nvme", "lbs=4096,serial=mdC,log=1,image=%s" % imgs["C"],
+               "--nvme", "lbs=4096,serial=mdD,log=1,image=%s,%s" % (imgs["D"], ATOMIC),
                "--virtio", "image=%s,drive.readonly=on" % os.path.join(cache, "root.ext4"),
-               "--env", "SECONDS=%d" % SECONDS, "--mem", "1024"]
+               "--env", "SECONDS=%d" % SECONDS, "--mem", "1024", "--module", "xfs"]
     return finish(run_guest(GUEST, devices, timeout=600, lane="current"), cache, tmp)
 
 
 def finish(run, cache, tmp):
     _state.update(run=run, cache=cache, tmp=tmp, logs={})
-    for i, x in enumerate("ABC"):
+    for i, x in enumerate("ABCD"):
         with open(os.path.join(run.outdir, "logs", "nvme%d-n1.json" % i)) as f:
             j = json.load(f)
         for k in ("log", "start_image", "final_image"):
@@ -170,7 +208,7 @@ def pages(x):
     return _state[key]
 
 
-RUNS = {"A": ("A1", "A2"), "B": ("B1", "B2"), "C": ("C",)}
+RUNS = {"A": ("A1", "A2"), "B": ("B1", "B2"), "C": ("C",), "D": ("D",)}
 
 
 def sysbench(t):
@@ -189,24 +227,29 @@ def written_bytes(run, before, after):
 def test_guest_ran_mariadb_as_configured():
     run = lab()["run"]
     assert not run.exists("fail"), run.text("fail")
-    for x in "ABC":
+    for x in "ABCD":
         for t in RUNS[x]:
             dw, method, page, algo = run.text("vars-" + t).split()
             assert (method, page, algo) == ("O_DIRECT", "16384", "full_crc32"), run.text("vars-" + t)
-            assert dw == {"A": run.text("doublewrite-A1").strip(), "B": "ON", "C": "OFF"}[x], (t, dw)
+            assert dw == {"A": run.text("doublewrite-A1").strip(), "B": "ON", "C": "OFF",
+                          "D": run.text("doublewrite-D").strip()}[x], (t, dw)
             sysbench(t)
-    # the proved device: the guest's kernel sees a 16 KiB atomic unit, advise turns the buffer off
-    assert run.text("unit-A").strip() == "16384" and run.text("unit-C").strip() == "4096", (run.text("unit-A"), run.text("unit-C"))
-    assert run.json("advise-A.json")["settings"]["innodb_doublewrite"] == "OFF", run.text("advise-A.json")
-    # and it cites the crash lab's proof of this very stack
-    assert any("proved in liblcloud's crash lab" in line for line in run.json("advise-A.json")["advice"]), \
-        run.text("advise-A.json")
+    # the proved devices: the guest's kernel sees a 16 KiB atomic unit, advise turns the buffer off
+    for x in "AD":
+        assert run.text("unit-" + x).strip() == "16384", (x, run.text("unit-" + x))
+        assert run.text("nomerges-" + x).strip() == "2", (x, run.text("nomerges-" + x))
+        assert run.json("advise-%s.json" % x)["settings"]["innodb_doublewrite"] == "OFF", run.text("advise-%s.json" % x)
+        assert run.text("doublewrite-%s" % RUNS[x][0]).strip() == "OFF"
+        # and it cites the crash lab's proof of this very stack
+        assert any("proved in liblcloud's crash lab" in line for line in run.json("advise-%s.json" % x)["advice"]), \
+            run.text("advise-%s.json" % x)
+    assert run.text("unit-C").strip() == "4096", run.text("unit-C")
     assert run.json("advise-C.json")["settings"]["innodb_doublewrite"] == "ON", run.text("advise-C.json")
 
 
 def test_log_read_agrees_with_lcloudctl_and_the_guest():
     s = lab()
-    for i, x in enumerate("ABC"):
+    for i, x in enumerate("ABCD"):
         mine = pages(x)
         p = subprocess.run([LCLOUDCTL, "replay", s["logs"][x]["log"], "--lba", "4096", "-o", "json"],
                            capture_output=True, text=True)
@@ -220,30 +263,28 @@ def test_log_read_agrees_with_lcloudctl_and_the_guest():
         assert mine["bytes_written"] == guest, (x, mine["bytes_written"], guest)
 
 
-def test_no_tearable_innodb_page_write_on_the_proved_device():
-    r = pages("A")
-    assert r["page_writes"] >= 100, r  # the load really wrote pages
+def no_tearable_page_write(x):
+    r = pages(x)
+    assert r["page_writes"] >= 100, (x, r)  # the load really wrote pages
     assert r["tearable"] == 0, json.dumps(r, indent=1)[:4000]
     assert r["atomic"] == r["page_writes"]
     # A header-like block that did not verify must not be a page's start in a
-    # data file (a page write the tool could not judge): ext4 tells whose block
-    # it is; in bigalloc 16 KiB clusters a page starts on a 16 KiB device offset.
-    log = lab()["logs"]["A"]
-    blocks = sorted({u["device_offset"] // 4096 for u in r["unverified"]})
-    owner = {}
-    for i in range(0, len(blocks), 200):
-        p = subprocess.run(["debugfs", "-R", "icheck " + " ".join(map(str, blocks[i:i + 200])), log["final_image"]],
-                           capture_output=True, text=True, check=True)
-        owner.update({int(f[0]): f[1] for f in (l.split() for l in p.stdout.splitlines()[1:]) if f and f[0].isdigit()})
-    inodes = sorted({v for v in owner.values() if v.isdigit()})
-    names = {}
-    if inodes:
-        p = subprocess.run(["debugfs", "-R", "ncheck " + " ".join(inodes), log["final_image"]],
-                           capture_output=True, text=True, check=True)
-        names = {f[0]: f[1] for f in (l.split() for l in p.stdout.splitlines()[1:]) if len(f) == 2}
-    in_data = [u for u in r["unverified"] if re.search(r"(ibdata1|\.ibd)$", names.get(owner.get(u["device_offset"] // 4096), ""))]
+    # data file (a page write the tool could not judge): the file system's own
+    # map tells whose block it is; there a page starts on a 16 KiB device
+    # offset (16 KiB clusters or blocks).
+    owner = data_file_blocks(lab()["logs"][x]["final_image"], FS[x])
+    assert len(owner) * 4096 >= 12582912, len(owner)  # the map really covers ibdata1 at least
+    in_data = [u for u in r["unverified"] if u["device_offset"] // 4096 in owner]
     assert not [u for u in in_data if u["device_offset"] % 16384 == 0], in_data[:20]
-    _state["unverified-A"] = {"total": r["unverified_heads"], "inside_data_file_pages": len(in_data)}
+    _state["unverified-" + x] = {"total": r["unverified_heads"], "inside_data_file_pages": len(in_data)}
+
+
+def test_no_tearable_innodb_page_write_on_the_proved_ext4_bigalloc():
+    no_tearable_page_write("A")
+
+
+def test_no_tearable_innodb_page_write_on_the_proved_xfs_16k():
+    no_tearable_page_write("D")
 
 
 def test_negative_control_tears_and_innochecksum_rejects_the_page():
@@ -285,7 +326,7 @@ def test_figures():
     s = lab()
     run = s["run"]
     fig = {"seconds": SECONDS, "accelerator": "TCG (emulation bound)"}
-    for x in "ABC":
+    for x in "ABCD":
         runs = RUNS[x]
         n = sum(sysbench(t)[0] for t in runs)
         tps = [sysbench(t)[1] for t in runs]
@@ -297,6 +338,7 @@ def test_figures():
     fig["tps_off_over_on"] = round(fig["A"]["tps"] / fig["B"]["tps"], 3) if fig["B"]["tps"] else None
     fig["rejected"] = s.get("rejected")
     fig["unverified_A"] = s.get("unverified-A")
+    fig["unverified_D"] = s.get("unverified-D")
     print(json.dumps(fig, indent=1))
     out = os.environ.get("MARIADB_LAB_OUT")
     if out:
@@ -309,7 +351,8 @@ def test_figures():
 if __name__ == "__main__":
     try:
         main([test_guest_ran_mariadb_as_configured, test_log_read_agrees_with_lcloudctl_and_the_guest,
-              test_no_tearable_innodb_page_write_on_the_proved_device,
+              test_no_tearable_innodb_page_write_on_the_proved_ext4_bigalloc,
+              test_no_tearable_innodb_page_write_on_the_proved_xfs_16k,
               test_negative_control_tears_and_innochecksum_rejects_the_page, test_figures])
     finally:
         if _state.get("tmp") and not os.environ.get("MARIADB_LAB_KEEP"):

@@ -71,6 +71,44 @@ static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe 
 	return yes;
 }
 
+/*
+ * The plain_direct verdict counts on queue/nomerges 2, which the kernel
+ * resets whenever the disk appears again: the udev rule that keeps it, for
+ * this disk by its WWID. False when the verdict does not rest on it, or the
+ * disk has no WWID a rule can match exactly.
+ */
+static const struct lcloud_layer *disk_of(const struct lcloud_probe *p)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_DISK)
+			return lcloud_probe_get_layer(p, i);
+	return NULL;
+}
+
+static bool nomerges_rule(const struct lcloud_probe *p, char *buf, size_t len)
+{
+	const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	const struct lcloud_layer *disk = disk_of(p);
+	const char *wwid;
+	bool rests = false;
+
+	for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {
+		const char *evidence = lcloud_verdict_get_reason_evidence(v, i);
+
+		rests |= evidence && strcmp(evidence, "sysfs:queue/nomerges") == 0;
+	}
+	wwid = disk ? lcloud_fact_get_string(lcloud_layer_find_fact(disk, "wwid")) : NULL;
+	if (!rests || !wwid || !*wwid)
+		return false;
+	/* a match value is a glob, quoted: only a WWID without those characters names one disk */
+	for (const char *c = wwid; *c; c++)
+		if (*c < 0x20 || *c > 0x7e || strchr("\"\\*?[]|", *c))
+			return false;
+	snprintf(buf, len, "ACTION==\"add|change\", SUBSYSTEM==\"block\", ENV{DEVTYPE}==\"disk\", "
+		 "ATTRS{wwid}==\"%s\", ATTR{queue/nomerges}=\"2\"", wwid);
+	return true;
+}
+
 /* Returns false when the verdict the advice rests on is unknown: then there is no advice. */
 static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, const char *path, enum db db,
 			  uint64_t page, struct advice *a)
@@ -79,6 +117,7 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 	int direct = lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, page, NULL, why, sizeof(why));
 	int atomic = lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, page, NULL, rwf, sizeof(rwf));
 	unsigned long whole_files = 0;
+	char rule[512];
 	uint64_t fs_unit = 0;
 
 	if (direct == LCLOUD_ANSWER_UNKNOWN) {
@@ -121,6 +160,10 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		say(a, "this rests on the device's or provider's promise and on the stack staying as it is: "
 		    "moving the data files, adding LVM or RAID, or changing the file system voids it; run "
 		    "'lcloudctl check' again after any such change");
+		if (nomerges_rule(p, rule, sizeof(rule)))
+			say(a, "this rests on %s's queue/nomerges staying 2, which the kernel resets when the disk "
+			    "appears again (a reboot, a reattach): a udev rule keeps it, e.g. in "
+			    "/etc/udev/rules.d/61-lcloud-nomerges.rules: %s", lcloud_layer_get_name(disk_of(p)), rule);
 		if (proof_for_innodb(p, page))
 			say(a, "%s", proof_for_innodb(p, page));
 		else
@@ -129,6 +172,10 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 	} else {
 		setting(a, "innodb_doublewrite", "ON");
 		say(a, "keep the doublewrite buffer: %s", why);
+		if (nomerges_rule(p, rule, sizeof(rule)))
+			say(a, "if the block layer's merges are what rules the pages out, set %s's queue/nomerges to 2 "
+			    "and keep it with a udev rule, e.g. in /etc/udev/rules.d/61-lcloud-nomerges.rules: %s; "
+			    "then run advise again", lcloud_layer_get_name(disk_of(p)), rule);
 		if (atomic == LCLOUD_ANSWER_UNKNOWN)
 			say(a, "whether the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes here could not "
 			    "be told (%s); InnoDB does not issue RWF_ATOMIC, so this advice does not rest on it", page, rwf);

@@ -26,7 +26,29 @@ static uint64_t u64_of(const struct lcloud_layer *l, const char *name)
 	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
 }
 
-/* InnoDB's 16 KiB pages written with O_DIRECT were proved on these stacks only. */
+/*
+ * InnoDB's 16 KiB pages written with O_DIRECT were proved on these stacks
+ * only: an NVMe namespace with a 16 KiB power-fail atomic size, queue/nomerges
+ * 2, and a file system that allocates whole pages.
+ */
+static const struct innodb_proof {
+	const char *fstype, *unit_fact; /* the file system, and the fact that must be 16 KiB */
+	const char *text;
+} innodb_proofs[] = {
+	{ "ext4", "cluster_size",
+	  "proved in liblcloud's crash lab on this kind of stack (ext4 with 16 KiB bigalloc clusters on an NVMe "
+	  "namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
+	  "ext4-bigalloc-16k-nomerges and the MariaDB lab, where 15773 InnoDB page writes with "
+	  "innodb_doublewrite=OFF reached the device and none could tear (tests/vm/matrix.md and the README "
+	  "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)" },
+	{ "xfs", "block_size",
+	  "proved in liblcloud's crash lab on this kind of stack (XFS with 16 KiB blocks on an NVMe namespace "
+	  "with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row xfs-16k-nomerges and "
+	  "the MariaDB lab, where 6405 InnoDB page writes with innodb_doublewrite=OFF reached the device and none "
+	  "could tear (tests/vm/matrix.md and the README section 'MariaDB without the doublewrite buffer, "
+	  "proved' in liblcloud's source)" },
+};
+
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
 {
 	const struct lcloud_layer *fs = layer_of(p, LCLOUD_LAYER_FILESYSTEM), *disk = layer_of(p, LCLOUD_LAYER_DISK);
@@ -36,18 +58,10 @@ const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
 		return NULL;
 	if (u64_of(nvme, "atomic_write_power_fail_bytes") < 16384 || u64_of(disk, "nomerges") != 2)
 		return NULL;
-	if (strcmp(lcloud_layer_get_name(fs), "ext4") == 0 && u64_of(fs, "cluster_size") == 16384)
-		return "proved in liblcloud's crash lab on this kind of stack (ext4 with 16 KiB bigalloc clusters on an "
-		       "NVMe namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
-		       "ext4-bigalloc-16k-nomerges and the MariaDB lab, where 15773 InnoDB page writes with "
-		       "innodb_doublewrite=OFF reached the device and none could tear (tests/vm/matrix.md and the README "
-		       "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)";
-	if (strcmp(lcloud_layer_get_name(fs), "xfs") == 0 && u64_of(fs, "block_size") == 16384)
-		return "proved in liblcloud's crash lab on this kind of stack (XFS with 16 KiB blocks on an NVMe "
-		       "namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
-		       "xfs-16k-nomerges and the MariaDB lab, where 6405 InnoDB page writes with "
-		       "innodb_doublewrite=OFF reached the device and none could tear (tests/vm/matrix.md and the README "
-		       "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)";
+	for (size_t i = 0; i < sizeof(innodb_proofs) / sizeof(innodb_proofs[0]); i++)
+		if (strcmp(lcloud_layer_get_name(fs), innodb_proofs[i].fstype) == 0 &&
+		    u64_of(fs, innodb_proofs[i].unit_fact) == 16384)
+			return innodb_proofs[i].text;
 	return NULL;
 }
 

@@ -218,3 +218,51 @@ def running(server, **initdb_args):
         yield server
     finally:
         server.stop()
+
+
+def row_from_lcloudctl(doc, probe):
+    """What a lcloud_check()/lcloud_datadir() row must say, from `lcloudctl check -o json` (DOC) and
+    `lcloudctl probe -o json` (PROBE, its first probe) of the same path."""
+    fs = [l for l in probe["layers"] if l["layer"] == "filesystem"][0]["facts"]
+    verdict = probe["verdict"][doc["io_path"]]
+    evidence = []
+    for r in verdict["reasons"]:
+        if r["evidence"] and r["evidence"] not in evidence:
+            evidence.append(r["evidence"])
+    return {"io_path": doc["io_path"], "answer": doc["answer"], "max_untorn_bytes": str(verdict["max_untorn_bytes"]),
+            "reason": doc["why"], "evidence": "{" + ",".join(evidence) + "}", "filesystem": fs["fstype"],
+            "mount_point": fs["mount_point"], "device": fs["mount_source"]}
+
+
+def wait_for_messages(server, start, count, what, seconds=60):
+    """The server's lcloud messages since START, once there are COUNT (or SECONDS passed: then fail)."""
+    end = time.monotonic() + seconds
+    while True:
+        msgs = server.messages(start)
+        if len(msgs) >= count or time.monotonic() > end:
+            assert len(msgs) == count, "%s: expected %d lcloud messages, got %s" % (what, count, msgs)
+            return msgs
+        time.sleep(0.2)
+
+
+def stop_on_sigterm(signum, frame):
+    """A test's SIGTERM handler: a timeout still stops the server and unmounts (the ExitStack unwinds)."""
+    raise SystemExit("terminated: stopping the server and unmounting first")
+
+
+def fd_flags(pid, under, root=""):
+    """The open flags of every file under UNDER that process PID has open (from /proc/PID/fdinfo); with
+    ROOT (a chroot the server runs in), UNDER and the names returned are paths inside it."""
+    prefix = root + under + "/"
+    out = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                flags = [l for l in f.read().splitlines() if l.startswith("flags:")][0]
+        except OSError:
+            continue
+        if target.startswith(prefix):
+            out[target[len(root):]] = int(flags.split()[1], 8)
+    return out
+

@@ -53,15 +53,7 @@ def expected_row(path, size, io_path):
         return {"io_path": io_path, "answer": "unknown", "max_untorn_bytes": None, "reason_has": err.splitlines()[0].split(": ", 2)[2],
                 "evidence": "{}", "filesystem": None, "mount_point": None, "device": None}
     probe = lcloudctl_probe(path)
-    fs = [l for l in probe["layers"] if l["layer"] == "filesystem"][0]["facts"]
-    verdict = probe["verdict"][doc["io_path"]]
-    evidence = []
-    for r in verdict["reasons"]:
-        if r["evidence"] and r["evidence"] not in evidence:
-            evidence.append(r["evidence"])
-    return {"io_path": doc["io_path"], "answer": doc["answer"], "max_untorn_bytes": str(verdict["max_untorn_bytes"]),
-            "reason": doc["why"], "evidence": "{" + ",".join(evidence) + "}", "filesystem": fs["fstype"],
-            "mount_point": fs["mount_point"], "device": fs["mount_source"]}
+    return pg.row_from_lcloudctl(doc, probe)
 
 
 def assert_row_matches(row, path, size, io_path):
@@ -88,13 +80,7 @@ def datadir_rows():
 
 
 def wait_for_messages(start, count, what, seconds=60):
-    end = time.monotonic() + seconds
-    while True:
-        msgs = LAB["server"].messages(start)
-        if len(msgs) >= count or time.monotonic() > end:
-            assert len(msgs) == count, "%s: expected %d lcloud messages, got %s" % (what, count, msgs)
-            return msgs
-        time.sleep(0.2)
+    return pg.wait_for_messages(LAB["server"], start, count, what, seconds)
 
 
 def tablespace_oids():
@@ -157,18 +143,7 @@ def assert_messages_for_all(msgs, full_page_writes):
 
 
 def fd_flags(pid, under):
-    """The open flags of every file under UNDER that process PID has open (from /proc/PID/fdinfo)."""
-    out = {}
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                flags = [l for l in f.read().splitlines() if l.startswith("flags:")][0]
-        except OSError:
-            continue
-        if target.startswith(under + "/"):
-            out[target] = int(flags.split()[1], 8)
-    return out
+    return pg.fd_flags(pid, under)
 
 
 @contextlib.contextmanager
@@ -430,12 +405,8 @@ def setup(stack):
     server.restart()
 
 
-def stop_on_sigterm(signum, frame):
-    raise SystemExit("terminated: stopping the server and unmounting first")
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, stop_on_sigterm)  # a timeout still stops the server and unmounts
+    signal.signal(signal.SIGTERM, pg.stop_on_sigterm)  # a timeout still stops the server and unmounts
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([test_startup_warns_with_full_page_writes_off, test_datadir_rows_match_lcloudctl,

@@ -121,15 +121,7 @@ def expected_row(path, size, io_path):
     """What a lcloud_datadir()/lcloud_check() row for PATH on IO_PATH must say, from lcloudctl."""
     doc = lcloudctl_check(path, size, io_path)
     probe = lcloudctl_probe(path)
-    fs = [l for l in probe["layers"] if l["layer"] == "filesystem"][0]["facts"]
-    verdict = probe["verdict"][doc["io_path"]]
-    evidence = []
-    for r in verdict["reasons"]:
-        if r["evidence"] and r["evidence"] not in evidence:
-            evidence.append(r["evidence"])
-    return {"io_path": doc["io_path"], "answer": doc["answer"], "max_untorn_bytes": str(verdict["max_untorn_bytes"]),
-            "reason": doc["why"], "evidence": "{" + ",".join(evidence) + "}", "filesystem": fs["fstype"],
-            "mount_point": fs["mount_point"], "device": fs["mount_source"]}
+    return pg.row_from_lcloudctl(doc, probe)
 
 
 COLUMNS = ["kind", "tablespace", "path", "size", "io_path", "answer", "max_untorn_bytes", "reason", "evidence",
@@ -142,18 +134,7 @@ def datadir_rows():
 
 def fd_flags(pid, under):
     """Open flags of the files under UNDER (a path in the chroot) that process PID has open."""
-    prefix = LAB["root"] + under + "/"
-    out = {}
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                flags = [l for l in f.read().splitlines() if l.startswith("flags:")][0]
-        except OSError:
-            continue
-        if target.startswith(prefix):
-            out[target[len(LAB["root"]):]] = int(flags.split()[1], 8)
-    return out
+    return pg.fd_flags(pid, under, LAB["root"])
 
 
 def how_the_server_opens(table):
@@ -182,13 +163,7 @@ def how_the_server_opens(table):
 
 
 def wait_for_messages(start, count, what, seconds=60):
-    end = time.monotonic() + seconds
-    while True:
-        msgs = LAB["server"].messages(start)
-        if len(msgs) >= count or time.monotonic() > end:
-            assert len(msgs) == count, "%s: expected %d lcloud messages, got %s" % (what, count, msgs)
-            return msgs
-        time.sleep(0.2)
+    return pg.wait_for_messages(LAB["server"], start, count, what, seconds)
 
 
 def page_locations():
@@ -417,12 +392,8 @@ def setup(stack):
     server.sql("CREATE TABLE pages (n int) TABLESPACE ts_xfs")
 
 
-def stop_on_sigterm(signum, frame):
-    raise SystemExit("terminated: stopping the server and unmounting first")
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, stop_on_sigterm)  # a timeout still stops the server and unmounts
+    signal.signal(signal.SIGTERM, pg.stop_on_sigterm)  # a timeout still stops the server and unmounts
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([make_test(*m) for m in MODES] +

@@ -10,7 +10,9 @@ an NVMe namespace that keeps 16 KiB whole (NAWUPF 16 KiB, queue/nomerges 2):
     say no for that file, naming the edge, and `advise` on a directory with
     such a data file must keep the doublewrite buffer. A file written in
     whole pages gets one request per page and an untorn verdict. After the
-    16 KiB write ext4 merges the two extents: the same file is then whole.
+    16 KiB write ext4 merges the two extents: the same file is then whole,
+    and advise turns the buffer off, giving the udev rule that keeps
+    queue/nomerges at 2 for this namespace (by the WWID the guest reads).
   - XFS with 16 KiB blocks: a 4 KiB write allocates a whole block, so the
     file has no edge inside a page and a 16 KiB write is one request.
 
@@ -59,6 +61,9 @@ one_write $xn /mnt/x/small 16384 0 xsmall-write
 sync
 check after /mnt/e/data/db/t.ibd
 "$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-after.json 2>&1; echo $? > /out/advise-after.rc
+cat /sys/block/$en/wwid > /out/wwid-e
+echo 0 > /sys/block/$en/queue/nomerges
+"$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-merging.json 2>&1; echo $? > /out/advise-merging.rc
 umount /mnt/e /mnt/x
 '''
 
@@ -108,6 +113,13 @@ def test_extent_edges_split_page_writes():
     after = run.json("advise-after.json")
     assert after["settings"]["innodb_doublewrite"] == "OFF", after
     assert any("keep every 16384-byte page in one extent" in line for line in after["advice"]), after["advice"]
+    # it rests on nomerges 2: the udev rule that keeps it names this namespace by the guest's own wwid
+    rule = 'ATTRS{wwid}=="%s", ATTR{queue/nomerges}="2"' % run.text("wwid-e").strip()
+    assert any(rule in line for line in after["advice"]), (rule, after["advice"])
+    # with merges on again the buffer stays on, and the rule is offered as the remedy
+    merging = run.json("advise-merging.json")
+    assert merging["settings"]["innodb_doublewrite"] == "ON", merging
+    assert any(rule in line and "run advise again" in line for line in merging["advice"]), merging["advice"]
 
 
 if __name__ == "__main__":

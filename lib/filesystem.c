@@ -213,5 +213,10 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 			ret_dev->minor = minor(st.st_rdev);
 		}
 	}
+	if (have_mount) {
+		r = fs_data_device(ctx, p, index, fd, &mnt, ret_dev);
+		if (r < 0)
+			return r;
+	}
 	return index;
 }

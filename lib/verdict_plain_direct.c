@@ -329,6 +329,28 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 	return (int64_t)limit;
 }
 
+/*
+ * Does the device stack below the file system hold the file's data (an XFS
+ * realtime file's is on the realtime device)? Returns 1 when that decided
+ * the verdict (unknown, with a reason), 0 to go on, -ENOMEM.
+ */
+static int data_placement(const struct lcloud_layer *fs, struct lcloud_verdict *v)
+{
+	const struct lcloud_fact *f;
+	int r;
+
+	if ((f = fact_unread(fs, "realtime"))) {
+		r = unknown(v, f->source, "%s", f->reason);
+		return r < 0 ? r : 1;
+	}
+	if (num(fs, "realtime", 0) && (f = fact_unread(fs, "realtime_device"))) {
+		r = unknown(v, f->source, "the file is an XFS realtime file, whose data is on the realtime device, but %s",
+			    f->reason);
+		return r < 0 ? r : 1;
+	}
+	return 0;
+}
+
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
@@ -342,6 +364,11 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
 		return reason(v, "target:nvme-generic", "O_DIRECT needs a file or the block device: the NVMe generic "
 			      "node takes passthrough commands only");
+	if (fs) {
+		r = data_placement(fs, v);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	if (top < 0)
 		return reason(v, "stack", "no block device below the target: nothing promises untorn writes");
 	n_leaves = leaf_disks(p, top, leaves, (int)ARRAY_SIZE(leaves));

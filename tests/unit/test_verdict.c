@@ -20,6 +20,8 @@
 
 #include "fixture.h"
 #include "dm_table.h"
+#include "report.h"
+#include "verdict.h"
 
 static bool streq_dev(const char *a, const char *b)
 {
@@ -449,6 +451,55 @@ static void test_uncaptured_identify_is_unknown(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * A file's plain_direct verdict rests on the stack below its file system
+ * holding its data. Over the same disk (QEMU, 4 KiB LBAs, one LBA promised),
+ * a file system layer is put on top: XFS keeps the disk's 4 KiB; an XFS
+ * file whose realtime flag was not read, and a realtime file whose realtime
+ * device is unknown, are unknown.
+ */
+static void test_file_system_placement(void **state)
+{
+	static const struct {
+		const char *fstype, *fact;
+		enum lcloud_fact_state state; /* of FACT */
+		uint64_t value;
+		enum lcloud_answer answer;
+		const char *why;
+	} stacks[] = {
+		{ "xfs", NULL, 0, 0, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ "xfs", "realtime", LCLOUD_FACT_NEEDS_ROOT, 0, LCLOUD_ANSWER_UNKNOWN, "flags unread" },
+		{ "xfs", "realtime_device", LCLOUD_FACT_UNREADABLE, 0, LCLOUD_ANSWER_UNKNOWN, "realtime file" },
+	};
+	char why[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
+		struct lcloud_layer *fs;
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, stacks[i].fstype, -1);
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		if (stacks[i].fact && streq_dev(stacks[i].fact, "realtime_device"))
+			assert_int_equal(layer_add_bool(fs, "realtime", 1, "ioctl:FS_IOC_FSGETXATTR"), 0);
+		if (stacks[i].fact && stacks[i].state == LCLOUD_FACT_PRESENT)
+			assert_int_equal(layer_add_u64(fs, stacks[i].fact, LCLOUD_UNIT_NONE, stacks[i].value, "test"), 0);
+		else if (stacks[i].fact)
+			assert_int_equal(layer_add_missing(fs, stacks[i].fact, LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, stacks[i].state,
+							   "test", stacks[i].why), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("%s %s: %s\n", stacks[i].fstype, stacks[i].fact ? stacks[i].fact : "",
+			      lcloud_verdict_get_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), 0));
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+				 stacks[i].answer);
+		assert_non_null(strstr(why, stacks[i].why));
+		lcloud_probe_free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +513,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_never_hides_a_no),
 		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 		cmocka_unit_test(test_merges_beyond_the_promise),
+		cmocka_unit_test(test_file_system_placement),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -2,8 +2,10 @@
 /*
  * Which device holds a file's data, where that is not simply the device the
  * file system is mounted from: an XFS realtime file's data is on the
- * realtime device (mount option rtdev=).
+ * realtime device (mount option rtdev=), and a btrfs file system may span
+ * several devices while its mount names one.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "filesystem.h"
+#include "sysfs.h"
 #include "util.h"
 
 #ifndef FS_XFLAG_REALTIME
@@ -136,10 +139,83 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 			   rtdev, mnt->source);
 }
 
-int fs_data_device(const struct lcloud_ctx *ctx __attribute__((unused)), struct lcloud_probe *p, int index, int fd,
+/* How many entries folder DIR (under the sysroot) has; -errno. */
+static int count_entries(const struct lcloud_ctx *ctx, const char *dir)
+{
+	char path[4200];
+	struct dirent *de;
+	int n = 0, r;
+	DIR *d;
+
+	r = ctx_path(ctx, dir, path, sizeof(path));
+	if (r < 0)
+		return r;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * btrfs: /sys/fs/btrfs/FSID/devices/ links every device of a file system.
+ * The one that holds the mount's device tells how many devices data may
+ * land on; the probe follows only the mount's.
+ */
+static int btrfs_devices(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index,
+			 const struct fs_device *dev)
+{
+	static const char src[] = "sysfs:fs/btrfs/devices";
+	struct lcloud_layer *l = report_layer(p, index);
+	char devdir[SYSFS_PATH_MAX], root[4200], path[4400];
+	const char *name;
+	struct dirent *de;
+	int n = -ENOENT, r;
+	DIR *d;
+
+	if (dev->major == 0)
+		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+					 src, "the mount names no block device, so the file system's devices are unknown");
+	r = sysfs_dev_dir(ctx, "block", dev->major, dev->minor, devdir, sizeof(devdir));
+	if (r < 0)
+		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+					 src, "the mount's block device was not found in sysfs");
+	name = path_basename(devdir);
+	r = ctx_path(ctx, "/sys/fs/btrfs", root, sizeof(root));
+	if (r < 0)
+		return r;
+	d = opendir(root);
+	while (d && (de = readdir(d)) && n == -ENOENT) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || path_printf(path, sizeof(path), "%s/%s/devices/%s", root, de->d_name, name) < 0 ||
+		    lstat(path, &st) < 0)
+			continue;
+		r = path_printf(path, sizeof(path), "/sys/fs/btrfs/%s/devices", de->d_name);
+		n = r < 0 ? r : count_entries(ctx, path);
+	}
+	if (d)
+		closedir(d);
+	if (n <= 0) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "/sys/fs/btrfs/*/devices/%s not found: which devices the file system spans "
+			 "is unknown", name);
+		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+					 src, why);
+	}
+	return layer_add_u64(l, "btrfs_devices", LCLOUD_UNIT_NONE, (uint64_t)n, src);
+}
+
+int fs_data_device(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int fd,
 		   const struct mountinfo_entry *mnt, struct fs_device *dev)
 {
 	if (streq(mnt->fstype, "xfs"))
 		return xfs_realtime(p, index, fd, mnt, dev);
+	if (streq(mnt->fstype, "btrfs"))
+		return btrfs_devices(ctx, p, index, dev);
 	return 0;
 }

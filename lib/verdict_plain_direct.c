@@ -329,12 +329,16 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 	return (int64_t)limit;
 }
 
+/* File systems that write a file's O_DIRECT data to the one device they are mounted from. */
+static const char *const single_device_fs[] = { "xfs", "ext4", "ext3", "ext2" };
+
 /*
- * Does the device stack below the file system hold the file's data (an XFS
- * realtime file's is on the realtime device)? Returns 1 when that decided
- * the verdict (unknown, with a reason), 0 to go on, -ENOMEM.
+ * Does the device stack below the file system hold the file's data, and
+ * does the file system place that data where the verdict can follow it?
+ * Returns 1 when that decided the verdict (no or unknown, with a reason),
+ * 0 to go on, -ENOMEM.
  */
-static int data_placement(const struct lcloud_layer *fs, struct lcloud_verdict *v)
+static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct lcloud_verdict *v)
 {
 	const struct lcloud_fact *f;
 	int r;
@@ -348,7 +352,29 @@ static int data_placement(const struct lcloud_layer *fs, struct lcloud_verdict *
 			    f->reason);
 		return r < 0 ? r : 1;
 	}
-	return 0;
+	if (!has_stack)
+		return 0; /* no block device: the caller says so */
+	for (size_t i = 0; i < ARRAY_SIZE(single_device_fs); i++)
+		if (streq(fs->name, single_device_fs[i]))
+			return 0;
+	if (streq(fs->name, "btrfs")) {
+		if ((f = fact(fs, "btrfs_devices")) && f->u64 == 1)
+			return 0;
+		if (f)
+			r = reason(v, f->source, "the btrfs file system spans %" PRIu64 " devices and may put the "
+				   "file's data on any of them, while the device stack shown is only the one the mount "
+				   "names: no promise is claimed for it", f->u64);
+		else
+			r = unknown(v, "sysfs:fs/btrfs/devices", "btrfs may spread a file's data over several devices, "
+				    "and %s", fact_unread(fs, "btrfs_devices") ? fact_unread(fs, "btrfs_devices")->reason
+									 : "which devices this one spans was not read");
+		return r < 0 ? r : 1;
+	}
+	r = unknown(v, "mountinfo:fstype", "liblcloud does not know how %s places a file's O_DIRECT writes on its "
+		    "device (it follows XFS, ext2/3/4 and single-device btrfs), so none is claimed untorn; "
+		    "use the block device or one of those file systems",
+		    fact(fs, "fstype") ? fs->name : "this file system (its mount was not found)");
+	return r < 0 ? r : 1;
 }
 
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
@@ -365,7 +391,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		return reason(v, "target:nvme-generic", "O_DIRECT needs a file or the block device: the NVMe generic "
 			      "node takes passthrough commands only");
 	if (fs) {
-		r = data_placement(fs, v);
+		r = data_placement(fs, top >= 0, v);
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}

@@ -453,10 +453,13 @@ static void test_uncaptured_identify_is_unknown(void **state)
 
 /*
  * A file's plain_direct verdict rests on the stack below its file system
- * holding its data. Over the same disk (QEMU, 4 KiB LBAs, one LBA promised),
- * a file system layer is put on top: XFS keeps the disk's 4 KiB; an XFS
- * file whose realtime flag was not read, and a realtime file whose realtime
- * device is unknown, are unknown.
+ * holding its data, and on knowing how the file system places it. Over the
+ * same disk (QEMU, 4 KiB LBAs, one LBA promised), a file system layer is
+ * put on top: XFS and single-device btrfs keep the disk's 4 KiB; btrfs over
+ * two devices is no (the stack shows one of them); btrfs whose devices were
+ * not read, a file system liblcloud does not follow (vfat), an XFS file
+ * whose realtime flag was not read and a realtime file whose realtime
+ * device is unknown are unknown.
  */
 static void test_file_system_placement(void **state)
 {
@@ -468,6 +471,11 @@ static void test_file_system_placement(void **state)
 		const char *why;
 	} stacks[] = {
 		{ "xfs", NULL, 0, 0, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_PRESENT, 1, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_PRESENT, 2, LCLOUD_ANSWER_NO, "spans 2 devices" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_UNREADABLE, 0, LCLOUD_ANSWER_UNKNOWN, "several devices" },
+		{ "btrfs", NULL, 0, 0, LCLOUD_ANSWER_UNKNOWN, "was not read" },
+		{ "vfat", NULL, 0, 0, LCLOUD_ANSWER_UNKNOWN, "does not know how vfat" },
 		{ "xfs", "realtime", LCLOUD_FACT_NEEDS_ROOT, 0, LCLOUD_ANSWER_UNKNOWN, "flags unread" },
 		{ "xfs", "realtime_device", LCLOUD_FACT_UNREADABLE, 0, LCLOUD_ANSWER_UNKNOWN, "realtime file" },
 	};
@@ -482,6 +490,7 @@ static void test_file_system_placement(void **state)
 		assert_true(index >= 0);
 		fs = report_layer(p, index);
 		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", stacks[i].fstype, "mountinfo"), 0);
 		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
 		if (stacks[i].fact && streq_dev(stacks[i].fact, "realtime_device"))
 			assert_int_equal(layer_add_bool(fs, "realtime", 1, "ioctl:FS_IOC_FSGETXATTR"), 0);

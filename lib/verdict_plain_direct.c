@@ -333,8 +333,9 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 static const char *const single_device_fs[] = { "xfs", "ext4", "ext3", "ext2" };
 
 /*
- * Does the device stack below the file system hold the file's data, and
- * does the file system place that data where the verdict can follow it?
+ * Are the file's O_DIRECT writes direct, does the device stack below the
+ * file system hold its data, and does the file system place that data
+ * where the verdict can follow it?
  * Returns 1 when that decided the verdict (no or unknown, with a reason),
  * 0 to go on, -ENOMEM.
  */
@@ -350,6 +351,12 @@ static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct 
 	if (num(fs, "realtime", 0) && (f = fact_unread(fs, "realtime_device"))) {
 		r = unknown(v, f->source, "the file is an XFS realtime file, whose data is on the realtime device, but %s",
 			    f->reason);
+		return r < 0 ? r : 1;
+	}
+	if (file_without_direct_io(fs)) {
+		r = reason(v, "statx:stx_dio_offset_align", NO_DIRECT_IO_WHY ": the kernel takes O_DIRECT writes "
+			   "into the page cache instead, and a buffered write reaches the device in pieces (through "
+			   "ext4's journal, block by block), so none is claimed untorn");
 		return r < 0 ? r : 1;
 	}
 	if (!has_stack)

@@ -509,6 +509,46 @@ static void test_file_system_placement(void **state)
 	}
 }
 
+/*
+ * ext4 with data=journal (and a data-journalled file, inline data,
+ * encryption without inline crypto) takes no direct I/O: statx says so with
+ * stx_dio_offset_align 0, still reports atomic limits, and Linux 7.3 still
+ * accepts RWF_ATOMIC there, writing it through the page cache; its journal
+ * logs a 16 KiB write as four 4 KiB blocks. Over a disk that promises 4 KiB,
+ * such a file gets nothing on plain_direct or rwf_atomic; with an offset
+ * alignment of 4096 the same file gets both.
+ */
+static void test_file_without_direct_io(void **state)
+{
+	char why[512];
+	(void)state;
+
+	for (uint64_t dio_align = 0; dio_align <= 4096; dio_align += 4096) {
+		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
+		struct lcloud_layer *fs;
+		enum lcloud_answer want = dio_align ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 4096, "test"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_min", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_max", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
+		assert_int_equal(layer_add_bool(fs, "stx_attr_write_atomic", 1, "statx"), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)), want);
+		assert_true(!!strstr(why, "no direct I/O") == !dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 4096, NULL, why, sizeof(why)), want);
+		assert_true(!!strstr(why, "no direct I/O") == !dio_align);
+		lcloud_probe_free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +563,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 		cmocka_unit_test(test_merges_beyond_the_promise),
 		cmocka_unit_test(test_file_system_placement),
+		cmocka_unit_test(test_file_without_direct_io),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -21,7 +21,11 @@ log.
     show's devids); btrfs on A alone: A's 4 KiB.
   - vfat on A: a file system liblcloud does not follow: unknown.
   - ext4 on a loop device over a file on XFS on A, and the loop device
-    itself: no (a loop device passes writes on to a file)."""
+    itself: no (a loop device passes writes on to a file).
+  - ext4 with 16 KiB bigalloc clusters and data=journal on A: statx says the
+    file takes no direct I/O (stx_dio_offset_align 0) yet reports atomic
+    limits, and the kernel accepts a 16 KiB RWF_ATOMIC write that its
+    journal takes to A as 4 KiB blocks: plain_direct and rwf_atomic no."""
 import os
 import re
 
@@ -109,6 +113,17 @@ mount -t ext4 $L /mnt/l || echo "loop-ext4" >> /out/mount-failed
 : > /mnt/l/f
 P loopfile /mnt/l/f; P loopdev $L
 umount /mnt/l; /usr/sbin/losetup -d $L; umount /mnt/x
+# ext4 with 16 KiB bigalloc clusters and data=journal on A: no direct I/O
+/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 $A > /out/mkfs-journal.log 2>&1
+mount -t ext4 -o data=journal $A /mnt/x || echo "journal" >> /out/mount-failed
+grep " /mnt/x " /proc/self/mountinfo > /out/mountinfo-journal.txt
+dd if=/dev/zero of=/mnt/x/f bs=65536 count=1 2>/dev/null; sync
+for p in plain_direct rwf_atomic; do
+    "$LCLOUDCTL" check --size 16K --path $p /mnt/x/f > /out/check-journal-$p.txt 2>&1; echo $? > /out/check-journal-$p.rc
+done
+"$LCLOUDCTL" probe -o json /mnt/x/f > /out/probe-journal.json
+"$DIRECT_WRITE" /mnt/x/f 16384 32768 0 atomic > /out/atomic-journal.txt 2>&1; echo $? > /out/atomic-journal.rc
+sync; umount /mnt/x
 '''
 
 ATOMIC = "atomic.nawun=3,atomic.nawupf=3,atomic.nabsn=7,atomic.nabspf=7"
@@ -124,7 +139,9 @@ def guest():
     for tool in ("/usr/sbin/mkfs.btrfs", "/usr/sbin/mkfs.fat"):
         if not os.path.exists(tool):
             raise AssertionError("%s is missing: scripts/install-deps --tests installs it" % tool)
-    run = run_guest_once(GUEST, DEVICES, lane="current")
+    direct_write = os.path.realpath(os.environ["DIRECT_WRITE"])
+    run = run_guest_once(GUEST, DEVICES + ["--copy", direct_write, "--env", "DIRECT_WRITE=" + direct_write],
+                         lane="current")
     assert not run.exists("mount-failed"), run.text("mount-failed")
     return run
 
@@ -247,7 +264,25 @@ def test_loop_over_a_promised_device_is_not_untorn():
         assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 0, (name, p["verdict"]["rwf_atomic"])
 
 
+
+def test_ext4_data_journal_takes_no_direct_io():
+    run = guest()
+    assert "data=journal" in run.text("mountinfo-journal.txt"), run.text("mountinfo-journal.txt")
+    fs = layer(probe(run, "journal"), "filesystem")["facts"]
+    # statx: no direct I/O, yet atomic limits
+    assert fs["stx_dio_offset_align"] == 0 and fs["stx_atomic_write_unit_max"] >= 16384, fs
+    for path in ("plain_direct", "rwf_atomic"):
+        assert run.text("check-journal-%s.rc" % path).strip() == "6", run.text("check-journal-%s.txt" % path)
+        assert "no direct I/O" in run.text("check-journal-%s.txt" % path)
+    # the kernel accepts the RWF_ATOMIC write, and the journal takes it to the device 4 KiB by 4 KiB
+    assert run.text("atomic-journal.rc").strip() == "0", run.text("atomic-journal.txt")
+    ss, entries = read_log(os.path.join(run.outdir, "logs", "nvme0-n1.log"))
+    block = b"\x5a" * 4096
+    pieces = [(s, n) for s, n, flags, d in entries if block in d]
+    assert ss == 4096 and len([1 for s, n in pieces if n == 1]) >= 4, pieces
+
+
 if __name__ == "__main__":
     main([test_xfs_realtime_file_follows_the_realtime_device, test_xfs_16k_blocks_reflink_and_extent_hint,
           test_btrfs_over_two_devices_is_not_untorn, test_vfat_is_unknown,
-          test_loop_over_a_promised_device_is_not_untorn])
+          test_loop_over_a_promised_device_is_not_untorn, test_ext4_data_journal_takes_no_direct_io])

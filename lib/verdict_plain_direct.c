@@ -384,6 +384,29 @@ static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct 
 	return r < 0 ? r : 1;
 }
 
+/*
+ * A write smaller than the file's direct I/O alignment is not direct: XFS
+ * takes it through the page cache (a file that shares or has shared blocks
+ * with another, stx_dio_offset_align = its allocation unit), where
+ * writeback may join it with its neighbours into a command larger than the
+ * device's promise; elsewhere the kernel refuses it. Such sizes are none.
+ */
+static int direct_io_floor(const struct lcloud_layer *fs, uint64_t lba, struct lcloud_verdict *v)
+{
+	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+
+	if (!f || f->u64 <= lba || !v->max_untorn)
+		return 0;
+	v->min_untorn = f->u64;
+	if (f->u64 > v->max_untorn)
+		v->max_untorn = 0;
+	return reason(v, "statx:stx_dio_offset_align", "%s takes O_DIRECT writes to this file only in units of "
+		      "%" PRIu64 " bytes (stx_dio_offset_align; XFS, for a file that shares or has shared blocks, "
+		      "its allocation unit): a smaller write goes through the page cache, whose writeback may join "
+		      "it with its neighbours into one command larger than the device keeps whole", fs->name,
+		      f->u64);
+}
+
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
@@ -610,6 +633,9 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		natural = true;
 	}
 	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
+	r = direct_io_floor(fs, align, v);
+	if (r < 0)
+		return r;
 	v->no_above = definite;
 	v->alignment = natural ? 0 : align;
 	v->boundary = natural ? 0 : boundary;

@@ -549,6 +549,46 @@ static void test_file_without_direct_io(void **state)
 	}
 }
 
+/*
+ * XFS takes O_DIRECT writes to a file that shares (or shared) blocks only in
+ * units of its allocation unit, stx_dio_offset_align; a smaller one goes
+ * through the page cache, and writeback carried two 8 KiB writes into
+ * neighbouring 16 KiB blocks to the device in one 32 KiB command. Over the
+ * Azure-shaped namespace (16 KiB promised) with 16 KiB blocks: 16 KiB
+ * untorn either way; 8 KiB only where the alignment is the 4 KiB LBA.
+ */
+static void test_direct_io_alignment_floor(void **state)
+{
+	char why[512];
+	(void)state;
+
+	for (uint64_t dio_align = 4096; dio_align <= 16384; dio_align *= 4) {
+		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "xfs", -1);
+		struct lcloud_layer *fs;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "xfs", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 16384, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_UNTORN);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 8192, NULL, why, sizeof(why)),
+				 dio_align == 4096 ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO);
+		if (dio_align > 4096)
+			assert_non_null(strstr(why, "stx_dio_offset_align"));
+		/* what limits 32 KiB is still the device's promise, not the alignment */
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 32768, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_NO);
+		assert_null(strstr(why, "stx_dio_offset_align"));
+		lcloud_probe_free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +604,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_merges_beyond_the_promise),
 		cmocka_unit_test(test_file_system_placement),
 		cmocka_unit_test(test_file_without_direct_io),
+		cmocka_unit_test(test_direct_io_alignment_floor),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -15,7 +15,10 @@ log.
     reflinked copy and a file with a 64 KiB extent size hint; a 16 KiB
     write to the reflinked copy reaches A as one 16 KiB command at the new
     (copy-on-write) block xfs_bmap names, the original unchanged; 32 KiB is
-    no.
+    no. A file that shares blocks takes O_DIRECT writes only in 16 KiB
+    units (stx_dio_offset_align): two 8 KiB writes into its neighbouring
+    blocks go through the page cache and reach A in one 32 KiB command, so
+    8 KiB is no there, while the file that never shared takes it.
   - btrfs over A and B (data raid0): the probe follows only the mount's
     device, so plain_direct must be no (btrfs_devices 2 = btrfs filesystem
     show's devids); btrfs on A alone: A's 4 KiB.
@@ -41,10 +44,10 @@ echo 2 > /sys/block/${B#/dev/}/queue/nomerges
 for m in xfs btrfs vfat nls_cp437 nls_ascii loop; do modprobe $m; done
 mkdir -p /mnt/x /mnt/l
 pattern() { yes "$1" | head -c $2 > /tmp/$1; }
-pattern rtfile.. 4096; pattern datafile 4096; pattern lbs-cow. 16384
+pattern rtfile.. 4096; pattern datafile 4096; pattern lbs-cow. 16384; pattern lbs-sub. 8192
 P() { # NAME PATH: the probe, and check's exit status per path and size
     "$LCLOUDCTL" probe -o json "$2" > /out/probe-$1.json 2> /out/probe-$1.err
-    for s in 4K 16K 32K; do
+    for s in 4K 8K 16K 32K; do
         "$LCLOUDCTL" check --size $s --path plain_direct "$2" > /out/check-$1-$s.txt 2>&1
         echo $? > /out/check-$1-$s.rc
     done
@@ -81,6 +84,14 @@ dd if=/tmp/lbs-cow. of=/mnt/x/r bs=16384 seek=1 count=1 oflag=direct conv=notrun
 /usr/sbin/xfs_bmap -v /mnt/x/r > /out/bmap-r-after.txt
 /usr/sbin/xfs_bmap -v /mnt/x/f > /out/bmap-f-after.txt
 dd if=/mnt/x/f bs=16384 skip=1 count=1 2>/dev/null | od -An -tx1 | sort -u > /out/f-block1.txt
+# unshare block 2 too, then 8 KiB O_DIRECT writes into blocks 1 and 2: below the file's direct I/O unit
+dd if=/dev/zero of=/mnt/x/r bs=16384 seek=2 count=1 oflag=direct conv=notrunc 2>/dev/null
+"$STATX_READER" /mnt/x/r > /out/statx-r.txt
+sync
+dd if=/tmp/lbs-sub. of=/mnt/x/r bs=8192 seek=3 count=1 oflag=direct conv=notrunc 2>/dev/null
+dd if=/tmp/lbs-sub. of=/mnt/x/r bs=8192 seek=4 count=1 oflag=direct conv=notrunc 2>/dev/null
+sync
+/usr/sbin/xfs_bmap -v /mnt/x/r > /out/bmap-r-sub.txt
 umount /mnt/x
 # btrfs over A and B, then on A alone
 /usr/sbin/mkfs.btrfs -f -d raid0 -m raid1 $A $B > /out/mkfs-btrfs2.log 2>&1
@@ -140,7 +151,9 @@ def guest():
         if not os.path.exists(tool):
             raise AssertionError("%s is missing: scripts/install-deps --tests installs it" % tool)
     direct_write = os.path.realpath(os.environ["DIRECT_WRITE"])
-    run = run_guest_once(GUEST, DEVICES + ["--copy", direct_write, "--env", "DIRECT_WRITE=" + direct_write],
+    statx_reader = os.path.realpath(os.environ["STATX_READER"])
+    run = run_guest_once(GUEST, DEVICES + ["--copy", direct_write, "--env", "DIRECT_WRITE=" + direct_write,
+                                           "--copy", statx_reader, "--env", "STATX_READER=" + statx_reader],
                          lane="current")
     assert not run.exists("mount-failed"), run.text("mount-failed")
     return run
@@ -166,6 +179,13 @@ def log_writes(run, disk, data):
     """(sector, nr_sectors) of every write in DISK's log whose data is DATA."""
     ss, entries = read_log(os.path.join(run.outdir, "logs", disk + ".log"))
     return ss, [(s, n) for s, n, flags, d in entries if d == data]
+
+
+def log_writes_containing(run, disk, data):
+    """(sector, nr_sectors) of every write in DISK's log whose data holds DATA, DATA-aligned."""
+    ss, entries = read_log(os.path.join(run.outdir, "logs", disk + ".log"))
+    return ss, [(s, n) for s, n, flags, d in entries
+                if any(d[k:k + len(data)] == data for k in range(0, len(d), len(data)))]
 
 
 def pattern(text, size):
@@ -232,6 +252,18 @@ def test_xfs_16k_blocks_reflink_and_extent_hint():
     assert after != bmap_block_at(run.text("bmap-r-before.txt"), 16384)
     assert bmap_block_at(run.text("bmap-f-after.txt"), 16384) == bmap_block_at(run.text("bmap-r-before.txt"), 16384)
     assert set(run.text("f-block1.txt").split()) - {"*"} == {"00"}, run.text("f-block1.txt")
+    # a file that shares blocks takes O_DIRECT writes only in 16 KiB units (the guest's own statx reader) ...
+    statx = dict(line.split() for line in run.text("statx-r.txt").splitlines())
+    assert int(statx["stx_dio_offset_align"]) == 16384, statx
+    # ... an 8 KiB one goes through the page cache: both reach A inside one 32 KiB command
+    ss, carrying = log_writes_containing(run, "nvme0-n1", pattern("lbs-sub.", 8192))
+    assert len(carrying) == 1 and carrying[0][1] * ss == 32768, carrying
+    assert carrying[0][0] == bmap_block_at(run.text("bmap-r-sub.txt"), 16384) * 512 // ss
+    for name in ("lbs", "lbsref"):
+        assert plain(run, name)["min_untorn_bytes"] == 16384 and check_rc(run, name, "8K") == 6, name
+        assert "stx_dio_offset_align" in run.text("check-%s-8K.txt" % name)
+    # a file that never shared a block takes 8 KiB direct
+    assert check_rc(run, "lbsext", "8K") == 0, run.text("check-lbsext-8K.txt")
 
 
 def test_btrfs_over_two_devices_is_not_untorn():

@@ -77,8 +77,9 @@ static int read_xflags(int fd, uint32_t *ret)
 /*
  * XFS: a file with the realtime flag (or, for a directory, the flag that new
  * files inherit it from) keeps its data on the realtime device, which only
- * the mount options name. Where that cannot be told, the data device is
- * kept for the facts, and the realtime fact says what was not read.
+ * the mount options name. Flags that cannot be read keep the data device's
+ * stack for the facts; a realtime device that cannot be found leaves no
+ * stack. Either way a missing fact says what was not read.
  */
 static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct mountinfo_entry *mnt,
 			struct fs_device *dev)
@@ -102,7 +103,8 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 			 "the realtime device %s or on the data device is unknown; run as a user who may read the "
 			 "file", strerror(-r), rtdev);
 		return layer_add_missing(l, "realtime", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE,
-					 -r == EACCES || -r == EPERM ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
+					 (-r == EACCES || -r == EPERM) && geteuid() != 0 ? LCLOUD_FACT_NEEDS_ROOT
+											 : LCLOUD_FACT_UNREADABLE,
 					 flags_src, why);
 	}
 	/* a directory probed itself (no temporary file in it): what files made in it inherit */

@@ -9,7 +9,8 @@ log.
     a realtime file's data is on B (xfs_io's realtime flag; a 4 KiB write's
     pattern appears in B's write log at the realtime block xfs_bmap names,
     never in A's), so its stack must be B and plain_direct no more than
-    B's 512 bytes; a file of a non-realtime directory stays on A (4 KiB).
+    B's 512 bytes; a file of a non-realtime directory stays on A (4 KiB);
+    for a caller who cannot read the file (its flags unread): unknown.
     The reverse (data on B, realtime on A) follows A.
   - XFS with 16 KiB blocks on A: plain_direct 16 KiB for a file, a
     reflinked copy and a file with a 64 KiB extent size hint; a 16 KiB
@@ -64,6 +65,10 @@ dd if=/tmp/datafile of=/mnt/x/data/d bs=4096 count=1 oflag=direct conv=notrunc 2
 /usr/sbin/xfs_bmap -v /mnt/x/rt > /out/bmap-rt.txt
 /usr/sbin/xfs_bmap -v /mnt/x/data/d > /out/bmap-data.txt
 P rt /mnt/x/rt; P rtdir /mnt/x; P data /mnt/x/data/d
+# the realtime file unreadable to the caller: its flags cannot be read
+chmod 755 /mnt/x; chmod 600 /mnt/x/rt
+/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups -- "$LCLOUDCTL" check --no-confirm --size 4K \
+    --path plain_direct /mnt/x/rt > /out/check-rt-nobody.txt 2>&1; echo $? > /out/check-rt-nobody.rc
 umount /mnt/x
 # the reverse: data on B, realtime on A
 /usr/sbin/mkfs.xfs -q -f -s size=4096 -d rtinherit=1 -r rtdev=$A $B > /out/mkfs-rt2.log 2>&1
@@ -142,7 +147,7 @@ DEVICES = ["--nvme", "lbs=4096,size=320M,serial=fpA,log=1," + ATOMIC, "--nvme", 
            "--module", "xfs", "--module", "btrfs", "--module", "vfat", "--module", "nls_cp437",
            "--module", "nls_ascii", "--module", "loop"]
 for tool in ("/usr/sbin/mkfs.xfs", "/usr/sbin/mke2fs", "/usr/sbin/xfs_io", "/usr/sbin/xfs_bmap",
-             "/usr/sbin/mkfs.btrfs", "/usr/bin/btrfs", "/usr/sbin/mkfs.fat", "/usr/sbin/losetup"):
+             "/usr/sbin/mkfs.btrfs", "/usr/bin/btrfs", "/usr/sbin/mkfs.fat", "/usr/sbin/losetup", "/usr/bin/setpriv"):
     DEVICES += ["--copy", tool]
 
 
@@ -232,6 +237,9 @@ def test_xfs_realtime_file_follows_the_realtime_device():
     assert disks(probe(run, "rtdir")) == [b] and check_rc(run, "rtdir", "4K") == 6
     # the data device's file: A's promise, capped at the 4 KiB block
     assert plain(run, "data")["max_untorn_bytes"] == 4096 and check_rc(run, "data", "4K") == 0
+    # a caller who cannot read the file cannot read its flags: unknown, for that reason
+    assert int(run.text("check-rt-nobody.rc")) == 8, run.text("check-rt-nobody.txt")
+    assert "XFS flags could not be read" in run.text("check-rt-nobody.txt"), run.text("check-rt-nobody.txt")
     # the reverse: data on B, realtime on A
     rt2 = probe(run, "rt2")
     assert layer(rt2, "filesystem")["facts"]["realtime_device"] == "/dev/" + a and disks(rt2) == [a], rt2["layers"]

@@ -195,6 +195,8 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 		return r;
 	if (have_mount && streq(mnt.fstype, "ext4")) {
 		r = add_ext4_cluster(ctx, l, mnt.source);
+		if (r >= 0 && layer_u64_or(l, "cluster_size", 0) > layer_u64_or(l, "block_size", 0))
+			r = add_partial_clusters(l, fd, layer_u64_or(l, "cluster_size", 0));
 		if (r < 0)
 			return r;
 	}

@@ -19,6 +19,13 @@ struct fs_device {
 int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
 		     struct fs_device *ret_dev);
 
+/*
+ * ext4 bigalloc: fact partial_clusters of layer L, how many extent edges of
+ * the file FD fall inside a cluster of CLUSTER bytes (FIEMAP): clusters a
+ * direct write reaches the device through in pieces. Returns 0 or -ENOMEM.
+ */
+int add_partial_clusters(struct lcloud_layer *l, int fd, uint64_t cluster);
+
 struct mountinfo_entry;
 /*
  * Where the data of the file FD (file system layer INDEX, mount MNT) is when

@@ -177,7 +177,7 @@ static const struct verdict_reason *limiting_reason(const struct lcloud_verdict 
 			       !streq(e, "statx:stx_dio_offset_align") &&
 			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes") &&
 			       !has_prefix(v->reasons[i - 1].text, "confirmed:") &&
-			       !strstr(v->reasons[i - 1].text, "this rests on that setting")))
+			       !strstr(v->reasons[i - 1].text, "this rests on")))
 			return &v->reasons[i - 1];
 	}
 	return NULL;

@@ -407,6 +407,49 @@ static int direct_io_floor(const struct lcloud_layer *fs, uint64_t lba, struct l
 		      f->u64);
 }
 
+/*
+ * ext4 bigalloc maps a file in blocks inside its clusters: a cluster whose
+ * blocks are in different states takes a write over it as one device
+ * command per state (a write log showed a 16 KiB write into a cluster with
+ * one block written reach the device as 4 KiB and 12 KiB). Where the file
+ * has such clusters (partial_clusters, FIEMAP) only a block is whole, and
+ * where its map was not read, more than a block is unknown: *UNIT becomes
+ * the block, and 1 is returned. Where it has none, the cluster stands, and
+ * the reason says on what: 0. -ENOMEM.
+ */
+static int cluster_state(const struct lcloud_layer *fs, uint64_t limit, uint64_t *unit, uint64_t *definite,
+			 struct lcloud_verdict *v)
+{
+	uint64_t block = num(fs, "block_size", 0), cluster = num(fs, "cluster_size", 0);
+	const struct lcloud_fact *f = layer_fact(fs, "partial_clusters");
+	int r;
+
+	if (!block || cluster <= block || block >= limit)
+		return 0;
+	if (!f || f->state != LCLOUD_FACT_PRESENT) {
+		*unit = block;
+		r = unknown(v, "ioctl:FS_IOC_FIEMAP", "%s maps files in %" PRIu64 "-byte blocks inside its %" PRIu64
+			    "-byte clusters: %s", fs->name, block, cluster, f && f->reason ? f->reason
+			    : "the file's extent map was not read, so whether its clusters are whole is unknown");
+		return r < 0 ? r : 1;
+	}
+	if (f->u64) {
+		*unit = block;
+		*definite = min_u64(*definite, block);
+		r = reason(v, "ioctl:FS_IOC_FIEMAP", "%s maps files in %" PRIu64 "-byte blocks inside its %" PRIu64
+			   "-byte clusters, and %" PRIu64 " of this file's extents start or end inside a cluster: a "
+			   "write over such a cluster reaches the device as one write per extent, so only a block "
+			   "is sure to be whole (a write of less than a cluster, a punched hole or a sparse copy "
+			   "leaves such clusters; writing the file whole again removes them)", fs->name, block,
+			   cluster, f->u64);
+		return r < 0 ? r : 1;
+	}
+	return reason(v, "ioctl:FS_IOC_FIEMAP", "every extent of this file starts and ends on a %" PRIu64 "-byte "
+		      "cluster edge; this rests on the file's clusters staying whole: a write of less than a cluster, "
+		      "a punched hole or a sparse copy makes later writes over that cluster reach the device in "
+		      "pieces", cluster);
+}
+
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
@@ -617,7 +660,12 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				return r;
 		}
 
-		if (unit && unit < limit) {
+		r = cluster_state(fs, limit, &unit, &definite, v);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			limit = pow2_floor(unit); /* the reason is given */
+		} else if (unit && unit < limit) {
 			limit = pow2_floor(unit);
 			if (!fact_unread(fs, "cluster_size"))
 				definite = min_u64(definite, limit);

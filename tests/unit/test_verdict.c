@@ -589,6 +589,67 @@ static void test_direct_io_alignment_floor(void **state)
 	}
 }
 
+/*
+ * ext4 bigalloc maps files in blocks inside its clusters: a 16 KiB write
+ * into a cluster with one block written reached the device as 4 KiB and
+ * 12 KiB. Over the Azure-shaped namespace (16 KiB) with 16 KiB clusters of
+ * 4 KiB blocks: a file whose extents all start and end on cluster edges
+ * keeps 16 KiB (saying what that rests on); one with an extent edge inside
+ * a cluster keeps 4 KiB, 16 KiB is no; an unread extent map leaves 16 KiB
+ * unknown.
+ */
+static void test_bigalloc_partial_clusters(void **state)
+{
+	static const struct {
+		enum lcloud_fact_state state;
+		uint64_t partial;
+		enum lcloud_answer answer;
+		const char *why;
+	} maps[] = {
+		{ LCLOUD_FACT_PRESENT, 0, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ LCLOUD_FACT_PRESENT, 1, LCLOUD_ANSWER_NO, "start or end inside a cluster" },
+		{ LCLOUD_FACT_NEEDS_ROOT, 0, LCLOUD_ANSWER_UNKNOWN, "map unread" },
+	};
+	char why[1024];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
+		const struct lcloud_verdict *pd;
+		struct lcloud_layer *fs;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 16384, "test"), 0);
+		if (maps[i].state == LCLOUD_FACT_PRESENT)
+			assert_int_equal(layer_add_u64(fs, "partial_clusters", LCLOUD_UNIT_NONE, maps[i].partial, "test"), 0);
+		else
+			assert_int_equal(layer_add_missing(fs, "partial_clusters", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE,
+							   maps[i].state, "test", maps[i].why), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+		print_message("partial_clusters %llu: %llu\n", (unsigned long long)maps[i].partial,
+			      (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_UNTORN);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+				 maps[i].answer);
+		assert_non_null(strstr(why, maps[i].why));
+		/* the remark on what a whole cluster rests on never names the limit above it */
+		if (maps[i].answer == LCLOUD_ANSWER_UNTORN) {
+			assert_true(any_reason(pd, "staying whole"));
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 32768, NULL, why, sizeof(why)),
+					 LCLOUD_ANSWER_NO);
+			assert_null(strstr(why, "staying whole"));
+		}
+		lcloud_probe_free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +666,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_system_placement),
 		cmocka_unit_test(test_file_without_direct_io),
 		cmocka_unit_test(test_direct_io_alignment_floor),
+		cmocka_unit_test(test_bigalloc_partial_clusters),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -26,6 +26,10 @@ log.
   - vfat on A: a file system liblcloud does not follow: unknown.
   - ext4 on a loop device over a file on XFS on A, and the loop device
     itself: no (a loop device passes writes on to a file).
+  - ext4 with 16 KiB bigalloc clusters on A, a file with one block of its
+    first cluster written (filefrag): a 16 KiB write there reaches A as
+    4 KiB and 12 KiB, so plain_direct is 4 KiB (partial_clusters, FIEMAP);
+    once the cluster is written whole, 16 KiB.
   - ext4 with 16 KiB bigalloc clusters and data=journal on A: statx says the
     file takes no direct I/O (stx_dio_offset_align 0) yet reports atomic
     limits, and the kernel accepts a 16 KiB RWF_ATOMIC write that its
@@ -46,6 +50,7 @@ for m in xfs btrfs vfat nls_cp437 nls_ascii loop; do modprobe $m; done
 mkdir -p /mnt/x /mnt/l
 pattern() { yes "$1" | head -c $2 > /tmp/$1; }
 pattern rtfile.. 4096; pattern datafile 4096; pattern lbs-cow. 16384; pattern lbs-sub. 8192
+pattern ba-first 4096; pattern ba-page. 16384
 P() { # NAME PATH: the probe, and check's exit status per path and size
     "$LCLOUDCTL" probe -o json "$2" > /out/probe-$1.json 2> /out/probe-$1.err
     for s in 4K 8K 16K 32K; do
@@ -129,6 +134,16 @@ mount -t ext4 $L /mnt/l || echo "loop-ext4" >> /out/mount-failed
 : > /mnt/l/f
 P loopfile /mnt/l/f; P loopdev $L
 umount /mnt/l; /usr/sbin/losetup -d $L; umount /mnt/x
+# ext4 with 16 KiB bigalloc clusters on A: a file with one block of its first cluster written, then all
+/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 $A > /out/mkfs-bigalloc.log 2>&1
+mount -t ext4 $A /mnt/x || echo "bigalloc" >> /out/mount-failed
+dd if=/tmp/ba-first of=/mnt/x/f bs=4096 count=1 oflag=direct 2>/dev/null
+/usr/sbin/filefrag -v /mnt/x/f > /out/filefrag-partial.txt
+P partial /mnt/x/f
+dd if=/tmp/ba-page. of=/mnt/x/f bs=16384 count=1 oflag=direct conv=notrunc 2>/dev/null
+/usr/sbin/filefrag -v /mnt/x/f > /out/filefrag-whole.txt
+P whole /mnt/x/f
+umount /mnt/x
 # ext4 with 16 KiB bigalloc clusters and data=journal on A: no direct I/O
 /usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 $A > /out/mkfs-journal.log 2>&1
 mount -t ext4 -o data=journal $A /mnt/x || echo "journal" >> /out/mount-failed
@@ -147,7 +162,8 @@ DEVICES = ["--nvme", "lbs=4096,size=320M,serial=fpA,log=1," + ATOMIC, "--nvme", 
            "--module", "xfs", "--module", "btrfs", "--module", "vfat", "--module", "nls_cp437",
            "--module", "nls_ascii", "--module", "loop"]
 for tool in ("/usr/sbin/mkfs.xfs", "/usr/sbin/mke2fs", "/usr/sbin/xfs_io", "/usr/sbin/xfs_bmap",
-             "/usr/sbin/mkfs.btrfs", "/usr/bin/btrfs", "/usr/sbin/mkfs.fat", "/usr/sbin/losetup", "/usr/bin/setpriv"):
+             "/usr/sbin/mkfs.btrfs", "/usr/bin/btrfs", "/usr/sbin/mkfs.fat", "/usr/sbin/losetup", "/usr/bin/setpriv",
+             "/usr/sbin/filefrag"):
     DEVICES += ["--copy", tool]
 
 
@@ -305,6 +321,34 @@ def test_loop_over_a_promised_device_is_not_untorn():
 
 
 
+def filefrag_extents(text):
+    """(logical first block, last block) of each extent filefrag -v lists."""
+    return [(int(a), int(b)) for a, b in re.findall(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):", text, re.M)]
+
+
+def test_ext4_bigalloc_cluster_with_one_block_written():
+    run = guest()
+    # filefrag: one block of the 16 KiB cluster mapped, then the whole cluster
+    assert filefrag_extents(run.text("filefrag-partial.txt")) == [(0, 0)], run.text("filefrag-partial.txt")
+    assert filefrag_extents(run.text("filefrag-whole.txt")) == [(0, 3)], run.text("filefrag-whole.txt")
+    partial = layer(probe(run, "partial"), "filesystem")["facts"]
+    assert partial["cluster_size"] == 16384 and partial["partial_clusters"] == 1, partial
+    assert plain(run, "partial")["max_untorn_bytes"] == 4096 and check_rc(run, "partial", "16K") == 6
+    assert "inside a cluster" in run.text("check-partial-16K.txt"), run.text("check-partial-16K.txt")
+    # the write log: that 16 KiB write reached A as two commands (in either order), 4 KiB over the
+    # written block and 12 KiB after it
+    page = pattern("ba-page.", 16384)
+    ss, entries = read_log(os.path.join(run.outdir, "logs", "nvme0-n1.log"))
+    pieces = sorted((s, n, k) for s, n, flags, d in entries for k in range(0, 16384, ss)
+                    if d and d == page[k:k + len(d)])
+    assert ss == 4096 and [(n, k) for s, n, k in pieces] == [(1, 0), (3, 4096)], pieces
+    assert pieces[1][0] == pieces[0][0] + 1, pieces
+    whole = layer(probe(run, "whole"), "filesystem")["facts"]
+    assert whole["partial_clusters"] == 0, whole
+    assert plain(run, "whole")["max_untorn_bytes"] == 16384 and check_rc(run, "whole", "16K") == 0
+    assert any("staying whole" in r["reason"] for r in plain(run, "whole")["reasons"])
+
+
 def test_ext4_data_journal_takes_no_direct_io():
     run = guest()
     assert "data=journal" in run.text("mountinfo-journal.txt"), run.text("mountinfo-journal.txt")
@@ -325,4 +369,5 @@ def test_ext4_data_journal_takes_no_direct_io():
 if __name__ == "__main__":
     main([test_xfs_realtime_file_follows_the_realtime_device, test_xfs_16k_blocks_reflink_and_extent_hint,
           test_btrfs_over_two_devices_is_not_untorn, test_vfat_is_unknown,
-          test_loop_over_a_promised_device_is_not_untorn, test_ext4_data_journal_takes_no_direct_io])
+          test_loop_over_a_promised_device_is_not_untorn, test_ext4_bigalloc_cluster_with_one_block_written,
+          test_ext4_data_journal_takes_no_direct_io])

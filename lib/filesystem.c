@@ -128,21 +128,22 @@ static int add_file_edges(struct lcloud_layer *l, int fd)
 		const char *why = r == -E2BIG ? "more than 1048576 extents" : strerror(-r);
 
 		r = layer_add_missing(l, "extents", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
-				      "fiemap", why);
+				      "ioctl:FS_IOC_FIEMAP", why);
 		if (r >= 0)
 			r = layer_add_missing(l, "extent_edge_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
-					      LCLOUD_FACT_UNREADABLE, "fiemap", why);
+					      LCLOUD_FACT_UNREADABLE, "ioctl:FS_IOC_FIEMAP", why);
 		return r < 0 ? r : 0;
 	}
-	r = layer_add_u64(l, "extents", LCLOUD_UNIT_NONE, e.count, "fiemap");
+	r = layer_add_u64(l, "extents", LCLOUD_UNIT_NONE, e.count, "ioctl:FS_IOC_FIEMAP");
 	if (r < 0)
 		return r;
 	if (e.count == 0)
 		return 0; /* no data yet: a write allocates, nothing to meet */
 	/* inline, tail-packed or encoded data is not where a direct write would put it */
-	r = layer_add_u64(l, "extent_edge_alignment", LCLOUD_UNIT_BYTES, e.not_placed ? 1 : e.alignment, "fiemap");
+	r = layer_add_u64(l, "extent_edge_alignment", LCLOUD_UNIT_BYTES, e.not_placed ? 1 : e.alignment,
+			  "ioctl:FS_IOC_FIEMAP");
 	if (r >= 0 && (e.not_placed || e.alignment < FILE_EDGES_ALIGN_CAP))
-		r = layer_add_u64(l, "extent_edge_worst", LCLOUD_UNIT_BYTES, e.worst, "fiemap");
+		r = layer_add_u64(l, "extent_edge_worst", LCLOUD_UNIT_BYTES, e.worst, "ioctl:FS_IOC_FIEMAP");
 	return r < 0 ? r : 0;
 }
 
@@ -258,6 +259,11 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 			ret_dev->major = major(st.st_rdev);
 			ret_dev->minor = minor(st.st_rdev);
 		}
+	}
+	if (have_mount) {
+		r = fs_data_device(ctx, p, index, fd, &mnt, ret_dev);
+		if (r < 0)
+			return r;
 	}
 	return index;
 }

@@ -7,7 +7,8 @@
 #include "report.h"
 
 struct fs_device {
-	unsigned int major, minor; /* the block device the file system is on; 0:0 if none */
+	unsigned int major, minor; /* the block device the file's data is on; 0:0 if none */
+	bool unresolved;           /* it has one, but which could not be told (the layer says why) */
 };
 
 /*
@@ -17,6 +18,15 @@ struct fs_device {
  */
 int filesystem_probe(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
 		     struct fs_device *ret_dev);
+
+struct mountinfo_entry;
+/*
+ * Where the data of the file FD (file system layer INDEX, mount MNT) is when
+ * not on the mount's device DEV: moves DEV to an XFS realtime file's
+ * realtime device, counts a btrfs file system's devices. Returns 0 or -ENOMEM.
+ */
+int fs_data_device(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int fd,
+		   const struct mountinfo_entry *mnt, struct fs_device *dev);
 
 /*
  * One /proc/self/mountinfo line. The strings point into BUF, which the entry

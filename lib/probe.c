@@ -41,6 +41,8 @@ static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 	char devdir[SYSFS_PATH_MAX];
 	int r;
 
+	if (dev->unresolved)
+		return 0; /* the file system layer says why */
 	if (dev->major == 0)
 		return report_note(p, LCLOUD_NOTE_INFO, "no-block-device", fs_index,
 				   "the file system is not on a single block device (network, memory or "
@@ -61,7 +63,7 @@ static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 /* Open FD (regular file or O_TMPFILE file): file system layer, then the stack. */
 static int probe_file_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd)
 {
-	struct fs_device dev = { 0, 0 };
+	struct fs_device dev = { 0, 0, false };
 	int index;
 
 	index = filesystem_probe(ctx, p, fd, &dev);

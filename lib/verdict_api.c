@@ -154,6 +154,15 @@ static enum lcloud_answer answer(const struct lcloud_verdict *v, uint64_t size)
 	return v->unknown && size > v->max_untorn && size <= v->no_above ? LCLOUD_ANSWER_UNKNOWN : LCLOUD_ANSWER_NO;
 }
 
+/* The reason that set the smallest size: the file's direct I/O alignment where it did, else the first. */
+static const struct verdict_reason *floor_reason(const struct lcloud_verdict *v)
+{
+	for (unsigned int i = 0; i < v->n_reasons; i++)
+		if (streq(v->reasons[i].evidence, "statx:stx_dio_offset_align"))
+			return &v->reasons[i];
+	return v->n_reasons ? &v->reasons[0] : NULL;
+}
+
 /*
  * The reason that limited the size: the last one, past the remarks that
  * limit nothing (the closing word on the kernel, the software path, the
@@ -165,9 +174,10 @@ static const struct verdict_reason *limiting_reason(const struct lcloud_verdict 
 		const char *e = v->reasons[i - 1].evidence;
 
 		if (i == 1 || (!streq(e, "kernel") && !streq(e, "statx:stx_atomic_write_unit_max_opt") &&
+			       !streq(e, "statx:stx_dio_offset_align") &&
 			       !streq(e, "sysfs:queue/atomic_write_unit_max_bytes") &&
 			       !has_prefix(v->reasons[i - 1].text, "confirmed:") &&
-			       !strstr(v->reasons[i - 1].text, "this rests on that setting")))
+			       !strstr(v->reasons[i - 1].text, "this rests on")))
 			return &v->reasons[i - 1];
 	}
 	return NULL;
@@ -204,8 +214,10 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, enum lcloud_
 		return;
 	}
 	if (size < v->min_untorn)
-		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is below the smallest atomic write, %" PRIu64
-			 " bytes; %s [%s]", name, size, v->min_untorn, first, evidence);
+		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is below the smallest %s write, %" PRIu64
+			 " bytes; %s [%s]", name, size, v->path == LCLOUD_PATH_RWF_ATOMIC ? "atomic" : "untorn",
+			 v->min_untorn, floor_reason(v) ? floor_reason(v)->text : first,
+			 floor_reason(v) ? floor_reason(v)->evidence : evidence);
 	else if (size <= v->max_untorn && v->boundary)
 		snprintf(why, why_size, "not untorn on %s: aligned %" PRIu64 "-byte writes cross the device's %" PRIu64
 			 "-byte atomic boundaries, which fall at %" PRIu64 " + k * %" PRIu64 " [%s]", name, size,

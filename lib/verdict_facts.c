@@ -103,6 +103,13 @@ bool has_note(const struct lcloud_probe *p, const char *code)
 	return false;
 }
 
+bool file_without_direct_io(const struct lcloud_layer *fs)
+{
+	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+
+	return f && f->u64 == 0;
+}
+
 uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback)
 {
 	const struct lcloud_fact *f = fact(l, name);

@@ -37,6 +37,16 @@ int top_block(const struct lcloud_probe *p);
 bool is_stack_layer(enum lcloud_layer_kind k);
 /* Does the probe carry a note with CODE? */
 bool has_note(const struct lcloud_probe *p, const char *code);
+/*
+ * Does statx say the file system layer FS's file takes no direct I/O
+ * (STATX_DIOALIGN filled, offset alignment 0)? Its O_DIRECT writes then go
+ * through the page cache.
+ */
+bool file_without_direct_io(const struct lcloud_layer *fs);
+/* Why, in the words of a reason: which file systems do that. */
+#define NO_DIRECT_IO_WHY "statx says this file takes no direct I/O (stx_dio_offset_align 0: ext4 with " \
+	"data=journal or a data-journalled file, inline data, or encryption without inline crypto)"
+
 
 struct promise {
 	uint64_t bytes; /* largest untorn write the device/provider promises */

@@ -329,6 +329,84 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 	return (int64_t)limit;
 }
 
+/* File systems that write a file's O_DIRECT data to the one device they are mounted from. */
+static const char *const single_device_fs[] = { "xfs", "ext4", "ext3", "ext2" };
+
+/*
+ * Are the file's O_DIRECT writes direct, does the device stack below the
+ * file system hold its data, and does the file system place that data
+ * where the verdict can follow it?
+ * Returns 1 when that decided the verdict (no or unknown, with a reason),
+ * 0 to go on, -ENOMEM.
+ */
+static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct lcloud_verdict *v)
+{
+	const struct lcloud_fact *f;
+	int r;
+
+	if ((f = fact_unread(fs, "realtime"))) {
+		r = unknown(v, f->source, "%s", f->reason);
+		return r < 0 ? r : 1;
+	}
+	if (num(fs, "realtime", 0) && (f = fact_unread(fs, "realtime_device"))) {
+		r = unknown(v, f->source, "the file is an XFS realtime file, whose data is on the realtime device, but %s",
+			    f->reason);
+		return r < 0 ? r : 1;
+	}
+	if (file_without_direct_io(fs)) {
+		r = reason(v, "statx:stx_dio_offset_align", NO_DIRECT_IO_WHY ": the kernel takes O_DIRECT writes "
+			   "into the page cache instead, and a buffered write reaches the device in pieces (through "
+			   "ext4's journal, block by block), so none is claimed untorn");
+		return r < 0 ? r : 1;
+	}
+	if (!has_stack)
+		return 0; /* no block device: the caller says so */
+	for (size_t i = 0; i < ARRAY_SIZE(single_device_fs); i++)
+		if (streq(fs->name, single_device_fs[i]))
+			return 0;
+	if (streq(fs->name, "btrfs")) {
+		if ((f = fact(fs, "btrfs_devices")) && f->u64 == 1)
+			return 0;
+		if (f)
+			r = reason(v, f->source, "the btrfs file system spans %" PRIu64 " devices and may put the "
+				   "file's data on any of them, while the device stack shown is only the one the mount "
+				   "names: no promise is claimed for it", f->u64);
+		else
+			r = unknown(v, "sysfs:fs/btrfs/devices", "btrfs may spread a file's data over several devices, "
+				    "and %s", fact_unread(fs, "btrfs_devices") ? fact_unread(fs, "btrfs_devices")->reason
+									 : "which devices this one spans was not read");
+		return r < 0 ? r : 1;
+	}
+	r = unknown(v, "mountinfo:fstype", "liblcloud does not know how %s places a file's O_DIRECT writes on its "
+		    "device (it follows XFS, ext2/3/4 and single-device btrfs), so none is claimed untorn; "
+		    "use the block device or one of those file systems",
+		    fact(fs, "fstype") ? fs->name : "this file system (its mount was not found)");
+	return r < 0 ? r : 1;
+}
+
+/*
+ * A write smaller than the file's direct I/O alignment is not direct: XFS
+ * takes it through the page cache (a file that shares or has shared blocks
+ * with another, stx_dio_offset_align = its allocation unit), where
+ * writeback may join it with its neighbours into a command larger than the
+ * device's promise; elsewhere the kernel refuses it. Such sizes are none.
+ */
+static int direct_io_floor(const struct lcloud_layer *fs, uint64_t lba, struct lcloud_verdict *v)
+{
+	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+
+	if (!f || f->u64 <= lba || !v->max_untorn)
+		return 0;
+	v->min_untorn = f->u64;
+	if (f->u64 > v->max_untorn)
+		v->max_untorn = 0;
+	return reason(v, "statx:stx_dio_offset_align", "%s takes O_DIRECT writes to this file only in units of "
+		      "%" PRIu64 " bytes (stx_dio_offset_align; XFS, for a file that shares or has shared blocks, "
+		      "its allocation unit): a smaller write goes through the page cache, whose writeback may join "
+		      "it with its neighbours into one command larger than the device keeps whole", fs->name,
+		      f->u64);
+}
+
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
@@ -342,6 +420,11 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
 		return reason(v, "target:nvme-generic", "O_DIRECT needs a file or the block device: the NVMe generic "
 			      "node takes passthrough commands only");
+	if (fs) {
+		r = data_placement(fs, top >= 0, v);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	if (top < 0)
 		return reason(v, "stack", "no block device below the target: nothing promises untorn writes");
 	n_leaves = leaf_disks(p, top, leaves, (int)ARRAY_SIZE(leaves));
@@ -550,29 +633,50 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		natural = true;
 	}
 
-	/* A file's existing extents: a page across an edge between two is mapped, and written, in two pieces. */
+	/*
+	 * A file's existing extents: direct I/O maps a write one extent at a
+	 * time, so a page across an edge between two (or an extent and a hole)
+	 * leaves as two writes. ext4 bigalloc maps files in blocks inside its
+	 * clusters: a cluster written in part has such an edge (a write log
+	 * showed a 16 KiB write there reach the device as 4 KiB and 12 KiB).
+	 */
 	if (fs && limit && p->target_type == LCLOUD_TARGET_REGULAR) {
-		uint64_t edges = num(fs, "extent_edge_alignment", 0);
+		uint64_t edges = num(fs, "extent_edge_alignment", 0), block = num(fs, "block_size", 0);
 
-		if (fact_unread(fs, "extent_edge_alignment")) {
-			r = unknown(v, "fiemap", "this file's extents could not be read (%s), so whether a write "
-				    "crosses from one extent into another is unknown; run as a user who can read the file",
-				    fact_unread(fs, "extent_edge_alignment")->reason);
+		if (fact_unread(fs, "extent_edge_alignment") || !fact(fs, "extents")) {
+			/* extents are made of blocks: a write inside one block crosses no edge */
+			limit = block && block < limit ? pow2_floor(block) : (block ? limit : 0);
+			r = unknown(v, "ioctl:FS_IOC_FIEMAP", "this file's extent map could not be read (%s), so whether a "
+				    "write larger than a %" PRIu64 "-byte block crosses from one extent into another is "
+				    "unknown; run as a user who can read the file",
+				    fact_unread(fs, "extent_edge_alignment") ? fact_unread(fs, "extent_edge_alignment")->reason
+									     : "not read", block);
 			if (r < 0)
 				return r;
 		} else if (edges && edges < limit) {
 			limit = pow2_floor(edges);
 			definite = min_u64(definite, limit);
-			r = reason(v, "fiemap", "in this file two extents (or an extent and a hole) meet at byte %" PRIu64
-				   ", which is aligned to %" PRIu64 " bytes only: a larger write across it is mapped in "
-				   "two pieces and reaches the device as two writes; writing the file again in whole "
-				   "aligned pages (e.g. a copy with 'cp --sparse=never') removes such edges",
+			r = reason(v, "ioctl:FS_IOC_FIEMAP", "in this file two extents (or an extent and a hole) meet at "
+				   "byte %" PRIu64 ", which is aligned to %" PRIu64 " bytes only: a larger write across it "
+				   "is mapped in two pieces and reaches the device as two writes (a write of less than a "
+				   "cluster, a punched hole or a sparse copy leaves such edges); writing the file again in "
+				   "whole aligned pages (e.g. a copy with 'cp --sparse=never') removes them",
 				   num(fs, "extent_edge_worst", 0), edges);
+			if (r < 0)
+				return r;
+		} else if (block && block < limit) {
+			r = reason(v, "ioctl:FS_IOC_FIEMAP", "every extent of this file starts and ends on a %" PRIu64
+				   "-byte edge; this rests on the file staying so: a write of less than a page into a "
+				   "hole, a punched hole or a sparse copy makes later writes over that page reach the "
+				   "device in pieces", limit);
 			if (r < 0)
 				return r;
 		}
 	}
 	v->max_untorn = limit == UINT64_MAX ? 0 : pow2_floor(limit);
+	r = direct_io_floor(fs, align, v);
+	if (r < 0)
+		return r;
 	v->no_above = definite;
 	v->alignment = natural ? 0 : align;
 	v->boundary = natural ? 0 : boundary;

@@ -214,6 +214,15 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "fails such writes with EOPNOTSUPP); write to the file system below it directly", fs->name,
 			      fs->name);
 	}
+	/*
+	 * Linux 7.3 still reports atomic limits for such a file and accepts RWF_ATOMIC on
+	 * it, but writes it through the page cache: ext4's journal logs it block by block.
+	 */
+	if (file_without_direct_io(fs))
+		return reason(v, "statx:stx_dio_offset_align", NO_DIRECT_IO_WHY ", and RWF_ATOMIC writes are direct "
+			      "writes: the kernel may still accept them, but writes them through the page cache (ext4's "
+			      "journal logs them block by block), so none is claimed untorn whatever statx's atomic "
+			      "limits say");
 	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
 	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs->name, "ext4") &&
 	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused"))) {

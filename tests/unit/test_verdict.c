@@ -20,6 +20,8 @@
 
 #include "fixture.h"
 #include "dm_table.h"
+#include "report.h"
+#include "verdict.h"
 
 static bool streq_dev(const char *a, const char *b)
 {
@@ -449,6 +451,217 @@ static void test_uncaptured_identify_is_unknown(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * A file's plain_direct verdict rests on the stack below its file system
+ * holding its data, and on knowing how the file system places it. Over the
+ * same disk (QEMU, 4 KiB LBAs, one LBA promised), a file system layer is
+ * put on top: XFS and single-device btrfs keep the disk's 4 KiB; btrfs over
+ * two devices is no (the stack shows one of them); btrfs whose devices were
+ * not read, a file system liblcloud does not follow (vfat), an XFS file
+ * whose realtime flag was not read and a realtime file whose realtime
+ * device is unknown are unknown.
+ */
+static void test_file_system_placement(void **state)
+{
+	static const struct {
+		const char *fstype, *fact;
+		enum lcloud_fact_state state; /* of FACT */
+		uint64_t value;
+		enum lcloud_answer answer;
+		const char *why;
+	} stacks[] = {
+		{ "xfs", NULL, 0, 0, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_PRESENT, 1, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_PRESENT, 2, LCLOUD_ANSWER_NO, "spans 2 devices" },
+		{ "btrfs", "btrfs_devices", LCLOUD_FACT_UNREADABLE, 0, LCLOUD_ANSWER_UNKNOWN, "several devices" },
+		{ "btrfs", NULL, 0, 0, LCLOUD_ANSWER_UNKNOWN, "was not read" },
+		{ "vfat", NULL, 0, 0, LCLOUD_ANSWER_UNKNOWN, "does not know how vfat" },
+		{ "xfs", "realtime", LCLOUD_FACT_NEEDS_ROOT, 0, LCLOUD_ANSWER_UNKNOWN, "flags unread" },
+		{ "xfs", "realtime_device", LCLOUD_FACT_UNREADABLE, 0, LCLOUD_ANSWER_UNKNOWN, "realtime file" },
+	};
+	char why[512];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
+		struct lcloud_layer *fs;
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, stacks[i].fstype, -1);
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", stacks[i].fstype, "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		if (stacks[i].fact && streq_dev(stacks[i].fact, "realtime_device"))
+			assert_int_equal(layer_add_bool(fs, "realtime", 1, "ioctl:FS_IOC_FSGETXATTR"), 0);
+		if (stacks[i].fact && stacks[i].state == LCLOUD_FACT_PRESENT)
+			assert_int_equal(layer_add_u64(fs, stacks[i].fact, LCLOUD_UNIT_NONE, stacks[i].value, "test"), 0);
+		else if (stacks[i].fact)
+			assert_int_equal(layer_add_missing(fs, stacks[i].fact, LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, stacks[i].state,
+							   "test", stacks[i].why), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("%s %s: %s\n", stacks[i].fstype, stacks[i].fact ? stacks[i].fact : "",
+			      lcloud_verdict_get_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), 0));
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+				 stacks[i].answer);
+		assert_non_null(strstr(why, stacks[i].why));
+		lcloud_probe_free(p);
+	}
+}
+
+/*
+ * ext4 with data=journal (and a data-journalled file, inline data,
+ * encryption without inline crypto) takes no direct I/O: statx says so with
+ * stx_dio_offset_align 0, still reports atomic limits, and Linux 7.3 still
+ * accepts RWF_ATOMIC there, writing it through the page cache; its journal
+ * logs a 16 KiB write as four 4 KiB blocks. Over a disk that promises 4 KiB,
+ * such a file gets nothing on plain_direct or rwf_atomic; with an offset
+ * alignment of 4096 the same file gets both.
+ */
+static void test_file_without_direct_io(void **state)
+{
+	char why[512];
+	(void)state;
+
+	for (uint64_t dio_align = 0; dio_align <= 4096; dio_align += 4096) {
+		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
+		struct lcloud_layer *fs;
+		enum lcloud_answer want = dio_align ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 4096, "test"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_min", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_max", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
+		assert_int_equal(layer_add_bool(fs, "stx_attr_write_atomic", 1, "statx"), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)), want);
+		assert_true(!!strstr(why, "no direct I/O") == !dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_RWF_ATOMIC, 4096, NULL, why, sizeof(why)), want);
+		assert_true(!!strstr(why, "no direct I/O") == !dio_align);
+		lcloud_probe_free(p);
+	}
+}
+
+/*
+ * XFS takes O_DIRECT writes to a file that shares (or shared) blocks only in
+ * units of its allocation unit, stx_dio_offset_align; a smaller one goes
+ * through the page cache, and writeback carried two 8 KiB writes into
+ * neighbouring 16 KiB blocks to the device in one 32 KiB command. Over the
+ * Azure-shaped namespace (16 KiB promised) with 16 KiB blocks: 16 KiB
+ * untorn either way; 8 KiB only where the alignment is the 4 KiB LBA.
+ */
+static void test_direct_io_alignment_floor(void **state)
+{
+	char why[512];
+	(void)state;
+
+	for (uint64_t dio_align = 4096; dio_align <= 16384; dio_align *= 4) {
+		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "xfs", -1);
+		struct lcloud_layer *fs;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "xfs", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 16384, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
+		assert_int_equal(verdict_compute(p), 0);
+		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_UNTORN);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 8192, NULL, why, sizeof(why)),
+				 dio_align == 4096 ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO);
+		if (dio_align > 4096)
+			assert_non_null(strstr(why, "stx_dio_offset_align"));
+		/* what limits 32 KiB is still the device's promise, not the alignment */
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 32768, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_NO);
+		assert_null(strstr(why, "stx_dio_offset_align"));
+		lcloud_probe_free(p);
+	}
+}
+
+/*
+ * Direct I/O maps a write one extent at a time: a page across an edge
+ * between two of a file's extents (or an extent and a hole) reaches the
+ * device in two writes; ext4 bigalloc maps files in blocks inside its
+ * clusters, so a cluster with one block written took a 16 KiB write as
+ * 4 KiB and 12 KiB. Over the Azure-shaped namespace (16 KiB) with 16 KiB
+ * clusters of 4 KiB blocks: the file's verdict is at most its worst edge's
+ * alignment (naming the byte); with every edge on 64 KiB, 16 KiB stands and
+ * the reason says what that rests on; an unread extent map leaves one block,
+ * and above it unknown.
+ */
+static void test_file_extent_edges(void **state)
+{
+	static const struct {
+		enum lcloud_fact_state state;
+		uint64_t alignment, worst;
+		uint64_t max;
+		enum lcloud_answer at16k;
+		const char *why; /* in the 16 KiB answer */
+	} maps[] = {
+		{ LCLOUD_FACT_PRESENT, 65536, 65536, 16384, LCLOUD_ANSWER_UNTORN, "promises" },
+		{ LCLOUD_FACT_PRESENT, 4096, 12288, 4096, LCLOUD_ANSWER_NO, "meet at byte 12288" },
+		{ LCLOUD_FACT_PRESENT, 8192, 8192, 8192, LCLOUD_ANSWER_NO, "aligned to 8192 bytes only" },
+		{ LCLOUD_FACT_UNREADABLE, 0, 0, 4096, LCLOUD_ANSWER_UNKNOWN, "Permission denied" },
+	};
+	char why[1024];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
+		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
+		const struct lcloud_verdict *pd;
+		struct lcloud_layer *fs;
+
+		assert_true(index >= 0);
+		fs = report_layer(p, index);
+		p->target_type = LCLOUD_TARGET_REGULAR;
+		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
+		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
+		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 16384, "test"), 0);
+		if (maps[i].state == LCLOUD_FACT_PRESENT) {
+			assert_int_equal(layer_add_u64(fs, "extents", LCLOUD_UNIT_NONE, 2, "test"), 0);
+			assert_int_equal(layer_add_u64(fs, "extent_edge_alignment", LCLOUD_UNIT_BYTES, maps[i].alignment,
+						       "test"), 0);
+			assert_int_equal(layer_add_u64(fs, "extent_edge_worst", LCLOUD_UNIT_BYTES, maps[i].worst, "test"),
+					 0);
+		} else {
+			assert_int_equal(layer_add_missing(fs, "extents", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, maps[i].state,
+							   "test", "Permission denied"), 0);
+			assert_int_equal(layer_add_missing(fs, "extent_edge_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+							   maps[i].state, "test", "Permission denied"), 0);
+		}
+		assert_int_equal(verdict_compute(p), 0);
+		pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+		print_message("extent edges on %llu: %llu\n", (unsigned long long)maps[i].alignment,
+			      (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), maps[i].max);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+				 LCLOUD_ANSWER_UNTORN);
+		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+				 maps[i].at16k);
+		assert_non_null(strstr(why, maps[i].why));
+		/* the remark on what whole pages rest on never names the limit above it */
+		if (maps[i].at16k == LCLOUD_ANSWER_UNTORN) {
+			assert_true(any_reason(pd, "rests on the file staying so"));
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 32768, NULL, why, sizeof(why)),
+					 LCLOUD_ANSWER_NO);
+			assert_null(strstr(why, "staying so"));
+		}
+		lcloud_probe_free(p);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +675,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_never_hides_a_no),
 		cmocka_unit_test(test_uncaptured_identify_is_unknown),
 		cmocka_unit_test(test_merges_beyond_the_promise),
+		cmocka_unit_test(test_file_system_placement),
+		cmocka_unit_test(test_file_without_direct_io),
+		cmocka_unit_test(test_direct_io_alignment_floor),
+		cmocka_unit_test(test_file_extent_edges),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * direct_write DEV SIZE OFFSET SHIFT: one O_DIRECT pwrite of SIZE bytes at
- * OFFSET from a buffer that starts SHIFT bytes past a memory page, as a
- * program is allowed to when SHIFT is a multiple of the queue's
- * dma_alignment + 1. The tests' own writer, independent of liblcloud.
+ * direct_write DEV SIZE OFFSET SHIFT [atomic]: one O_DIRECT pwrite of SIZE
+ * bytes at OFFSET from a buffer that starts SHIFT bytes past a memory page,
+ * as a program is allowed to when SHIFT is a multiple of the queue's
+ * dma_alignment + 1; with "atomic", pwritev2 with RWF_ATOMIC. The tests'
+ * own writer, independent of liblcloud.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -23,8 +25,8 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int fd;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: direct_write DEV SIZE OFFSET SHIFT\n");
+	if (argc != 5 && !(argc == 6 && strcmp(argv[5], "atomic") == 0)) {
+		fprintf(stderr, "usage: direct_write DEV SIZE OFFSET SHIFT [atomic]\n");
 		return 2;
 	}
 	size = strtoul(argv[2], NULL, 0);
@@ -36,7 +38,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(buf, 0x5a, size + shift);
-	n = pwrite(fd, buf + shift, size, offset);
+	if (argc == 6) {
+		struct iovec iov = { buf + shift, size };
+
+		n = pwritev2(fd, &iov, 1, offset, 0x40 /* RWF_ATOMIC, Linux 6.11 */);
+	} else {
+		n = pwrite(fd, buf + shift, size, offset);
+	}
 	if (n != (ssize_t)size) {
 		fprintf(stderr, "%s: pwrite: %s\n", argv[1], n < 0 ? strerror(errno) : "short write");
 		return 1;

@@ -19,11 +19,16 @@
 static struct data_file_edges *scan;
 static uint64_t scan_page;
 
-/* InnoDB's tablespaces: the system tablespace, file-per-table files, undo tablespaces. */
+/*
+ * InnoDB's tablespaces: the system tablespace, file-per-table and general
+ * tablespaces (.ibd), undo tablespaces (MariaDB undo001, MySQL 8 undo_001
+ * and .ibu). Temporary tablespaces are not recovered after a crash.
+ */
 static bool is_innodb_file(const char *name)
 {
 	return fnmatch("ibdata*", name, 0) == 0 || fnmatch("*.ibd", name, 0) == 0 ||
-	       fnmatch("undo[0-9][0-9][0-9]", name, 0) == 0;
+	       fnmatch("undo[0-9][0-9][0-9]", name, 0) == 0 || fnmatch("undo_[0-9][0-9][0-9]", name, 0) == 0 ||
+	       fnmatch("*.ibu", name, 0) == 0;
 }
 
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)

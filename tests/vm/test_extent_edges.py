@@ -49,12 +49,16 @@ mkdir -p /mnt/e/data/db
 # a 12 KiB start: the extent ends inside the first page
 : > /mnt/e/data/db/t.ibd; "$DIRECT_WRITE" /mnt/e/data/db/t.ibd 12288 0 0 > /out/prep.log 2>&1 || echo prep >> /out/fail
 : > /mnt/e/whole; "$DIRECT_WRITE" /mnt/e/whole 65536 0 0 >> /out/prep.log 2>&1 || echo prep >> /out/fail
+# MySQL 8 names its undo tablespaces undo_001
+mkdir -p /mnt/e/mysql8
+: > /mnt/e/mysql8/undo_001; "$DIRECT_WRITE" /mnt/e/mysql8/undo_001 12288 0 0 >> /out/prep.log 2>&1 || echo prep >> /out/fail
 : > /mnt/x/small; "$DIRECT_WRITE" /mnt/x/small 4096 0 0 >> /out/prep.log 2>&1 || echo prep >> /out/fail
 sync
 check split /mnt/e/data/db/t.ibd
 check whole /mnt/e/whole
 check xsmall /mnt/x/small
 "$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-split.json 2>&1; echo $? > /out/advise-split.rc
+"$LCLOUDCTL" advise --db mysql /mnt/e/mysql8 -o json > /out/advise-mysql8.json 2>&1
 one_write $en /mnt/e/data/db/t.ibd 16384 0 split-write
 one_write $en /mnt/e/whole 16384 16384 whole-write
 one_write $xn /mnt/x/small 16384 0 xsmall-write
@@ -106,6 +110,9 @@ def test_extent_edges_split_page_writes():
     split = run.json("advise-split.json")
     assert run.text("advise-split.rc").strip() == "0" and split["settings"]["innodb_doublewrite"] == "ON", split
     assert any("t.ibd" in line and "12288" in line for line in split["advice"]), split["advice"]
+    mysql8 = run.json("advise-mysql8.json")
+    assert mysql8["settings"]["innodb_doublewrite"] == "ON", mysql8
+    assert any("undo_001" in line for line in mysql8["advice"]), mysql8["advice"]
 
     # the 16 KiB write filled the page: ext4 merged the extents, the file is whole now
     assert all(e % 16384 == 0 for e in edges(run.text("after.filefrag"))), run.text("after.filefrag")

@@ -662,6 +662,47 @@ static void test_file_extent_edges(void **state)
 	}
 }
 
+/*
+ * A passthrough write is one NVMe command, which the kernel refuses above
+ * the namespace's transfer limit (max_hw_sectors_kb, from MDTS): a namespace
+ * that promises 64 KiB (NAWUPF) under a 16 KiB MDTS takes no 32 KiB write
+ * at all, so 32 KiB must not be called untorn. Other paths keep theirs.
+ */
+static void test_passthrough_within_transfer_limit(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_layer *disk = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_DISK);
+	struct lcloud_fact *hw = (struct lcloud_fact *)layer_fact(disk, "max_hw_sectors_kb");
+	uint64_t rwf = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC));
+	uint64_t pd = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT));
+	const struct lcloud_verdict *pt;
+	char why[512];
+	(void)state;
+
+	assert_non_null(hw);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 32768);
+	hw->u64 = 16;
+	assert_int_equal(verdict_compute(p), 0);
+	pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pt), 16384);
+	assert_true(any_reason(pt, "max_hw_sectors_kb"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 32768, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_NO);
+	assert_non_null(strstr(why, "max_hw_sectors_kb"));
+	/* aligned 8 KiB writes still fit between the boundaries at 8 KiB + k * 32 KiB */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 8192, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)), rwf);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)), pd);
+	/* no limit read (0): the kernel refuses what it must, nothing is capped */
+	hw->u64 = 0;
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 32768);
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +720,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_without_direct_io),
 		cmocka_unit_test(test_direct_io_alignment_floor),
 		cmocka_unit_test(test_file_extent_edges),
+		cmocka_unit_test(test_passthrough_within_transfer_limit),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

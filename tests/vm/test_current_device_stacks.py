@@ -234,6 +234,10 @@ def test_crypt_thin_loop_md():
         assert v["rwf_atomic"]["max_untorn_bytes"] == queue(run, name)["atomic_write_unit_max_bytes"], (name, v)
         assert v["passthrough"]["max_untorn_bytes"] == 0
         assert v["plain_direct"]["max_untorn_bytes"] == 0, (name, v["plain_direct"])
+        if name != "loop":
+            target = {"crypt": "crypt", "thin": "thin-pool"}[name]
+            assert any("through a %s target" % target in r["reason"] for r in v["plain_direct"]["reasons"]), \
+                (name, v["plain_direct"]["reasons"])
     # dm-crypt passes atomic writes on (Linux 7): one write of the whole 16 KiB reached the namespace
     assert queue(run, "crypt")["atomic_write_unit_max_bytes"] == 16384
     assert int(run.text("crypt-atomic.rc")) == 0, run.text("crypt-atomic.txt")

@@ -26,6 +26,10 @@ queue/nomerges 2:
     plain_direct claims nothing where the stack moves data it does not
     follow, and for the md partition what its start and the members' data
     offsets allow;
+  - one namespace shared by two controllers (NVMe multipath) whose AWUPF
+    differ, NSABP clear: under the round-robin policy Identify Controller
+    through the head is answered by either, and no probe may claim more
+    than the smaller AWUPF, which nvme-cli reads from each controller;
   - each target again as an unprivileged user who may open the device it
     names (not the ones below a dm or md device): root's answer where the
     user read the same evidence, unknown below it where not, never more."""
@@ -99,6 +103,18 @@ echo 'start=2050, size=4096' | /usr/sbin/sfdisk -q /dev/md1; mk md1p1
 cat /sys/class/block/md1p1/start > /out/start-md1p1
 P /dev/md1p1 md1p1
 mdadm --stop /dev/md1 > /dev/null 2>&1
+
+# one namespace, two controllers (AWUPF 15 and 0): Identify through the head takes either path
+c=${LCVM_NVME6#/dev/}
+h=$(ls /sys/class/nvme/$c/ | sed -n 's/^nvme\([0-9]*\)c[0-9]*n1$/nvme\1n1/p' | head -1)
+ls /sys/block/$h/multipath/ > /out/mp-paths
+for x in /sys/block/$h/multipath/*; do
+    k=$(basename $(readlink -f $x/device))
+    nvme id-ctrl /dev/$k | sed -n 's/^awupf *: *//p'
+done > /out/mp-awupf
+nvme id-ns /dev/$h > /out/id-ns-P.txt
+for s in $(ls -d /sys/class/nvme-subsystem/*); do [ -e $s/$c ] && echo round-robin > $s/iopolicy && cat $s/iopolicy > /out/mp-iopolicy; done
+for i in 1 2 3 4; do "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-mp$i.json 2> /out/probe-mp$i.err; done
 '''
 
 ATOMIC = "atomic.nawun=3,atomic.nawupf=3"
@@ -109,6 +125,8 @@ DEVICES = ["--nvme", "lbs=4096,size=16M,serial=dsB,atomic.nawun=3,atomic.nawupf=
            "--nvme", "lbs=4096,size=16M,serial=dsA,ctrl.atomic.awun=15,ctrl.atomic.awupf=15",
            "--nvme", "lbs=4096,size=32M,serial=dsS0," + ATOMIC,
            "--nvme", "lbs=4096,size=32M,serial=dsS1," + ATOMIC,
+           "--nvme", "lbs=4096,size=16M,serial=dsP,subsys.fdp=off,ctrl.atomic.awun=15,ctrl.atomic.awupf=15",
+           "--nvme", "ns=0,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=0,ctrl.atomic.awupf=0",
            "--module", "dm_crypt", "--module", "dm_thin_pool", "--module", "loop", "--module", "raid1",
            "--copy", "/usr/sbin/sfdisk", "--copy", "/usr/sbin/losetup", "--copy", "/usr/bin/setpriv"]
 PATHS = ("rwf_atomic", "passthrough", "plain_direct")
@@ -255,6 +273,31 @@ def test_crypt_thin_loop_md():
     assert v["plain_direct"]["max_untorn_bytes"] == fit, v["plain_direct"]
 
 
+def test_shared_namespace_takes_the_smallest_awupf():
+    """Two controllers, one namespace, NSABP clear: each probe's Identify
+    Controller may come from either (round-robin), so no probe may claim
+    more than the smaller AWUPF of the two, read from each controller."""
+    run = guest()
+    assert len(run.text("mp-paths").split()) == 2, run.text("mp-paths")
+    assert run.text("mp-iopolicy").strip() == "round-robin"
+    awupfs = [int(x) for x in run.text("mp-awupf").split()]
+    assert sorted(awupfs) == [0, 15], awupfs
+    ms, lba = in_use_lbaf(run.text("id-ns-P.txt"))
+    assert not nvme_field(run.text("id-ns-P.txt"), "nsfeat") & 2
+    least = (min(awupfs) + 1) * lba
+    read = set()
+    for i in range(1, 5):
+        p = run.json("probe-mp%d.json" % i)["probes"][0]
+        nvme = [l for l in p["layers"] if l["layer"] == "nvme"][0]["facts"]
+        assert nvme["multipath_paths"] == 2, nvme
+        read.add(nvme["atomic_write_power_fail_bytes"])
+        for path in PATHS:
+            assert p["verdict"][path]["max_untorn_bytes"] <= least, (i, path, p["verdict"][path])
+        assert p["verdict"]["passthrough"]["max_untorn_bytes"] == least
+    # the probes did read both controllers' AWUPF: the case is real
+    assert read == {(a + 1) * lba for a in awupfs}, read
+
+
 def test_unprivileged_claims_no_more_than_root():
     """Linux lets a user who may open a namespace read its Identify data (not
     its partitions', nor a device's the user cannot open); dm tables need
@@ -279,4 +322,5 @@ def test_unprivileged_claims_no_more_than_root():
 
 if __name__ == "__main__":
     main([test_nabo_partition_and_dm_offsets, test_transfer_limit_below_the_promise,
-          test_metadata_and_controller_awupf, test_crypt_thin_loop_md, test_unprivileged_claims_no_more_than_root])
+          test_metadata_and_controller_awupf, test_crypt_thin_loop_md, test_shared_namespace_takes_the_smallest_awupf,
+          test_unprivileged_claims_no_more_than_root])

@@ -26,13 +26,15 @@ queue/nomerges 2:
     plain_direct claims nothing where the stack moves data it does not
     follow, and for the md partition what its start and the members' data
     offsets allow;
-  - one namespace shared by two controllers (NVMe multipath) whose AWUPF
-    differ, NSABP clear: under the round-robin policy Identify Controller
-    through the head is answered by either, and no probe may claim more
-    than the smaller AWUPF, which nvme-cli reads from each controller;
+  - two namespaces shared by two controllers (NVMe multipath) whose AWUPF
+    differ, one with NSABP clear and one with its own NAWUPF: under the
+    round-robin policy Identify Controller through a head is answered by
+    either, and no probe may claim more than the smaller AWUPF, which
+    nvme-cli reads from each controller; NAWUPF stands;
   - each target again as an unprivileged user who may open the device it
     names (not the ones below a dm or md device): root's answer where the
     user read the same evidence, unknown below it where not, never more."""
+import os
 import re
 
 from vmlib import run_guest_once
@@ -43,7 +45,7 @@ set +u
 for m in dm_crypt dm_thin_pool loop raid1; do modprobe $m; done
 q() { for f in logical_block_size max_sectors_kb max_hw_sectors_kb atomic_write_unit_max_bytes; do
         echo "$f $(cat /sys/block/$1/queue/$f)"; done > /out/queue-$2; }
-mk() { [ -e /dev/$1 ] || mknod /dev/$1 b $(cut -d: -f1 /sys/class/block/$1/dev) $(cut -d: -f2 /sys/class/block/$1/dev); }
+mk() { [ -e /dev/$1 ] || mknod /dev/$1 b $(tr : ' ' < /sys/class/block/$1/dev); }
 dmn() { for x in /sys/block/dm-*; do [ "$(cat $x/dm/name)" = "$1" ] && basename $x; done; }
 writes() { set -- $(cat /sys/block/$1/stat); echo "$5 $7"; }
 P() { # DEVICE NAME: probe as root, then as nobody (allowed to open it)
@@ -105,16 +107,22 @@ P /dev/md1p1 md1p1
 mdadm --stop /dev/md1 > /dev/null 2>&1
 
 # one namespace, two controllers (AWUPF 15 and 0): Identify through the head takes either path
+# and a second namespace on them with its own NAWUPF
 c=${LCVM_NVME6#/dev/}
-h=$(ls /sys/class/nvme/$c/ | sed -n 's/^nvme\([0-9]*\)c[0-9]*n1$/nvme\1n1/p' | head -1)
-ls /sys/block/$h/multipath/ > /out/mp-paths
-for x in /sys/block/$h/multipath/*; do
-    k=$(basename $(readlink -f $x/device))
-    nvme id-ctrl /dev/$k | sed -n 's/^awupf *: *//p'
-done > /out/mp-awupf
-nvme id-ns /dev/$h > /out/id-ns-P.txt
-for s in $(ls -d /sys/class/nvme-subsystem/*); do [ -e $s/$c ] && echo round-robin > $s/iopolicy && cat $s/iopolicy > /out/mp-iopolicy; done
-for i in 1 2 3 4; do "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-mp$i.json 2> /out/probe-mp$i.err; done
+heads=$(ls /sys/class/nvme/$c/ | sed -n 's/^nvme\([0-9]*\)c[0-9]*n\([0-9]*\)$/nvme\1n\2/p' | sort -u)
+echo $heads > /out/mp-heads
+for s in /sys/class/nvme-subsystem/*; do
+    [ -e $s/$c ] && echo round-robin > $s/iopolicy && cat $s/iopolicy > /out/mp-iopolicy
+done
+for h in $heads; do
+    ls /sys/block/$h/multipath/ > /out/mp-paths-$h
+    for x in /sys/block/$h/multipath/*; do
+        k=$(basename $(readlink -f $x/device))
+        nvme id-ctrl /dev/$k | sed -n 's/^awupf *: *//p'
+    done > /out/mp-awupf-$h
+    nvme id-ns /dev/$h > /out/id-ns-$h.txt
+    for i in 1 2 3 4; do "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err; done
+done
 '''
 
 ATOMIC = "atomic.nawun=3,atomic.nawupf=3"
@@ -126,7 +134,8 @@ DEVICES = ["--nvme", "lbs=4096,size=16M,serial=dsB,atomic.nawun=3,atomic.nawupf=
            "--nvme", "lbs=4096,size=32M,serial=dsS0," + ATOMIC,
            "--nvme", "lbs=4096,size=32M,serial=dsS1," + ATOMIC,
            "--nvme", "lbs=4096,size=16M,serial=dsP,subsys.fdp=off,ctrl.atomic.awun=15,ctrl.atomic.awupf=15",
-           "--nvme", "ns=0,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=0,ctrl.atomic.awupf=0",
+           "--nvme", "lbs=4096,size=16M,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=0,ctrl.atomic.awupf=0,"
+           "atomic.nawun=7,atomic.nawupf=7",
            "--module", "dm_crypt", "--module", "dm_thin_pool", "--module", "loop", "--module", "raid1",
            "--copy", "/usr/sbin/sfdisk", "--copy", "/usr/sbin/losetup", "--copy", "/usr/bin/setpriv"]
 PATHS = ("rwf_atomic", "passthrough", "plain_direct")
@@ -134,7 +143,6 @@ TARGETS = ("nabo", "nabo-p1", "onpart8", "onpart16", "mdts", "meta", "awupf", "c
 
 
 def guest():
-    import os
     direct_write = os.path.realpath(os.environ["DIRECT_WRITE"])
     return run_guest_once(GUEST, DEVICES + ["--copy", direct_write, "--env", "DIRECT_WRITE=" + direct_write],
                           lane="current")
@@ -273,29 +281,48 @@ def test_crypt_thin_loop_md():
     assert v["plain_direct"]["max_untorn_bytes"] == fit, v["plain_direct"]
 
 
-def test_shared_namespace_takes_the_smallest_awupf():
-    """Two controllers, one namespace, NSABP clear: each probe's Identify
-    Controller may come from either (round-robin), so no probe may claim
-    more than the smaller AWUPF of the two, read from each controller."""
+def test_shared_namespaces():
+    """Two controllers (AWUPF 15 and 0) sharing two namespaces, one with
+    NSABP clear and one with its own NAWUPF 7. Under the round-robin policy
+    Identify Controller through a head is answered by either controller: no
+    probe of the first may claim more than the smaller AWUPF, which nvme-cli
+    reads from each controller; the second keeps its NAWUPF, and each head's
+    verdict rests on its own namespace's Identify data."""
     run = guest()
-    assert len(run.text("mp-paths").split()) == 2, run.text("mp-paths")
     assert run.text("mp-iopolicy").strip() == "round-robin"
-    awupfs = [int(x) for x in run.text("mp-awupf").split()]
-    assert sorted(awupfs) == [0, 15], awupfs
-    ms, lba = in_use_lbaf(run.text("id-ns-P.txt"))
-    assert not nvme_field(run.text("id-ns-P.txt"), "nsfeat") & 2
-    least = (min(awupfs) + 1) * lba
-    read = set()
-    for i in range(1, 5):
-        p = run.json("probe-mp%d.json" % i)["probes"][0]
-        nvme = [l for l in p["layers"] if l["layer"] == "nvme"][0]["facts"]
-        assert nvme["multipath_paths"] == 2, nvme
-        read.add(nvme["atomic_write_power_fail_bytes"])
-        for path in PATHS:
-            assert p["verdict"][path]["max_untorn_bytes"] <= least, (i, path, p["verdict"][path])
-        assert p["verdict"]["passthrough"]["max_untorn_bytes"] == least
-    # the probes did read both controllers' AWUPF: the case is real
-    assert read == {(a + 1) * lba for a in awupfs}, read
+    heads = run.text("mp-heads").split()
+    assert len(heads) == 2, heads
+    kinds = set()
+    for h in heads:
+        assert len(run.text("mp-paths-" + h).split()) == 2, run.text("mp-paths-" + h)
+        awupfs = [int(x) for x in run.text("mp-awupf-" + h).split()]
+        assert sorted(awupfs) == [0, 15], awupfs
+        idns = run.text("id-ns-%s.txt" % h)
+        ms, lba = in_use_lbaf(idns)
+        own = nvme_field(idns, "nsfeat") & 2
+        if own:
+            kinds.add("nawupf")
+            promise = (nvme_field(idns, "nawupf") + 1) * lba
+            assert promise == 32768
+        else:
+            kinds.add("awupf")
+            promise = (min(awupfs) + 1) * lba
+        read = set()
+        for i in range(1, 5):
+            p = run.json("probe-%s-%d.json" % (h, i))["probes"][0]
+            nvme = [l for l in p["layers"] if l["layer"] == "nvme"][0]["facts"]
+            assert nvme["multipath_paths"] == 2, nvme
+            assert nvme["nsid"] == int(h.split("n")[-1]), (h, nvme["nsid"])
+            read.add(nvme["atomic_write_power_fail_bytes"])
+            for path in PATHS:
+                assert p["verdict"][path]["max_untorn_bytes"] <= promise, (h, i, path, p["verdict"][path])
+            assert p["verdict"]["passthrough"]["max_untorn_bytes"] == promise, (h, i, p["verdict"]["passthrough"])
+        if own:
+            assert read == {promise}, read
+        else:
+            # the probes did read both controllers' AWUPF: the case is real
+            assert read == {(a + 1) * lba for a in awupfs}, read
+    assert kinds == {"awupf", "nawupf"}, kinds
 
 
 def test_unprivileged_claims_no_more_than_root():
@@ -322,5 +349,5 @@ def test_unprivileged_claims_no_more_than_root():
 
 if __name__ == "__main__":
     main([test_nabo_partition_and_dm_offsets, test_transfer_limit_below_the_promise,
-          test_metadata_and_controller_awupf, test_crypt_thin_loop_md, test_shared_namespace_takes_the_smallest_awupf,
+          test_metadata_and_controller_awupf, test_crypt_thin_loop_md, test_shared_namespaces,
           test_unprivileged_claims_no_more_than_root])

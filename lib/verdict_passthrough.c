@@ -31,7 +31,7 @@ static int cap_at_transfer_limit(const struct lcloud_layer *disk, struct lcloud_
 	v->max_untorn = pow2_floor(max_kb * 1024);
 	return reason(v, "sysfs:queue/max_hw_sectors_kb", "%s takes commands of at most %" PRIu64 " KiB "
 		      "(max_hw_sectors_kb, from the controller's MDTS): the kernel refuses a larger passthrough "
-		      "write, so none is untorn", disk->name, max_kb);
+		      "write, so no larger one is untorn", disk->name, max_kb);
 }
 
 int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)

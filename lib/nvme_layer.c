@@ -4,6 +4,7 @@
  * and Namespace, the hint features, the cloud promise, and how the running
  * kernel's sysfs view compares with what the device says.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "nvme_identify.h"
 #include "nvme_layer.h"
 #include "nvme_transport.h"
+#include "sysfs.h"
 #include "util.h"
 
 static bool is_namespace_name(const char *name)
@@ -75,6 +77,27 @@ static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const
 			   "disagree; the smaller one is the safe one", n->name, dev, kern);
 }
 
+/*
+ * How many controllers reach namespace NAME: a multipath head lists one
+ * entry per path in /sys/block/NAME/multipath/. 0 when it is no head.
+ */
+static int count_paths(const struct lcloud_ctx *ctx, const char *name)
+{
+	char dir[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	if (path_printf(dir, sizeof(dir), "/sys/block/%s/multipath", name) < 0 ||
+	    ctx_path(ctx, dir, full, sizeof(full)) < 0 || !(d = opendir(full)))
+		return 0;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
 static int identify_failed(struct lcloud_probe *p, int index, const char *what, int err)
 {
 	const char *name = report_layer(p, index)->name;
@@ -101,7 +124,7 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	struct nvme_identity id;
 	struct nvme_conn conn;
 	char name[64];
-	int index, r;
+	int index, paths, r;
 
 	snprintf(name, sizeof(name), "%s", report_layer(p, disk)->name);
 	r = nvme_connect(ctx, name, &conn);
@@ -161,6 +184,10 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	}
 	nvme_identity_decode(&id, ctrl, ctrl_len, ns, ns_len);
 	r = nvme_identity_fill_layer(p, index, &id);
+	/* several controllers: their Identify Controller data may differ, and only one answered */
+	if (r >= 0 && (paths = count_paths(ctx, name)) > 1)
+		r = layer_add_u64(report_layer(p, index), "multipath_paths", LCLOUD_UNIT_NONE, (uint64_t)paths,
+				  "sysfs:multipath");
 	if (r >= 0 && ns)
 		r = compare_kernel_view(p, index, disk, &id);
 	if (r >= 0 && ctrl && ns)

@@ -171,6 +171,20 @@ void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, 
 		pr->evidence = pf->source;
 		snprintf(pr->what, sizeof(pr->what), "%s promises power-fail atomic writes up to %" PRIu64 " bytes",
 			 nvme->name, pr->bytes);
+		/*
+		 * AWUPF is each controller's own: on a namespace shared by several, Identify went
+		 * through one of them while writes take any. One logical block (AWUPF 0) is the
+		 * least any controller promises.
+		 */
+		if (streq(pf->source, "nvme:id-ctrl:awupf") && num(nvme, "multipath_paths", 1) > 1 &&
+		    pr->bytes > pr->lba) {
+			snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers and AWUPF is each "
+				 "one's own (%" PRIu64 " bytes on the one that answered): only one %" PRIu64 "-byte "
+				 "block is sure on every path", nvme->name, num(nvme, "multipath_paths", 1), pr->bytes,
+				 pr->lba);
+			pr->bytes = pr->lba;
+			pr->evidence = "sysfs:multipath";
+		}
 	}
 	if (include_cloud && cloud && num(cloud, "promise_untorn_max_bytes", 0) > pr->bytes) {
 		const struct lcloud_fact *cf = fact(cloud, "promise_untorn_max_bytes");

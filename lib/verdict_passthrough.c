@@ -17,6 +17,23 @@
 
 /* ---- passthrough ---------------------------------------------------------- */
 
+/*
+ * A passthrough write is one command, and the kernel refuses a command
+ * larger than the namespace's transfer limit (max_hw_sectors_kb, from MDTS)
+ * rather than split it: a promise above that limit holds for no write.
+ */
+static int cap_at_transfer_limit(const struct lcloud_layer *disk, struct lcloud_verdict *v)
+{
+	uint64_t max_kb = num(disk, "max_hw_sectors_kb", 0);
+
+	if (!max_kb || max_kb * 1024 >= v->max_untorn)
+		return 0;
+	v->max_untorn = pow2_floor(max_kb * 1024);
+	return reason(v, "sysfs:queue/max_hw_sectors_kb", "%s takes commands of at most %" PRIu64 " KiB "
+		      "(max_hw_sectors_kb, from the controller's MDTS): the kernel refuses a larger passthrough "
+		      "write, so no larger one is untorn", disk->name, max_kb);
+}
+
 int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *unread_start = NULL;
@@ -94,6 +111,6 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (pr.boundary)
 		reason(v, "nvme:id-ns:nabspf", "writes must not cross a %" PRIu64 "-byte boundary at offset %" PRIu64
 		       " + k * %" PRIu64 " of the target", pr.boundary, v->boundary_offset, pr.boundary);
-	return 0;
+	return cap_at_transfer_limit(&p->layers[disk], v);
 }
 

@@ -60,6 +60,7 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
 		const struct lcloud_fact *dev = layer_fact(&p->layers[i], "dev");
 		int64_t shifts[STARTS_MAX];
+		char unfollowed[16] = "";
 		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
@@ -103,6 +104,8 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 			if (sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
 			    !streq(type, "linear")) {
 				n_shifts = -1; /* a target type whose placement is not a plain shift */
+				if (sscanf(up->facts[f].string, "%*s %*s %15s", unfollowed) != 1)
+					unfollowed[0] = '\0';
 				break;
 			}
 			snprintf(want, sizeof(want), "%u:%u", ma, mi);
@@ -120,6 +123,13 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		if (n_shifts == 0 && !has_dm_table(up)) {
 			r = unknown(v, "dm:table", "%s: its device-mapper table could not be read (it needs root), so "
 				    "where writes land on %s is unknown; run as root", up->name, p->layers[leaf].name);
+			return r < 0 ? r : 0;
+		}
+		if (n_shifts < 0 && unfollowed[0]) {
+			/* crypt, thin, striped, mirror...: data moves, is remapped or is written more than once */
+			r = reason(v, "dm:table", "%s maps its data through a %s target, and liblcloud follows only "
+				   "linear ones: where writes land on %s, and whether they reach it whole, is not known, "
+				   "so no promise is claimed", up->name, unfollowed, p->layers[leaf].name);
 			return r < 0 ? r : 0;
 		}
 		if (n_shifts <= 0 || n * n_shifts > STARTS_MAX) {

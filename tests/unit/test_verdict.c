@@ -662,6 +662,84 @@ static void test_file_extent_edges(void **state)
 	}
 }
 
+/*
+ * A passthrough write is one NVMe command, which the kernel refuses above
+ * the namespace's transfer limit (max_hw_sectors_kb, from MDTS): a namespace
+ * that promises 64 KiB (NAWUPF) under a 16 KiB MDTS takes no 32 KiB write
+ * at all, so 32 KiB must not be called untorn. Other paths keep theirs.
+ */
+static void test_passthrough_within_transfer_limit(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_layer *disk = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_DISK);
+	struct lcloud_fact *hw = (struct lcloud_fact *)layer_fact(disk, "max_hw_sectors_kb");
+	uint64_t rwf = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC));
+	uint64_t pd = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT));
+	const struct lcloud_verdict *pt;
+	char why[512];
+	(void)state;
+
+	assert_non_null(hw);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 32768);
+	hw->u64 = 16;
+	assert_int_equal(verdict_compute(p), 0);
+	pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pt), 16384);
+	assert_true(any_reason(pt, "max_hw_sectors_kb"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 32768, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_NO);
+	assert_non_null(strstr(why, "max_hw_sectors_kb"));
+	/* aligned 8 KiB writes still fit between the boundaries at 8 KiB + k * 32 KiB */
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 8192, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)), rwf);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)), pd);
+	/* no limit read (0): the kernel refuses what it must, nothing is capped */
+	hw->u64 = 0;
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 32768);
+	lcloud_probe_free(p);
+}
+
+/*
+ * A namespace shared by two controllers (NVMe multipath): AWUPF is each
+ * controller's own, and Identify Controller through the namespace head is
+ * answered by whichever path the kernel picks, while writes take any path.
+ * A VM with AWUPF 15 on one controller and 0 on the other read 64 KiB and
+ * 4 KiB in turn under the round-robin policy. The controller's value holds
+ * only through one controller; NAWUPF (the namespace's own) is shared.
+ */
+static void test_awupf_on_a_shared_namespace(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
+	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	uint64_t lba = fact_u64(nvme, "lba_size");
+	char *nawupf;
+	(void)state;
+
+	assert_non_null(pf);
+	assert_string_equal(pf->source, "nvme:id-ns:nawupf");
+	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	assert_int_equal(verdict_compute(p), 0);
+	/* the namespace's own NAWUPF: the same through every controller */
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 32768);
+	/* the same size from the controller's AWUPF: one logical block is all every path keeps */
+	nawupf = pf->source;
+	pf->source = strdup("nvme:id-ctrl:awupf");
+	assert_non_null(pf->source);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)), lba);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)), lba);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "2 controllers"));
+	free(pf->source);
+	pf->source = nawupf;
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +757,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_without_direct_io),
 		cmocka_unit_test(test_direct_io_alignment_floor),
 		cmocka_unit_test(test_file_extent_edges),
+		cmocka_unit_test(test_passthrough_within_transfer_limit),
+		cmocka_unit_test(test_awupf_on_a_shared_namespace),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

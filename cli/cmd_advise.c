@@ -36,7 +36,8 @@ static void say(struct advice *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_object_array_add(a->lines, json_object_new_string(buf));
+	/* the lines name files, whose names may hold any byte: JSON stays valid UTF-8 */
+	json_object_array_add(a->lines, json_string_from_device(buf));
 }
 
 static void setting(struct advice *a, const char *name, const char *value)
@@ -335,7 +336,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	a.lines = json_object_new_array();
 	a.settings = json_object_new_object();
 	json_object_object_add(root, "schema", json_object_new_int(1));
-	json_object_object_add(root, "path", json_object_new_string(argv[optind]));
+	json_object_object_add(root, "path", json_string_from_device(argv[optind]));
 	json_object_object_add(root, "db", json_object_new_string(db_names[db]));
 	json_object_object_add(root, "page_size", json_object_new_uint64(page));
 	json_object_object_add(root, "settings", a.settings);
@@ -348,7 +349,8 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (format == OUTPUT_JSON) {
 		print_json(stdout, root);
 	} else {
-		printf("%s: %s with %" PRIu64 "-byte pages\n\nsettings:\n", argv[optind], db_names[db], page);
+		fputs_escaped(argv[optind], stdout);
+		printf(": %s with %" PRIu64 "-byte pages\n\nsettings:\n", db_names[db], page);
 		json_object_object_foreach(a.settings, key, val)
 			printf("  %s = %s\n", key, json_object_get_string(val));
 		fputs("\nwhy:\n", stdout);

@@ -236,6 +236,25 @@ def test_many_extents():
         assert (s["split"], s["split_first_edge"]) == (1, (n - 4) * PAGE + BLOCK), s
 
 
+def test_hostile_names_in_advice():
+    """A data directory named with escapes, a newline and bytes that are not UTF-8: escaped text, valid JSON."""
+    with xfs() as mnt:
+        d = os.path.join(mnt.encode(), b"\x1b[31mred\nline\xff\xfe")
+        os.mkdir(d)
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl").encode(), b"advise", b"--db", b"mysql", d],
+                           capture_output=True)
+        assert p.returncode in (0, 8), p
+        assert b"\x1b" not in p.stdout and b"\xff" not in p.stdout, p.stdout
+        assert p.stdout.count(b"\n\n") >= 1 and not p.stdout.startswith(b"\n")
+        first = p.stdout.split(b"\n", 1)[0]
+        assert first.endswith(b"with 16384-byte pages"), "the path broke the first line: %r" % p.stdout
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl").encode(), b"advise", b"--db", b"mysql",
+                            b"-o", b"json", d], capture_output=True)
+        assert p.returncode in (0, 8), p
+        doc = json.loads(p.stdout.decode("utf-8"))
+        assert doc["advice"], doc
+
+
 def test_dir_is_a_file_or_link():
     """The walk on a file is an error, not an empty pass; through a symbolic link it reads the target."""
     with xfs() as mnt:
@@ -251,4 +270,4 @@ def test_dir_is_a_file_or_link():
 if __name__ == "__main__":
     main([test_plain_tree_is_read, test_unreadable_as_nobody, test_symlinks_lead_elsewhere, test_mounts_inside,
           test_special_files_named_like_data_files, test_mysql_undo_and_isl, test_deep_tree, test_many_extents,
-          test_dir_is_a_file_or_link])
+          test_hostile_names_in_advice, test_dir_is_a_file_or_link])

@@ -51,14 +51,26 @@ static bool is_isl(const char *name)
 	return fnmatch("*.isl", name, 0) == 0;
 }
 
-static void unread(struct walk *w, const char *path, const char *why)
+/* Returns 0, so that a step of the walk can end with it. */
+static int unread(struct walk *w, const char *path, const char *why)
 {
 	w->ret->files++;
 	if (!w->ret->unread++)
 		snprintf(w->ret->unread_first, sizeof(w->ret->unread_first), "%s (%s)", path, why);
+	return 0;
 }
 
-static void read_file(struct walk *w, int dfd, const char *name, const char *path, const struct stat *seen)
+static int unread_errno(struct walk *w, const char *path, int err)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s%s", strerror(err),
+		 err == EACCES || err == EPERM ? "; run as a user who can read the data directory" :
+		 err == ENOENT ? "; it was removed or renamed while the directory was read: run again" : "");
+	return unread(w, path, why);
+}
+
+static int read_file(struct walk *w, int dfd, const char *name, const char *path, const struct stat *seen)
 {
 	char self[64];
 	struct file_edges e;
@@ -67,7 +79,7 @@ static void read_file(struct walk *w, int dfd, const char *name, const char *pat
 
 	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return unread(w, path, strerror(errno));
+		return unread_errno(w, path, errno);
 	/* the name may have been replaced since it was listed: read only the regular file it now names */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != seen->st_dev) {
 		close(fd);
@@ -80,23 +92,24 @@ static void read_file(struct walk *w, int dfd, const char *name, const char *pat
 		close(rfd);
 	close(fd);
 	if (r < 0)
-		return unread(w, path, r == -E2BIG ? "more than 1048576 extents" : strerror(-r));
+		return r == -E2BIG ? unread(w, path, "more than 1048576 extents") : unread_errno(w, path, -r);
 	w->ret->files++;
 	if (e.count && (e.not_placed || e.alignment < w->page) && !w->ret->split++) {
 		snprintf(w->ret->split_first, sizeof(w->ret->split_first), "%s", path);
 		w->ret->split_first_edge = e.worst;
 	}
+	return 0;
 }
 
-static void walk_dir(struct walk *w, int dfd, const char *path, bool foreign, unsigned int depth);
+static int walk_dir(struct walk *w, int dfd, const char *path, bool foreign, unsigned int depth);
 
-static void visit(struct walk *w, int dfd, const char *name, const char *path, bool foreign,
-		  unsigned int depth)
+static int visit(struct walk *w, int dfd, const char *name, const char *path, bool foreign,
+		 unsigned int depth)
 {
 	struct stat st;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return unread(w, path, strerror(errno));
+		return unread_errno(w, path, errno);
 	if (S_ISDIR(st.st_mode)) {
 		int fd;
 
@@ -104,7 +117,7 @@ static void visit(struct walk *w, int dfd, const char *name, const char *path, b
 			return unread(w, path, "more than 64 directories down: not read");
 		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			return unread(w, path, strerror(errno));
+			return unread_errno(w, path, errno);
 		/* another file system mounted inside: the verdict is not about its files */
 		return walk_dir(w, fd, path, foreign || st.st_dev != w->dev, depth + 1);
 	}
@@ -116,29 +129,29 @@ static void visit(struct walk *w, int dfd, const char *name, const char *path, b
 			return unread(w, path, "a symbolic link: the data file behind it is not read");
 		if (fstatat(dfd, name, &target, 0) == 0 && S_ISDIR(target.st_mode))
 			return unread(w, path, "a symbolic link to a directory: the data files in it are not read");
-		return; /* leads to no directory and has no data file's name */
+		return 0; /* leads to no directory and has no data file's name */
 	}
 	if (is_isl(name))
 		return unread(w, path, "a .isl file: the table's data file is in a DATA DIRECTORY elsewhere; "
 			      "run advise on that directory too");
 	if (!is_innodb_file(name))
-		return;
+		return 0;
 	if (!S_ISREG(st.st_mode))
 		return unread(w, path, "not a regular file");
 	if (foreign)
 		return unread(w, path, "on another file system mounted inside the directory");
-	read_file(w, dfd, name, path, &st);
+	return read_file(w, dfd, name, path, &st);
 }
 
 /* Takes DFD. */
-static void walk_dir(struct walk *w, int dfd, const char *path, bool foreign, unsigned int depth)
+static int walk_dir(struct walk *w, int dfd, const char *path, bool foreign, unsigned int depth)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
 
 	if (!d) {
 		close(dfd);
-		return unread(w, path, strerror(errno));
+		return unread_errno(w, path, errno);
 	}
 	for (;;) {
 		char sub[4096];
@@ -147,7 +160,7 @@ static void walk_dir(struct walk *w, int dfd, const char *path, bool foreign, un
 		de = readdir(d);
 		if (!de) {
 			if (errno)
-				unread(w, path, strerror(errno));
+				unread_errno(w, path, errno);
 			break;
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -157,6 +170,7 @@ static void walk_dir(struct walk *w, int dfd, const char *path, bool foreign, un
 		visit(w, dirfd(d), de->d_name, sub, foreign, depth);
 	}
 	closedir(d);
+	return 0;
 }
 
 int data_file_edges_scan(const char *dir, uint64_t page, struct data_file_edges *ret)

@@ -99,7 +99,9 @@ def test_unreadable_as_nobody():
         os.mkdir(os.path.join(d, "secret"), 0o700)
         whole(os.path.join(d, "secret", "t.ibd"))
         assert scan(d)["unread"] == 0
-        assert_unread(scan(d, user="nobody"), "a directory nobody cannot open")
+        s = scan(d, user="nobody")
+        assert_unread(s, "a directory nobody cannot open")
+        assert "Permission denied; run as a user who can read" in s["unread_first"], s
         d = datadir(mnt, "listonly")
         os.mkdir(os.path.join(d, "db2"))
         whole(os.path.join(d, "db2", "t.ibd"))
@@ -248,6 +250,7 @@ def test_hostile_names_in_advice():
         assert p.stdout.count(b"\n\n") >= 1 and not p.stdout.startswith(b"\n")
         first = p.stdout.split(b"\n", 1)[0]
         assert first.endswith(b"with 16384-byte pages"), "the path broke the first line: %r" % p.stdout
+        assert b"\\x1b[31mred\\x0aline\\xff\\xfe: mysql" in first, first  # the name's own bytes, escaped
         p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl").encode(), b"advise", b"--db", b"mysql",
                             b"-o", b"json", d], capture_output=True)
         assert p.returncode in (0, 8), p

@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 
 from hostlib import lcloudctl, main, mounted_fs, run, scratch_dir
 
@@ -150,6 +151,13 @@ def test_mounts_inside():
             assert_unread(scan(d), "a data file on a tmpfs mounted inside")
         finally:
             run(["umount", sub], check=True)
+        d = datadir(mnt, "self")
+        run(["mount", "--bind", d, os.path.join(d, "db")], check=True)
+        try:
+            s = scan(d, timeout=20)
+            assert (s["files"], s["unread"]) == (3, 0), "the data directory bound into itself: %s" % s  # db/ibdata1 too
+        finally:
+            run(["umount", os.path.join(d, "db")], check=True)
         d = datadir(mnt, "binds")
         with scratch_dir() as other:
             whole(os.path.join(other, "t.ibd"))
@@ -194,6 +202,50 @@ def test_mysql_undo_and_isl():
         with open(os.path.join(d, "db", "far.isl"), "w") as f:
             f.write("/elsewhere/db/far.ibd")
         assert_unread(scan(d), "a .isl file (DATA DIRECTORY elsewhere)")
+
+
+SWAPPER = r"""
+import errno, os, sys, time
+d, seconds = sys.argv[1], float(sys.argv[2])
+name, fifo, reg = d + "/x.ibd", d + "/.fifo", d + "/.reg"
+end = time.monotonic() + seconds
+opened = 0
+while time.monotonic() < end:
+    os.mkfifo(fifo)
+    os.rename(fifo, name)
+    for _ in range(20):
+        try:  # succeeds only while a reader has the FIFO open
+            os.close(os.open(name, os.O_WRONLY | os.O_NONBLOCK))
+            opened += 1
+        except OSError as e:
+            if e.errno not in (errno.ENXIO, errno.ENOENT):
+                raise
+    with open(reg, "wb") as f:
+        f.write(b"\x5a" * 65536)
+    os.rename(reg, name)
+    os.unlink(name)
+print(opened)
+"""
+
+
+def test_names_swapped_during_the_walk():
+    """A name that turns into a FIFO, a file and nothing while the walk runs: never opened as a FIFO,
+    never a wait; read whole, or counted as unread."""
+    with xfs() as mnt:
+        d = datadir(mnt, "swap")
+        swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, os.path.join(d, "db"), "4"],
+                                   stdout=subprocess.PIPE, text=True)
+        try:
+            runs = 0
+            while swapper.poll() is None:
+                s = scan(d, timeout=20)
+                assert s["result"] == 0 and s["split"] == 0, s
+                assert s["unread"] or s["files"] in (2, 3), s
+                runs += 1
+        finally:
+            out = swapper.communicate(timeout=30)[0]
+        assert swapper.returncode == 0 and out.strip() == "0", "a FIFO was opened for reading: %s" % out
+        assert runs > 10, runs
 
 
 def test_deep_tree():
@@ -272,5 +324,6 @@ def test_dir_is_a_file_or_link():
 
 if __name__ == "__main__":
     main([test_plain_tree_is_read, test_unreadable_as_nobody, test_symlinks_lead_elsewhere, test_mounts_inside,
-          test_special_files_named_like_data_files, test_mysql_undo_and_isl, test_deep_tree, test_many_extents,
+          test_special_files_named_like_data_files, test_names_swapped_during_the_walk,
+          test_mysql_undo_and_isl, test_deep_tree, test_many_extents,
           test_hostile_names_in_advice, test_dir_is_a_file_or_link])

@@ -87,6 +87,10 @@ static int read_file(struct walk *w, int dfd, const char *name, const char *path
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0 && errno == ENOENT) {
+		close(fd);
+		return unread(w, path, "it cannot be opened again through /proc/self/fd: is /proc mounted?");
+	}
 	r = rfd < 0 ? -errno : file_edges_read(rfd, &e);
 	if (rfd >= 0)
 		close(rfd);

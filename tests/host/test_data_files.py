@@ -248,6 +248,16 @@ def test_names_swapped_during_the_walk():
         assert runs > 10, runs
 
 
+def test_without_proc():
+    """Without /proc the walk cannot reopen a file it holds by O_PATH: unread, and it says so."""
+    with xfs() as mnt:
+        d = datadir(mnt, "noproc")
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'umount -l /proc && exec "$0" "$1" "$2"', SCAN, d, str(PAGE)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        assert "unread 2" in p.stdout and "/proc" in p.stdout, p.stdout
+
+
 def test_deep_tree():
     """A split data file deeper than PATH_MAX is found, or the walk says it could not go there."""
     with xfs() as mnt:
@@ -325,5 +335,5 @@ def test_dir_is_a_file_or_link():
 if __name__ == "__main__":
     main([test_plain_tree_is_read, test_unreadable_as_nobody, test_symlinks_lead_elsewhere, test_mounts_inside,
           test_special_files_named_like_data_files, test_names_swapped_during_the_walk,
-          test_mysql_undo_and_isl, test_deep_tree, test_many_extents,
+          test_mysql_undo_and_isl, test_deep_tree, test_without_proc, test_many_extents,
           test_hostile_names_in_advice, test_dir_is_a_file_or_link])

@@ -28,5 +28,6 @@ int main(int argc, char **argv)
 	fputs("\nsplit_first ", stdout);
 	fputs_escaped(e.split_first, stdout);
 	printf("\nsplit_first_edge %" PRIu64 "\n", e.split_first_edge);
+	fflush(stdout); /* before any exit handler: a sanitizer's may fail where /proc is gone */
 	return 0;
 }

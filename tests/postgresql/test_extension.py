@@ -366,6 +366,35 @@ def test_hostile_tablespace_links():
         os.rmdir(newline)
 
 
+def test_tablespace_link_longer_than_maxpgpath():
+    """A link in pg_tblspc longer than PostgreSQL's path buffer (MAXPGPATH, 1024): the row is about the
+    directory the link leads to, never about the prefix that fits the buffer."""
+    oid = tablespace_oids()["ts_gone"]
+    link = os.path.join(LAB["datadir"], "pg_tblspc", str(oid))
+    before = os.readlink(link)
+    prefix = LAB["mounts"]["ts_xfs"][2] + "/long"
+    while len(prefix) < 1023 - 201:
+        prefix += "/" + "p" * 200
+    prefix += "/" + "q" * (1023 - len(prefix) - 1)
+    assert len(prefix) == 1023
+    os.makedirs(prefix)
+    beyond = prefix + "r"  # the same 1023 bytes, then more: on tmpfs
+    os.mkdir(beyond)
+    run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "lcloud-test-long", beyond], check=True)
+    try:
+        os.mkdir(beyond + "/ts", 0o700)
+        pg.chown_postgres(beyond + "/ts")
+        os.symlink(beyond + "/ts", link + ".new")
+        os.rename(link + ".new", link)
+        rows = [r for r in datadir_rows() if r["tablespace"] == "ts_gone"]
+        assert len(rows) == 1 and rows[0]["filesystem"] == "tmpfs" and rows[0]["path"] == link, rows
+    finally:
+        os.symlink(before, link + ".new")
+        os.rename(link + ".new", link)
+        run(["umount", beyond])
+        run(["rm", "-rf", LAB["mounts"]["ts_xfs"][2] + "/long"])
+
+
 def test_reload_speaks_when_full_page_writes_changes():
     s = LAB["server"]
     # the previous test hid and restored two tablespaces: let the worker see them whole again
@@ -463,5 +492,6 @@ if __name__ == "__main__":
               test_unprivileged_server_answers_unknown_with_reason, test_nonexistent_path_is_an_unknown_row,
               test_bad_arguments_are_clean_errors, test_functions_are_granted_not_public,
               test_datadir_never_fails_on_a_missing_or_hidden_tablespace, test_hostile_tablespace_links,
+              test_tablespace_link_longer_than_maxpgpath,
               test_reload_speaks_when_full_page_writes_changes, test_wal_with_o_direct_is_plain_direct,
               test_server_log_has_no_crash_and_no_other_error])

@@ -24,6 +24,7 @@ enum db { DB_MYSQL, DB_MARIADB, DB_POSTGRESQL };
 
 struct advice {
 	json_object *lines;    /* why, one statement each */
+	json_object *raw;      /* the same with names' bytes as they are, for the text output */
 	json_object *settings; /* name -> value */
 };
 
@@ -36,7 +37,9 @@ static void say(struct advice *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_object_array_add(a->lines, json_object_new_string(buf));
+	/* the lines name files, whose names may hold any byte: JSON stays valid UTF-8, text shows the bytes */
+	json_object_array_add(a->lines, json_string_from_device(buf));
+	json_object_array_add(a->raw, json_object_new_string(buf));
 }
 
 static void setting(struct advice *a, const char *name, const char *value)
@@ -132,8 +135,8 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 
 		if (r < 0 || e.unread) {
 			say(a, "no advice: new %" PRIu64 "-byte O_DIRECT page writes here are untorn (%s), but whether "
-			    "the data files already in %s keep each page in one extent could not be read (%s); run "
-			    "as a user who can read them", page, why, path, r < 0 ? strerror(-r) : e.unread_first);
+			    "the data files already in %s keep each page in one extent could not be told: %lu could "
+			    "not be read, the first %s", page, why, path, e.unread, r < 0 ? strerror(-r) : e.unread_first);
 			return false;
 		}
 		if (e.split) {
@@ -264,7 +267,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	};
 	static const char *const db_names[] = { "mysql", "mariadb", "postgresql" };
 	enum output_format format = g->format;
-	struct advice a = { NULL, NULL };
+	struct advice a = { NULL, NULL, NULL };
 	struct lcloud_probe *p = NULL;
 	uint32_t flags = LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC;
 	uint64_t page = 0;
@@ -333,9 +336,10 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	}
 	root = json_object_new_object();
 	a.lines = json_object_new_array();
+	a.raw = json_object_new_array();
 	a.settings = json_object_new_object();
 	json_object_object_add(root, "schema", json_object_new_int(1));
-	json_object_object_add(root, "path", json_object_new_string(argv[optind]));
+	json_object_object_add(root, "path", json_string_from_device(argv[optind]));
 	json_object_object_add(root, "db", json_object_new_string(db_names[db]));
 	json_object_object_add(root, "page_size", json_object_new_uint64(page));
 	json_object_object_add(root, "settings", a.settings);
@@ -348,17 +352,19 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (format == OUTPUT_JSON) {
 		print_json(stdout, root);
 	} else {
-		printf("%s: %s with %" PRIu64 "-byte pages\n\nsettings:\n", argv[optind], db_names[db], page);
+		fputs_escaped(argv[optind], stdout);
+		printf(": %s with %" PRIu64 "-byte pages\n\nsettings:\n", db_names[db], page);
 		json_object_object_foreach(a.settings, key, val)
 			printf("  %s = %s\n", key, json_object_get_string(val));
 		fputs("\nwhy:\n", stdout);
-		for (size_t i = 0; i < json_object_array_length(a.lines); i++) {
+		for (size_t i = 0; i < json_object_array_length(a.raw); i++) {
 			fputs("  - ", stdout);
-			fputs_escaped(json_object_get_string(json_object_array_get_idx(a.lines, i)), stdout);
+			fputs_escaped(json_object_get_string(json_object_array_get_idx(a.raw, i)), stdout);
 			putchar('\n');
 		}
 	}
 	json_object_put(root);
+	json_object_put(a.raw);
 	lcloud_probe_free(p);
 	return decided ? EXIT_OK : EXIT_UNKNOWN;
 }

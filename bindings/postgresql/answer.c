@@ -42,6 +42,10 @@ probe_error_hint(int err)
 		case EACCES:
 		case EPERM:
 			return "the server's operating system user may not search a folder on the way";
+		case EBADFD:
+			return "a FIFO or socket has no storage; point the tablespace at a directory";
+		case ENODEV:
+			return "a device file other than an NVMe generic namespace has no file system to probe";
 		default:
 			return NULL;
 	}

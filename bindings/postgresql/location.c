@@ -150,10 +150,17 @@ user_tablespaces(enum lcloud_io_path data_path)
 
 		snprintf(link, sizeof(link), "%s/%u", dir, oids[i]);
 		len = readlink(link, target, sizeof(target) - 1);
-		if (len >= 0)
+		if (len >= 0 && len < (ssize_t) sizeof(target) - 1)
 			target[len] = '\0';
 		else
-			strlcpy(target, link, sizeof(target)); /* an in-place tablespace, or unreadable */
+		{
+			/*
+			 * An in-place tablespace, an unreadable link, or a target that
+			 * may not fit (readlink() cuts it silently): the link itself,
+			 * which the kernel follows whole.
+			 */
+			strlcpy(target, link, sizeof(target));
+		}
 		out = lappend(out, new_location(LCLOUD_LOC_TABLESPACE, oids[i], pstrdup(target), BLCKSZ, data_path));
 	}
 	if (oids)

@@ -6,6 +6,9 @@ import json
 import os
 
 import re
+import subprocess
+import sys
+import time
 
 from hostlib import (STATX_ATTR_WRITE_ATOMIC, layer, main, mounted_fs, own_statx, probe_json,
                      need_tool, read_sysfs, run, sysfs_block_dir)
@@ -150,6 +153,43 @@ def test_file_extent_edges_match_filefrag():
         assert "ermission" in json.dumps(fs), fs
 
 
+def test_file_extents_inline_reflinked_and_busy():
+    """ext4 inline data is not placed in blocks (alignment 1); a reflinked XFS file's shared extents
+    count like any, as filefrag lists them; a file written while probed never hangs the probe and its
+    facts are filefrag's of a moment."""
+    need_tool("filefrag", "e2fsprogs")
+    with mounted_fs("ext4", 1 << 28, mkfs_args=("-O", "inline_data")) as (dev, mnt):
+        path = os.path.join(mnt, "inline")
+        with open(path, "w") as f:
+            f.write("x" * 40)
+        os.sync()
+        assert "inline" in run(["filefrag", "-v", path], check=True).stdout
+        facts = layer(probe_json(path), "filesystem")["facts"]
+        assert (facts["extents"], facts["extent_edge_alignment"]) == (1, 1), facts
+    with mounted_fs("xfs") as (dev, mnt):
+        a, b = os.path.join(mnt, "a"), os.path.join(mnt, "b")
+        with open(a, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        run(["cp", "--reflink=always", a, b], check=True)
+        run(["fallocate", "-p", "-o", str(65536 + 4096), "-l", "4096", b], check=True)  # a hole in the copy
+        edges, text = filefrag_edges(b)
+        assert "shared" in run(["filefrag", "-v", b], check=True).stdout
+        facts = layer(probe_json(b), "filesystem")["facts"]
+        assert facts["extents"] == len(edges) // 2 == 2 and facts["extent_edge_alignment"] == 4096, (facts, text)
+        assert facts["extent_edge_worst"] == 65536 + 4096, facts
+        busy = os.path.join(mnt, "busy")
+        writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time\nf=open(sys.argv[1],'ab')\n"
+                                   "end=time.monotonic()+3\nwhile time.monotonic()<end:\n f.write(os.urandom(65536))"
+                                   "\n f.flush()\n", busy])
+        try:
+            time.sleep(0.2)
+            for _ in range(10):
+                facts = layer(probe_json(busy), "filesystem")["facts"]
+                assert facts["extents"] >= 1 and facts.get("extent_edge_alignment"), facts
+        finally:
+            writer.wait(timeout=30)
+
+
 def test_block_device_statx_and_signature():
     with mounted_fs("xfs") as (dev, mnt):
         probe = probe_json(dev)
@@ -166,4 +206,5 @@ def test_block_device_statx_and_signature():
 if __name__ == "__main__":
     main([test_xfs_file_reports_atomic_limits, test_xfs_directory_reports_file_limits,
           test_ext4_reports_no_atomic_writes, test_ext4_bigalloc_cluster_size,
-          test_block_device_statx_and_signature, test_file_extent_edges_match_filefrag])
+          test_block_device_statx_and_signature, test_file_extent_edges_match_filefrag,
+          test_file_extents_inline_reflinked_and_busy])

@@ -317,6 +317,84 @@ def reload_and_wait(what):
     return start
 
 
+def test_hostile_tablespace_links():
+    """A tablespace's link in pg_tblspc pointing at a FIFO, a deleted directory, a name with a newline and
+    an escape, a directory on overlayfs: a row with a reason each, no error, no wait, no crash."""
+    oid = tablespace_oids()["ts_gone"]
+    link = os.path.join(LAB["datadir"], "pg_tblspc", str(oid))
+    before = os.readlink(link)
+    d = os.path.join(LAB["scratch"], "hostile")
+    os.mkdir(d, 0o755)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    pg.chown_postgres(fifo)
+    deleted = os.path.join(d, "deleted")
+    os.mkdir(deleted)
+    newline = os.path.join(LAB["mounts"]["ts_xfs"][2], "ts\nnew\x1bline")
+    os.mkdir(newline, 0o700)
+    pg.chown_postgres(newline)
+    ovl = {k: os.path.join(d, k) for k in ("lower", "upper", "work", "merged")}
+    for v in ovl.values():
+        os.mkdir(v)
+    run(["mount", "-t", "overlay", "lcloud-test-overlay", "-o", "lowerdir=%(lower)s,upperdir=%(upper)s,workdir=%(work)s"
+         % ovl, ovl["merged"]], check=True)
+    try:
+        os.mkdir(ovl["merged"] + "/ts", 0o700)
+        pg.chown_postgres(ovl["merged"] + "/ts")
+        for target, answer, text in ((fifo, "unknown", os.strerror(errno.EBADFD) + ": a FIFO or socket has no storage"),
+                                     (deleted, "unknown", os.strerror(errno.ENOENT)),
+                                     (newline, None, None), (ovl["merged"] + "/ts", "no", None)):
+            if target == deleted:
+                os.rmdir(deleted)
+            os.symlink(target, link + ".new")
+            os.rename(link + ".new", link)
+            rows = [r for r in datadir_rows() if r["tablespace"] == "ts_gone"]
+            assert len(rows) == 1 and rows[0]["path"] == target and rows[0]["reason"], (target, rows)
+            assert rows[0]["answer"] != "untorn", rows
+            if answer:
+                assert rows[0]["answer"] == answer, rows
+            if text:
+                assert text in rows[0]["reason"], rows
+            assert_row_matches(rows[0], target, 8192, "buffered")
+            start = len(LAB["server"].log_lines())
+            LAB["server"].sql("SELECT pg_reload_conf()")
+            wait_for_messages(start, len(data_page_locations()), "reload with the tablespace at %r" % target)
+    finally:
+        os.symlink(before, link + ".new")
+        os.rename(link + ".new", link)
+        run(["umount", ovl["merged"]])
+        os.rmdir(newline)
+
+
+def test_tablespace_link_longer_than_maxpgpath():
+    """A link in pg_tblspc longer than PostgreSQL's path buffer (MAXPGPATH, 1024): the row is about the
+    directory the link leads to, never about the prefix that fits the buffer."""
+    oid = tablespace_oids()["ts_gone"]
+    link = os.path.join(LAB["datadir"], "pg_tblspc", str(oid))
+    before = os.readlink(link)
+    prefix = LAB["mounts"]["ts_xfs"][2] + "/long"
+    while len(prefix) < 1023 - 201:
+        prefix += "/" + "p" * 200
+    prefix += "/" + "q" * (1023 - len(prefix) - 1)
+    assert len(prefix) == 1023
+    os.makedirs(prefix)
+    beyond = prefix + "r"  # the same 1023 bytes, then more: on tmpfs
+    os.mkdir(beyond)
+    run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "lcloud-test-long", beyond], check=True)
+    try:
+        os.mkdir(beyond + "/ts", 0o700)
+        pg.chown_postgres(beyond + "/ts")
+        os.symlink(beyond + "/ts", link + ".new")
+        os.rename(link + ".new", link)
+        rows = [r for r in datadir_rows() if r["tablespace"] == "ts_gone"]
+        assert len(rows) == 1 and rows[0]["filesystem"] == "tmpfs" and rows[0]["path"] == link, rows
+    finally:
+        os.symlink(before, link + ".new")
+        os.rename(link + ".new", link)
+        run(["umount", beyond])
+        run(["rm", "-rf", LAB["mounts"]["ts_xfs"][2] + "/long"])
+
+
 def test_reload_speaks_when_full_page_writes_changes():
     s = LAB["server"]
     # the previous test hid and restored two tablespaces: let the worker see them whole again
@@ -413,6 +491,7 @@ if __name__ == "__main__":
               test_pages_really_go_through_the_page_cache, test_check_function_matches_lcloudctl,
               test_unprivileged_server_answers_unknown_with_reason, test_nonexistent_path_is_an_unknown_row,
               test_bad_arguments_are_clean_errors, test_functions_are_granted_not_public,
-              test_datadir_never_fails_on_a_missing_or_hidden_tablespace,
+              test_datadir_never_fails_on_a_missing_or_hidden_tablespace, test_hostile_tablespace_links,
+              test_tablespace_link_longer_than_maxpgpath,
               test_reload_speaks_when_full_page_writes_changes, test_wal_with_o_direct_is_plain_direct,
               test_server_log_has_no_crash_and_no_other_error])

@@ -8,7 +8,12 @@ InnoDB drop its doublewrite buffer, and the advice for the second names the
 layout that would; PostgreSQL keeps full_page_writes on. Google's recipe
 holds only while the block layer merges no writes (queue/nomerges 2): with
 the kernel's default, neighbouring page writes can reach the disk as one
-command larger than 16 KiB, and the doublewrite buffer stays on."""
+command larger than 16 KiB, and the doublewrite buffer stays on. The InnoDB
+data files already in a directory are read: a FIFO named like one, a database
+directory behind a symbolic link, a data file on a mount inside or a .isl file
+leaves the answer unknown; a file with a page across a hole keeps the buffer on,
+and its name (a newline, an escape, a byte that is not UTF-8) reaches neither
+the terminal nor the JSON raw."""
 import os
 import subprocess
 import tempfile
@@ -33,6 +38,25 @@ for d in /sys/block/sd*; do echo 2 > $d/queue/nomerges; done
 "$LCLOUDCTL" advise --db postgresql -o json /mnt/a/mysql > /out/a-pg.json
 "$LCLOUDCTL" check --size 16K --path plain_direct /mnt/a/mysql > /out/a-check.txt; echo $? > /out/a-check.rc
 "$LCLOUDCTL" check --size 16K --path plain_direct /mnt/b/mysql > /out/b-check.txt; echo $? > /out/b-check.rc
+# the data files already there: any that could not be read keeps the answer unknown
+mkdir -p /mnt/a/whole/db
+dd if=/dev/urandom of=/mnt/a/whole/db/t.ibd bs=64k count=1 2>/dev/null
+for kind in fifo link mount isl; do mkdir -p /mnt/a/$kind/db; cp /mnt/a/whole/db/t.ibd /mnt/a/$kind/db/; done
+mkfifo /mnt/a/fifo/db/x.ibd
+ln -s /mnt/a/whole/db /mnt/a/link/far
+mkdir /mnt/a/mount/sub && mount -t tmpfs -o size=1m tmpfs /mnt/a/mount/sub && cp /mnt/a/whole/db/t.ibd /mnt/a/mount/sub/
+echo /elsewhere/db/t.ibd > /mnt/a/isl/db/far.isl
+# a page across a hole, in a file whose name holds a newline, an escape and a byte that is not UTF-8
+n=$(printf '/mnt/a/names/db\nx\033[31m\377')
+mkdir -p "$n"
+dd if=/dev/urandom of="$n/t.ibd" bs=4k count=1 2>/dev/null
+dd if=/dev/urandom of="$n/t.ibd" bs=4k seek=2 count=6 conv=notrunc 2>/dev/null
+sync
+for kind in whole fifo link mount isl names; do
+    timeout 60 "$LCLOUDCTL" advise --db mysql -o json /mnt/a/$kind > /out/$kind.json; echo $? > /out/$kind.rc
+done
+timeout 60 "$LCLOUDCTL" advise --db mysql /mnt/a/names > /out/names.txt
+umount /mnt/a/mount/sub
 '''
 
 
@@ -69,6 +93,20 @@ def test_innodb_advice_follows_the_layout():
     assert any("bigalloc -C 16384" in line for line in b["advice"]), b["advice"]
     assert run.text("b-check.rc").strip() == "6"
     assert "4096-byte units" in run.text("b-check.txt"), run.text("b-check.txt")
+    # the data files already in a directory: read, or the answer is unknown (exit 8), never a wait
+    whole = run.json("whole.json")
+    assert run.text("whole.rc").strip() == "0" and whole["settings"]["innodb_doublewrite"] == "OFF", whole
+    assert any("InnoDB data files already in" in line for line in whole["advice"]), whole["advice"]
+    for kind, why in (("fifo", "not a regular file"), ("link", "symbolic link"), ("mount", "another file system"),
+                      ("isl", "DATA DIRECTORY")):
+        doc = run.json(kind + ".json")
+        assert run.text(kind + ".rc").strip() == "8" and doc["settings"] == {}, (kind, doc)
+        assert doc["answer"] == "unknown" and why in doc["advice"][0], (kind, doc)
+    names = run.json("names.json")  # json.load: the document is valid UTF-8
+    assert names["settings"]["innodb_doublewrite"] == "ON", names
+    assert "db\nx\x1b[31m\xff/t.ibd" in names["advice"][0] and "at byte 4096" in names["advice"][0], names
+    text = run.text("names.txt")
+    assert "\x1b" not in text and "db\\x0ax\\x1b[31m\\xff/t.ibd" in text, text
     pg = run.json("a-pg.json")
     assert pg["settings"] == {"full_page_writes": "on"}
     assert any("page cache" in line for line in pg["advice"])

@@ -452,6 +452,24 @@ static void test_uncaptured_identify_is_unknown(void **state)
 }
 
 /*
+ * A regular file on FSTYPE with BLOCK-byte blocks over fixture TREE's DEV,
+ * as the probe of a file builds it; its file system layer in *FS.
+ */
+static struct lcloud_probe *file_probe(const char *tree, const char *dev, const char *fstype, uint64_t block,
+				       struct lcloud_layer **fs)
+{
+	struct lcloud_probe *p = fixture_probe(tree, dev);
+	int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, fstype, -1);
+
+	assert_true(index >= 0);
+	*fs = report_layer(p, index);
+	p->target_type = LCLOUD_TARGET_REGULAR;
+	assert_int_equal(layer_add_string(*fs, "fstype", fstype, "mountinfo"), 0);
+	assert_int_equal(layer_add_u64(*fs, "block_size", LCLOUD_UNIT_BYTES, block, "statfs:f_bsize"), 0);
+	return p;
+}
+
+/*
  * A file's plain_direct verdict rests on the stack below its file system
  * holding its data, and on knowing how the file system places it. Over the
  * same disk (QEMU, 4 KiB LBAs, one LBA promised), a file system layer is
@@ -483,15 +501,9 @@ static void test_file_system_placement(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
-		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
 		struct lcloud_layer *fs;
-		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, stacks[i].fstype, -1);
+		struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", stacks[i].fstype, 4096, &fs);
 
-		assert_true(index >= 0);
-		fs = report_layer(p, index);
-		p->target_type = LCLOUD_TARGET_REGULAR;
-		assert_int_equal(layer_add_string(fs, "fstype", stacks[i].fstype, "mountinfo"), 0);
-		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
 		if (stacks[i].fact && streq_dev(stacks[i].fact, "realtime_device"))
 			assert_int_equal(layer_add_bool(fs, "realtime", 1, "ioctl:FS_IOC_FSGETXATTR"), 0);
 		if (stacks[i].fact && stacks[i].state == LCLOUD_FACT_PRESENT)
@@ -524,16 +536,10 @@ static void test_file_without_direct_io(void **state)
 	(void)state;
 
 	for (uint64_t dio_align = 0; dio_align <= 4096; dio_align += 4096) {
-		struct lcloud_probe *p = fixture_probe("nvme-qemu", "/dev/nvme0n1");
-		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
 		struct lcloud_layer *fs;
+		struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", "ext4", 4096, &fs);
 		enum lcloud_answer want = dio_align ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO;
 
-		assert_true(index >= 0);
-		fs = report_layer(p, index);
-		p->target_type = LCLOUD_TARGET_REGULAR;
-		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
-		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
 		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 4096, "test"), 0);
 		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
 		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_min", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
@@ -563,15 +569,9 @@ static void test_direct_io_alignment_floor(void **state)
 	(void)state;
 
 	for (uint64_t dio_align = 4096; dio_align <= 16384; dio_align *= 4) {
-		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
-		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "xfs", -1);
 		struct lcloud_layer *fs;
+		struct lcloud_probe *p = file_probe("nvme-crafted", "/dev/nvme0n1", "xfs", 16384, &fs);
 
-		assert_true(index >= 0);
-		fs = report_layer(p, index);
-		p->target_type = LCLOUD_TARGET_REGULAR;
-		assert_int_equal(layer_add_string(fs, "fstype", "xfs", "mountinfo"), 0);
-		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 16384, "statfs:f_bsize"), 0);
 		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
 		assert_int_equal(verdict_compute(p), 0);
 		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
@@ -618,16 +618,10 @@ static void test_file_extent_edges(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme0n1");
-		int index = report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "ext4", -1);
-		const struct lcloud_verdict *pd;
 		struct lcloud_layer *fs;
+		struct lcloud_probe *p = file_probe("nvme-crafted", "/dev/nvme0n1", "ext4", 4096, &fs);
+		const struct lcloud_verdict *pd;
 
-		assert_true(index >= 0);
-		fs = report_layer(p, index);
-		p->target_type = LCLOUD_TARGET_REGULAR;
-		assert_int_equal(layer_add_string(fs, "fstype", "ext4", "mountinfo"), 0);
-		assert_int_equal(layer_add_u64(fs, "block_size", LCLOUD_UNIT_BYTES, 4096, "statfs:f_bsize"), 0);
 		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 16384, "test"), 0);
 		if (maps[i].state == LCLOUD_FACT_PRESENT) {
 			assert_int_equal(layer_add_u64(fs, "extents", LCLOUD_UNIT_NONE, 2, "test"), 0);

@@ -717,6 +717,9 @@ static void test_awupf_on_a_shared_namespace(void **state)
 	assert_non_null(pf);
 	assert_string_equal(pf->source, "nvme:id-ns:nawupf");
 	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	/* adding a fact may move the layer's facts: look it up again */
+	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	assert_non_null(pf);
 	assert_int_equal(verdict_compute(p), 0);
 	/* the namespace's own NAWUPF: the same through every controller */
 	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),

@@ -115,8 +115,8 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 /* "16384", "16K", "16KiB", "1M": binary units; -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t *ret);
 
-/* -o/--output argument; returns false for an unknown format. */
-bool parse_output_format(const char *arg, enum output_format *ret);
+/* -o/--output argument; for an unknown format says so on stderr as WHO ("lcloudctl check") and returns false. */
+bool parse_output_format(const char *who, const char *arg, enum output_format *ret);
 
 /* "4 KiB (4096)" style rendering of a fact value into BUF. */
 const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf, size_t size);

@@ -296,8 +296,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 			}
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &format)) {
-				fprintf(stderr, "lcloudctl advise: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl advise", optarg, &format)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -70,8 +70,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			}
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &format)) {
-				fprintf(stderr, "lcloudctl check: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl check", optarg, &format)) {
 				return EXIT_USAGE;
 			}
 			break;

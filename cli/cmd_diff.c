@@ -71,8 +71,7 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (!parse_output_format(optarg, &format)) {
-				fprintf(stderr, "lcloudctl diff: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl diff", optarg, &format)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -579,8 +579,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			opts.format = OUTPUT_JSON;
 			break;
 		case OPT_FORMAT:
-			if (!parse_output_format(optarg, &opts.format)) {
-				fprintf(stderr, "lcloudctl list: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl list", optarg, &opts.format)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -59,8 +59,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	while ((c = getopt_long(argc, argv, "o:bHh", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (!parse_output_format(optarg, &opts.format)) {
-				fprintf(stderr, "lcloudctl probe: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl probe", optarg, &opts.format)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -171,8 +171,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			o->keep_going = true;
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &o->format)) {
-				fprintf(stderr, "lcloudctl replay: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl replay", optarg, &o->format)) {
 				return -1;
 			}
 			break;

@@ -167,9 +167,7 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 			o->force = true;
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &o->format)) {
-				fprintf(stderr, "lcloudctl torture run: unknown output format '%s' (use normal or json)\n",
-					optarg);
+			if (!parse_output_format("lcloudctl torture run", optarg, &o->format)) {
 				return -1;
 			}
 			break;

@@ -67,9 +67,7 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 			o->all = true;
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &o->format)) {
-				fprintf(stderr, "lcloudctl torture verify: unknown output format '%s' (use normal or json)\n",
-					optarg);
+			if (!parse_output_format("lcloudctl torture verify", optarg, &o->format)) {
 				return -1;
 			}
 			break;

@@ -26,14 +26,16 @@ static const struct command commands[] = {
 	{ "export", "every verdict as Prometheus gauges (node_exporter textfile)", cmd_export, cmd_export_usage },
 };
 
-bool parse_output_format(const char *arg, enum output_format *ret)
+bool parse_output_format(const char *who, const char *arg, enum output_format *ret)
 {
-	if (strcmp(arg, "normal") == 0)
+	if (strcmp(arg, "normal") == 0) {
 		*ret = OUTPUT_NORMAL;
-	else if (strcmp(arg, "json") == 0)
+	} else if (strcmp(arg, "json") == 0) {
 		*ret = OUTPUT_JSON;
-	else
+	} else {
+		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, arg);
 		return false;
+	}
 	return true;
 }
 
@@ -94,8 +96,7 @@ int main(int argc, char **argv)
 			g.sysroot = optarg;
 			break;
 		case 'o':
-			if (!parse_output_format(optarg, &g.format)) {
-				fprintf(stderr, "lcloudctl: unknown output format '%s' (use normal or json)\n", optarg);
+			if (!parse_output_format("lcloudctl", optarg, &g.format)) {
 				return EXIT_USAGE;
 			}
 			break;

@@ -80,6 +80,11 @@ int file_edges_read(int fd, struct file_edges *e)
 			r = -E2BIG;
 			break;
 		}
+		/* a map that does not move on would be asked again forever */
+		if (!last && prev_end <= start) {
+			r = -EIO;
+			break;
+		}
 		start = prev_end;
 	}
 	free(fm);

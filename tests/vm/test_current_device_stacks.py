@@ -120,6 +120,7 @@ for h in $heads; do
         k=$(basename $(readlink -f $x/device))
         nvme id-ctrl /dev/$k | sed -n 's/^awupf *: *//p'
     done > /out/mp-awupf-$h
+    cat /sys/block/$h/nsid > /out/mp-nsid-$h
     nvme id-ns /dev/$h > /out/id-ns-$h.txt
     for i in 1 2 3 4; do "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err; done
 done
@@ -312,7 +313,8 @@ def test_shared_namespaces():
             p = run.json("probe-%s-%d.json" % (h, i))["probes"][0]
             nvme = [l for l in p["layers"] if l["layer"] == "nvme"][0]["facts"]
             assert nvme["multipath_paths"] == 2, nvme
-            assert nvme["nsid"] == int(h.split("n")[-1]), (h, nvme["nsid"])
+            # a head's name counts heads, not NSIDs: sysfs has the NSID
+            assert nvme["nsid"] == int(run.text("mp-nsid-" + h)), (h, nvme["nsid"])
             read.add(nvme["atomic_write_power_fail_bytes"])
             for path in PATHS:
                 assert p["verdict"][path]["max_untorn_bytes"] <= promise, (h, i, path, p["verdict"][path])

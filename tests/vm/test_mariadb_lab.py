@@ -21,7 +21,11 @@ oracle's rules under the device model the test itself configured (not one
 read by lcloudctl): A and D must have no tearable page write; C must have some, and
 a crash image cut in the middle of one (`lcloudctl replay --base --cut
 --tear`) must hold a page that MariaDB's innochecksum rejects, while the same
-file in the final image passes. The log's write count and bytes are compared
+file in the final image passes. A second guest then runs MariaDB's own crash
+recovery, doublewrite OFF, on crash images of A and D cut in the middle of
+the load (every page verified first with innochecksum; it must start and
+CHECK TABLE must pass) and on C's torn one (it must not come back clean).
+The log's write count and bytes are compared
 with `lcloudctl replay`'s reading and with the guest's /sys/block/*/stat.
 Figures (TCG: emulation bound) go to OUTDIR/figures.json when
 MARIADB_LAB_OUT is set. MARIADB_LAB_SECONDS (20) sets each load's length; MARIADB_LAB_KEEP=1 keeps the
@@ -31,6 +35,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from vmlib import GuestRun, run_guest, LCLOUDCTL, HERE
@@ -318,8 +323,157 @@ def test_negative_control_tears_and_innochecksum_rejects_the_page():
         shown.append((w, verdict))
         if verdict["crash"][0] != 0 and verdict["final"][0] == 0:
             s["rejected"] = {"page": w, "file": rel, "innochecksum": verdict}
+            s["rejected_image"] = os.path.join(s["tmp"], "C-torn.img")
+            os.rename(crash, s["rejected_image"])
             return
     raise AssertionError("no crash image showed a rejected page: %s" % json.dumps(shown)[:4000])
+
+
+RECOVERY_GUEST = r'''
+set -u
+R=/r
+fail() { echo "$*" >> /out/fail; }
+modprobe xfs || fail "cannot load xfs"
+mkdir -p $R && mount -t ext4 -o ro $LCVM_VIRTIO0 $R || { fail "cannot mount the MariaDB root"; exit 1; }
+mount -t tmpfs tmpfs $R/tmp && mount -t tmpfs tmpfs $R/mnt && mount -t proc proc $R/proc &&
+    mount -t sysfs sys $R/sys && mount -o bind /dev $R/dev || { fail "cannot set up the chroot"; exit 1; }
+n=0
+for name in $IMAGES; do
+    eval d=\${LCVM_NVME$n}n1; n=$((n + 1))
+    t=ext4; case $name in D*) t=xfs;; esac
+    # mounting replays the file system's journal, as a boot after the power cut would
+    mkdir $R/mnt/$name && mount -t $t $d $R/mnt/$name || { fail "cannot mount $name"; continue; }
+    # every page of every data file as the power cut left it, before recovery rewrites any;
+    # in ibdata1 not the doublewrite area (two 64-page blocks named in the TRX_SYS page,
+    # page 5), which holds copies of other files' pages, not pages of its own
+    set -- $(od -An -tx1 -j $((5 * 16384 + 16184 + 10)) -N 12 $R/mnt/$name/mysql/ibdata1)
+    [ $# = 12 ] && set -- $((0x$1$2$3$4)) $((0x$5$6$7$8)) $((0x$9${10}${11}${12}))
+    echo "$*" > /out/doublewrite-area-$name
+    for f in $(cd $R/mnt/$name/mysql && ls ibdata1 */*.ibd); do
+        o=/out/innochecksum-$name-$(echo $f | tr / _)
+        if [ $f = ibdata1 ] && [ "${1:-}" = 536853855 ] && [ "$3" = $(($2 + 64)) ]; then
+            chroot $R innochecksum -e $(($2 - 1)) /mnt/$name/mysql/$f > $o 2>&1 &&
+                chroot $R innochecksum -s $(($3 + 64)) /mnt/$name/mysql/$f >> $o 2>&1
+        else
+            chroot $R innochecksum /mnt/$name/mysql/$f > $o 2>&1
+        fi
+        echo "$? $f"
+    done > /out/innochecksum-$name
+    chroot $R mariadbd --defaults-file=/etc/mysql/lab.cnf --datadir=/mnt/$name/mysql --innodb-doublewrite=OFF \
+        > /out/recovery-$name.log 2>&1 &
+    pid=$! i=0 up=1
+    while ! chroot $R mariadb-admin --socket=/tmp/lab.sock ping > /dev/null 2>&1; do
+        kill -0 $pid 2> /dev/null || { up=0; break; }
+        i=$((i + 1)); [ $i -gt 400 ] && { up=0; kill -9 $pid; break; }; sleep 0.5
+    done
+    echo $up > /out/up-$name
+    if [ $up = 1 ]; then
+        chroot $R timeout 300 mariadb --socket=/tmp/lab.sock -N -e \
+            "CHECK TABLE sbtest.sbtest1, sbtest.sbtest2 EXTENDED; SELECT COUNT(*) FROM sbtest.sbtest1" \
+            > /out/check-$name 2>&1; echo $? > /out/check-$name.rc
+        chroot $R mariadb-admin --socket=/tmp/lab.sock shutdown || kill -9 $pid
+    fi
+    wait $pid; echo $? > /out/exit-$name
+    umount $R/mnt/$name || fail "umount $name"
+done
+'''
+
+
+def crash_cuts(x):
+    """Two power cuts in the middle of namespace X's load, as the device's
+    model allows them: after 40 % of the logged entries; and inside the first
+    command past 60 % that is larger than the atomic unit and starts on one,
+    with only its first unit written."""
+    log = read_log_entries(lab()["logs"][x]["log"])
+    lba, unit, _boundary = MODEL[x]
+    writes = [e for e in log if e[2] > 0]
+    n = len(log)
+    first = [e for e in writes if e[0] >= n * 4 // 10][0]
+    torn = [e for e in writes if e[0] >= n * 6 // 10 and e[2] > unit and e[1] % unit == 0][0]
+    return [(first[0], 0), (torn[0], unit // lba)]
+
+
+def read_log_entries(path):
+    sys.path.insert(0, HERE)
+    import innodb_pages
+    return innodb_pages.read_log(path)[2]
+
+
+def recovery():
+    """MariaDB's own crash recovery, with the doublewrite buffer OFF, on crash
+    images of the proved namespaces and on the negative control's torn one, in
+    a second guest: {image name: (cut, tear)}, GuestRun."""
+    s = lab()
+    if "recovery" in s:
+        return s["recovery"]
+    images, devices = {}, []
+    for x in "AD":
+        log = s["logs"][x]
+        for i, (cut, tear) in enumerate(crash_cuts(x)):
+            name = "%s%d" % (x, i + 1)
+            out = os.path.join(s["tmp"], name + "-crash.img")
+            subprocess.run([LCLOUDCTL, "replay", log["log"], "--lba", "4096", "--base", log["start_image"], "--out",
+                            out, "--cut", str(cut), "--tear", str(tear)], check=True, capture_output=True)
+            images[name] = ((cut, tear), out)
+    if s.get("rejected_image"):
+        cut = s["rejected"]["page"]["tearing_cut"]
+        images["C1"] = ((cut["cut"], cut["tear_blocks"]), s["rejected_image"])
+    for name in images:
+        devices += ["--nvme", "lbs=4096,serial=rc%s,image=%s" % (name, images[name][1])]
+    devices += ["--virtio", "image=%s,drive.readonly=on" % os.path.join(s["cache"], "root.ext4"),
+                "--env", "IMAGES=" + " ".join(images), "--mem", "1024", "--module", "xfs"]
+    s["recovery"] = ({k: v[0] for k, v in images.items()}, run_guest(RECOVERY_GUEST, devices, timeout=900, lane="current"))
+    return s["recovery"]
+
+
+def test_mariadb_recovers_crash_images_of_the_proved_stacks():
+    """A power cut in the middle of the load, on the proved stacks, with the
+    doublewrite buffer OFF: every page of every data file verifies as the cut
+    left it (innochecksum, before recovery touches a page), MariaDB runs its
+    crash recovery, starts, and CHECK TABLE finds both tables sound."""
+    cuts, run = recovery()
+    assert not run.exists("fail"), run.text("fail")
+    for name in cuts:
+        if name.startswith("C"):
+            continue
+        # only the doublewrite area was left out of ibdata1's check, where TRX_SYS says it is
+        magic, b1, b2 = [int(v) for v in run.text("doublewrite-area-" + name).split()]
+        assert magic == 536853855 and b2 == b1 + 64, run.text("doublewrite-area-" + name)
+        files = [line.split(" ", 1) for line in run.text("innochecksum-" + name).splitlines()]
+        assert len(files) >= 3 and all(rc == "0" for rc, _ in files), (name, cuts[name], files)
+        log = run.text("recovery-%s.log" % name)
+        assert run.text("up-" + name).strip() == "1", (name, cuts[name], log[-3000:])
+        # the image was a crash, not a clean shutdown: recovery really ran
+        assert re.search(r"crash recovery|Starting final batch to recover|to recover", log), (name, log[-3000:])
+        assert not re.search(r"corrupt|\[ERROR\]", log, re.I), (name, cuts[name], log[-3000:])
+        check = run.text("check-" + name)
+        assert run.text("check-%s.rc" % name).strip() == "0", (name, check)
+        status = re.findall(r"^sbtest\.sbtest\d\tcheck\t(\w+)\t(.*)$", check, re.M)
+        assert len(status) == 2 and all(s == ("status", "OK") for s in status), (name, check)
+        assert int(check.strip().splitlines()[-1]) == 20000, (name, check)
+        lab().setdefault("recovered", {})[name] = {"cut": cuts[name][0], "tear_blocks": cuts[name][1]}
+
+
+def test_mariadb_recovery_of_the_torn_negative_control_is_not_clean():
+    """The negative control's crash image, with the page innochecksum rejected:
+    the guest's innochecksum, after the file system's own journal recovery,
+    rejects it too, and MariaDB without the doublewrite buffer cannot come
+    back clean (it refuses to start, logs the corruption, or CHECK TABLE
+    fails)."""
+    s = lab()
+    assert s.get("rejected_image"), "the negative control found no rejected page"
+    cuts, run = recovery()
+    rel = s["rejected"]["file"][len("/mysql/"):]
+    files = dict(reversed(line.split(" ", 1)) for line in run.text("innochecksum-C1").splitlines())
+    assert files.get(rel) not in (None, "0"), (rel, files)
+    log = run.text("recovery-C1.log")
+    up = run.text("up-C1").strip() == "1"
+    check = run.text("check-C1") if up else ""
+    clean = up and not re.search(r"corrupt|\[ERROR\]", log, re.I) and \
+        len(re.findall(r"\tstatus\tOK$", check, re.M)) == 2
+    s["negative_recovery"] = {"started": up, "log": [l for l in log.splitlines() if re.search(r"corrupt|ERROR", l, re.I)][:5],
+                              "check": check.strip().splitlines()[:4]}
+    assert not clean, (log[-3000:], check)
 
 
 def test_figures():
@@ -337,6 +491,8 @@ def test_figures():
                   "page_writes": pages(x)["page_writes"], "tearable": pages(x)["tearable"]}
     fig["tps_off_over_on"] = round(fig["A"]["tps"] / fig["B"]["tps"], 3) if fig["B"]["tps"] else None
     fig["rejected"] = s.get("rejected")
+    fig["recovered"] = s.get("recovered")
+    fig["negative_recovery"] = s.get("negative_recovery")
     fig["unverified_A"] = s.get("unverified-A")
     fig["unverified_D"] = s.get("unverified-D")
     print(json.dumps(fig, indent=1))
@@ -353,9 +509,13 @@ if __name__ == "__main__":
         main([test_guest_ran_mariadb_as_configured, test_log_read_agrees_with_lcloudctl_and_the_guest,
               test_no_tearable_innodb_page_write_on_the_proved_ext4_bigalloc,
               test_no_tearable_innodb_page_write_on_the_proved_xfs_16k,
-              test_negative_control_tears_and_innochecksum_rejects_the_page, test_figures])
+              test_negative_control_tears_and_innochecksum_rejects_the_page,
+              test_mariadb_recovers_crash_images_of_the_proved_stacks,
+              test_mariadb_recovery_of_the_torn_negative_control_is_not_clean, test_figures])
     finally:
         if _state.get("tmp") and not os.environ.get("MARIADB_LAB_KEEP"):
             shutil.rmtree(_state["tmp"], ignore_errors=True)
             if _state.get("run") and not os.environ.get("MARIADB_LAB_RESULTS"):  # the guest's results: logs and images, ~1.5 GB
                 shutil.rmtree(os.path.dirname(_state["run"].outdir), ignore_errors=True)
+            if _state.get("recovery"):
+                shutil.rmtree(os.path.dirname(_state["recovery"][1].outdir), ignore_errors=True)

@@ -383,14 +383,17 @@ def crash_cuts(x):
     """Two power cuts in the middle of namespace X's load, as the device's
     model allows them: after 40 % of the logged entries; and inside the first
     command past 60 % that is larger than the atomic unit and starts on one,
-    with only its first unit written."""
+    with only its first unit written (or, if the run has no such command,
+    before the first write past 60 %)."""
     log = read_log_entries(lab()["logs"][x]["log"])
     lba, unit, _boundary = MODEL[x]
     writes = [e for e in log if e[2] > 0]
     n = len(log)
     first = [e for e in writes if e[0] >= n * 4 // 10][0]
-    torn = [e for e in writes if e[0] >= n * 6 // 10 and e[2] > unit and e[1] % unit == 0][0]
-    return [(first[0], 0), (torn[0], unit // lba)]
+    torn = [e for e in writes if e[0] >= n * 6 // 10 and e[2] > unit and e[1] % unit == 0]
+    if not torn:  # no such command in this run: the cut before the first write past 60 %
+        return [(first[0], 0), ([e for e in writes if e[0] >= n * 6 // 10][0][0], 0)]
+    return [(first[0], 0), (torn[0][0], unit // lba)]
 
 
 def read_log_entries(path):

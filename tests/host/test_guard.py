@@ -32,11 +32,11 @@ def digest(path):
 
 FLIPPER = r"""
 import os, sys, time
-link, a, b, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+link, a, b, stop, seconds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
 tmp = link + ".new"
 end = time.monotonic() + seconds
 n = 0
-while time.monotonic() < end:
+while not os.path.exists(stop) and time.monotonic() < end:
     for target in (a, b):
         try:
             os.unlink(tmp)
@@ -60,7 +60,10 @@ def test_symlink_swapped_during_write():
         os.symlink(scratch, link)
         run(["sync"])
         before = digest(os.path.join(d, "img"))
-        flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, link, scratch, dev, "8"],
+        # the flipper runs until the writes are done (a slow machine makes fewer writes per second,
+        # not fewer writes), or 120 s at most
+        stop = os.path.join(d, "stop")
+        flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, link, scratch, dev, stop, "120"],
                                    stdout=subprocess.PIPE, text=True)
         outcomes = {}
         try:
@@ -71,6 +74,7 @@ def test_symlink_swapped_during_write():
                 if flipper.poll() is not None:
                     break
         finally:
+            open(stop, "w").close()
             flips = flipper.communicate(timeout=30)[0].strip()
         run(["sync"])
         after = digest(os.path.join(d, "img"))

@@ -122,7 +122,13 @@ for h in $heads; do
     done > /out/mp-awupf-$h
     cat /sys/block/$h/nsid > /out/mp-nsid-$h
     nvme id-ns /dev/$h > /out/id-ns-$h.txt
-    for i in 1 2 3 4; do "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err; done
+    # round-robin takes the next path for every command through the head: one read of a block between
+    # the second and third probe makes two neighbouring probes start on different paths, whether a
+    # probe sends an odd or an even number of commands
+    for i in 1 2 3 4; do
+        "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err
+        if [ $i = 2 ]; then dd if=/dev/$h of=/dev/null bs=4096 count=1 iflag=direct 2> /dev/null; fi
+    done
 done
 '''
 

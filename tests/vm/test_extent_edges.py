@@ -29,6 +29,7 @@ SCRIPT = r'''
 set -u
 writes() { set -- $(cat /sys/block/$1/stat); echo $5; }
 one_write() { # DEV-NAME FILE SIZE OFFSET OUT: one O_DIRECT write, and how many requests the disk saw
+    sync  # the journal's pending commits land before the count, not inside it
     before=$(writes $1)
     "$DIRECT_WRITE" $2 $3 $4 0 >> /out/$5.log 2>&1 || echo "write failed: $?" >> /out/$5.log
     echo $(( $(writes $1) - before )) > /out/$5.requests
@@ -42,7 +43,8 @@ e=${LCVM_NVME0}n1; en=${e##*/}
 x=${LCVM_NVME1}n1; xn=${x##*/}
 modprobe xfs
 echo 2 > /sys/block/$en/queue/nomerges; echo 2 > /sys/block/$xn/queue/nomerges
-/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 $e > /out/mkfs-e.log 2>&1
+# inode tables zeroed now: else ext4lazyinit writes them at a random moment after mount, into a count
+/usr/sbin/mke2fs -q -F -t ext4 -O bigalloc -C 16384 -E lazy_itable_init=0 $e > /out/mkfs-e.log 2>&1
 /usr/sbin/mkfs.xfs -q -f -b size=16384 $x > /out/mkfs-x.log 2>&1
 mkdir -p /mnt/e /mnt/x && mount -t ext4 $e /mnt/e && mount -t xfs $x /mnt/x || echo mount > /out/fail
 mkdir -p /mnt/e/data/db

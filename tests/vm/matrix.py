@@ -21,7 +21,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from vmlib import run_guest  # noqa: E402
+from vmlib import keep, run_guest  # noqa: E402
 
 PAGE = "16K"
 PAGE_BYTES = 16384
@@ -478,6 +478,7 @@ def run_matrix(boots=None):
                                  "host_seconds": (datetime.datetime.now() - t1).seconds})
             if os.environ.get("LCLOUD_MATRIX_KEEP"):
                 print("matrix.py: the %s boot's results are kept in %s" % (boot, g.outdir), file=sys.stderr)
+                keep(g)
             elif not reuse:
                 shutil.rmtree(os.path.dirname(g.outdir), ignore_errors=True)
         out["qemu"] = qemu_version()

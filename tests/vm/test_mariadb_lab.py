@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 
-from vmlib import GuestRun, run_guest, LCLOUDCTL, HERE
+from vmlib import GuestRun, keep, run_guest, LCLOUDCTL, HERE
 from hostlib import main
 
 SECONDS = int(os.environ.get("MARIADB_LAB_SECONDS", "20"))
@@ -516,6 +516,10 @@ if __name__ == "__main__":
               test_mariadb_recovers_crash_images_of_the_proved_stacks,
               test_mariadb_recovery_of_the_torn_negative_control_is_not_clean, test_figures])
     finally:
+        if os.environ.get("MARIADB_LAB_KEEP"):
+            for r in (_state.get("run"), (_state.get("recovery") or (None, None))[1]):
+                if r:
+                    keep(r)
         if _state.get("tmp") and not os.environ.get("MARIADB_LAB_KEEP"):
             shutil.rmtree(_state["tmp"], ignore_errors=True)
             if _state.get("run") and not os.environ.get("MARIADB_LAB_RESULTS"):  # the guest's results: logs and images, ~1.5 GB

@@ -2,8 +2,10 @@
 """Running a guest script under lcvm from a Python test, with the project's
 lcloudctl copied in. Results come back as files; comparisons happen here on
 the host, against readings the guest took with nvme-cli and sg3_utils."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,12 +32,35 @@ class GuestRun:
         return os.path.exists(os.path.join(self.files, name))
 
 
+_made = []  # every guest's folder: its script, console, files and write logs
+
+
+def _remove_guest_folders():
+    if os.environ.get("LCVM_KEEP"):
+        for d in _made:
+            print("vmlib: LCVM_KEEP is set: the guest's results are kept in %s" % d, file=sys.stderr)
+        return
+    for d in _made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_remove_guest_folders)
+
+
+def keep(run):
+    """Leave RUN's folder in place when the test ends (its caller keeps it on purpose)."""
+    d = os.path.dirname(run.outdir)
+    if d in _made:
+        _made.remove(d)
+
+
 def run_guest(script, devices, timeout=240, lane="debian12"):
     """Boot a guest of LANE (debian12: QEMU 7.2 + Linux 6.1; current: QEMU 11 +
     Linux 7) with DEVICES (lcvm options), run SCRIPT (sh) with $LCLOUDCTL set."""
     if not LCLOUDCTL:
         raise AssertionError("LCLOUDCTL is not set (meson sets it)")
     tmp = tempfile.mkdtemp(prefix="lcloud-vm-")
+    _made.append(tmp)  # removed when the test ends, LCVM_KEEP=1 keeps it
     guest = os.path.join(tmp, "guest.sh")
     with open(guest, "w") as f:
         f.write(script)

@@ -98,6 +98,101 @@ static int count_paths(const struct lcloud_ctx *ctx, const char *name)
 	return n;
 }
 
+/*
+ * The smallest AWUPF among the controllers that reach multipath head NAME,
+ * read from each controller's own device: a write through the head takes
+ * any path. 0 with *ret_awupf set; -errno (WHY says which controller and
+ * what failed) when one cannot be read, for then no size is sure.
+ */
+static int smallest_awupf(const struct lcloud_ctx *ctx, const char *name, uint16_t *ret_awupf, char *why,
+			  size_t why_len)
+{
+	char dir[SYSFS_PATH_MAX], full[SYSFS_PATH_MAX], path[SYSFS_PATH_MAX], canon[SYSFS_PATH_MAX];
+	uint8_t *ctrl = calloc(1, NVME_ID_SIZE);
+	unsigned int n = 0;
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+
+	if (!ctrl)
+		return -ENOMEM;
+	if (path_printf(dir, sizeof(dir), "/sys/block/%s/multipath", name) < 0 ||
+	    ctx_path(ctx, dir, full, sizeof(full)) < 0 || !(d = opendir(full))) {
+		free(ctrl);
+		snprintf(why, why_len, "%.200s cannot be read", dir);
+		return -ENOENT;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct nvme_conn conn;
+		const char *cname;
+		char *slash;
+		size_t len = 0;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* the path's block device sits in its controller's folder: .../nvme1/nvme0c1n1 */
+		r = path_printf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (r >= 0)
+			r = sysfs_canonical(ctx, path, canon, sizeof(canon));
+		if (r < 0 || !(slash = strrchr(canon, '/')) || slash == canon) {
+			snprintf(why, why_len, "the controller of path %.64s could not be found", de->d_name);
+			r = r < 0 ? r : -ENOENT;
+			break;
+		}
+		*slash = '\0';
+		cname = path_basename(canon);
+		r = nvme_connect_controller(ctx, cname, &conn);
+		if (r < 0) {
+			snprintf(why, why_len, "/dev/%.64s cannot be opened: %s", cname, strerror(-r));
+			break;
+		}
+		r = conn.ops->identify(conn.handle, 0x01, 0, ctrl, NVME_ID_SIZE, &len);
+		nvme_disconnect(&conn);
+		if (r != 0) {
+			snprintf(why, why_len, "Identify Controller on %.64s failed: %s", cname,
+				 r < 0 ? strerror(-r) : nvme_status_name(r));
+			r = r < 0 ? r : -EIO;
+			break;
+		}
+		if (n++ == 0 || nvme_le16(ctrl, len, 528) < *ret_awupf)
+			*ret_awupf = nvme_le16(ctrl, len, 528);
+	}
+	closedir(d);
+	free(ctrl);
+	if (r == 0 && n == 0) {
+		snprintf(why, why_len, "%.200s lists no path", dir);
+		r = -ENOENT;
+	}
+	return r;
+}
+
+/*
+ * On a head with several paths whose power-fail size comes from AWUPF (not
+ * the namespace's own NAWUPF): the size every path's controller promises.
+ */
+static int add_every_path_awupf(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index)
+{
+	struct lcloud_layer *l = report_layer(p, index);
+	const struct lcloud_fact *pf = layer_fact(l, "atomic_write_power_fail_bytes");
+	uint64_t lba = layer_u64_or(l, "lba_size", 0);
+	char why[256] = "";
+	uint16_t awupf = 0;
+	int r;
+
+	if (!pf || !pf->source || strcmp(pf->source, "nvme:id-ctrl:awupf") != 0 || !lba)
+		return 0;
+	r = smallest_awupf(ctx, l->name, &awupf, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return layer_add_missing(l, "atomic_write_power_fail_bytes_every_path", LCLOUD_FACT_U64,
+					 LCLOUD_UNIT_BYTES, r == -EACCES || r == -EPERM ? LCLOUD_FACT_NEEDS_ROOT
+											: LCLOUD_FACT_UNREADABLE,
+					 "nvme:id-ctrl:awupf:every-path", why);
+	return layer_add_u64(l, "atomic_write_power_fail_bytes_every_path", LCLOUD_UNIT_BYTES, (awupf + 1ull) * lba,
+			     "nvme:id-ctrl:awupf:every-path");
+}
+
 static int identify_failed(struct lcloud_probe *p, int index, const char *what, int err)
 {
 	const char *name = report_layer(p, index)->name;
@@ -124,7 +219,7 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	struct nvme_identity id;
 	struct nvme_conn conn;
 	char name[64];
-	int index, paths, r;
+	int index, paths = 0, r;
 
 	snprintf(name, sizeof(name), "%s", report_layer(p, disk)->name);
 	r = nvme_connect(ctx, name, &conn);
@@ -188,6 +283,8 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	if (r >= 0 && (paths = count_paths(ctx, name)) > 1)
 		r = layer_add_u64(report_layer(p, index), "multipath_paths", LCLOUD_UNIT_NONE, (uint64_t)paths,
 				  "sysfs:multipath");
+	if (r >= 0 && paths > 1)
+		r = add_every_path_awupf(ctx, p, index);
 	if (r >= 0 && ns)
 		r = compare_kernel_view(p, index, disk, &id);
 	if (r >= 0 && ctrl && ns)

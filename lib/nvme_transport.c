@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libnvme.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,7 +273,7 @@ static const struct nvme_transport replay_transport = {
 	.close = replay_close,
 };
 
-int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_conn *ret)
+static int connect_device(const struct lcloud_ctx *ctx, const char *name, bool controller, struct nvme_conn *ret)
 {
 	char path[4200];
 	int fd, r;
@@ -291,7 +292,7 @@ int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_con
 		}
 		ret->ops = &replay_transport;
 		ret->handle = rp;
-		ret->nsid = sscanf(name, "nvme%un%u", &ctrl, &ns) == 2 ? ns : 1;
+		ret->nsid = controller ? 0 : sscanf(name, "nvme%un%u", &ctrl, &ns) == 2 ? ns : 1;
 		snprintf(ret->source, sizeof(ret->source), "capture");
 		return 0;
 	}
@@ -304,7 +305,8 @@ int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_con
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (libnvme.get_nsid(fd, &ret->nsid) < 0) {
+	/* a controller's character device has no namespace of its own */
+	if (!controller && libnvme.get_nsid(fd, &ret->nsid) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -313,6 +315,16 @@ int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_con
 	ret->handle = (void *)(intptr_t)fd;
 	snprintf(ret->source, sizeof(ret->source), "ioctl");
 	return 0;
+}
+
+int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_conn *ret)
+{
+	return connect_device(ctx, name, false, ret);
+}
+
+int nvme_connect_controller(const struct lcloud_ctx *ctx, const char *name, struct nvme_conn *ret)
+{
+	return connect_device(ctx, name, true, ret);
 }
 
 void nvme_disconnect(struct nvme_conn *conn)

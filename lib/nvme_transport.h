@@ -38,6 +38,8 @@ struct nvme_conn {
  * SYSROOT/nvme-data/NAME (-ENOENT when there is none); else to /dev/NAME.
  */
 int nvme_connect(const struct lcloud_ctx *ctx, const char *name, struct nvme_conn *ret);
+/* Connects to controller NAME ("nvme0"), for Identify Controller: SYSROOT/nvme-data/NAME, or /dev/NAME. */
+int nvme_connect_controller(const struct lcloud_ctx *ctx, const char *name, struct nvme_conn *ret);
 void nvme_disconnect(struct nvme_conn *conn);
 
 /* A readable name for an NVMe status ("Invalid Field in Command"). */

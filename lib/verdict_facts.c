@@ -173,17 +173,31 @@ void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, 
 			 nvme->name, pr->bytes);
 		/*
 		 * AWUPF is each controller's own: on a namespace shared by several, Identify went
-		 * through one of them while writes take any. One logical block (AWUPF 0) is the
-		 * least any controller promises.
+		 * through one of them while writes take any. The smallest AWUPF read from every
+		 * controller holds on each path; unread, one logical block (AWUPF 0) is the least
+		 * any controller promises.
 		 */
 		if (streq(pf->source, "nvme:id-ctrl:awupf") && num(nvme, "multipath_paths", 1) > 1 &&
 		    pr->bytes > pr->lba) {
-			snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers and AWUPF is each "
-				 "one's own (%" PRIu64 " bytes on the one that answered): only one %" PRIu64 "-byte "
-				 "block is sure on every path", nvme->name, num(nvme, "multipath_paths", 1), pr->bytes,
-				 pr->lba);
-			pr->bytes = pr->lba;
-			pr->evidence = "sysfs:multipath";
+			const struct lcloud_fact *every = fact(nvme, "atomic_write_power_fail_bytes_every_path");
+			const struct lcloud_fact *unread = fact_unread(nvme, "atomic_write_power_fail_bytes_every_path");
+
+			if (every && every->u64 >= pr->lba) {
+				pr->bytes = min_u64(pr->bytes, every->u64);
+				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers; the smallest "
+					 "AWUPF among them (each read from its own device) promises power-fail atomic "
+					 "writes up to %" PRIu64 " bytes", nvme->name, num(nvme, "multipath_paths", 1),
+					 pr->bytes);
+				pr->evidence = every->source;
+			} else {
+				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers and AWUPF "
+					 "is each one's own (%" PRIu64 " bytes on the one that answered; the others': "
+					 "%s): only one %" PRIu64 "-byte block is sure on every path", nvme->name,
+					 num(nvme, "multipath_paths", 1), pr->bytes,
+					 unread && unread->reason ? unread->reason : "not read", pr->lba);
+				pr->bytes = pr->lba;
+				pr->evidence = "sysfs:multipath";
+			}
 		}
 	}
 	if (include_cloud && cloud && num(cloud, "promise_untorn_max_bytes", 0) > pr->bytes) {

@@ -54,7 +54,7 @@ struct promise {
 	bool natural;   /* the start must be aligned to the write's size */
 	uint64_t boundary, boundary_offset;
 	const char *evidence;
-	char what[256];
+	char what[512];
 };
 
 /* What the device (NVMe identify) or the provider (cloud layer) promises for disk layer DISK. */

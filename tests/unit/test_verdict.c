@@ -737,6 +737,72 @@ static void test_awupf_on_a_shared_namespace(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * The same shared namespace with every controller's AWUPF read from its own
+ * device: the smallest holds on each path; when one could not be read, one
+ * logical block, and the reason says which.
+ */
+static void test_awupf_read_from_every_path(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
+	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	uint64_t lba = fact_u64(nvme, "lba_size"), size, alone;
+	const char *every = "atomic_write_power_fail_bytes_every_path";
+	(void)state;
+
+	assert_non_null(pf);
+	size = pf->u64;
+	assert_true(size >= 4 * lba);
+	free(pf->source);
+	pf->source = strdup("nvme:id-ctrl:awupf");
+	assert_non_null(pf->source);
+	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	/* the other controller promises less: its size, not the one that answered */
+	assert_int_equal(layer_add_u64(nvme, every, LCLOUD_UNIT_BYTES, 2 * lba, "nvme:id-ctrl:awupf:every-path"), 0);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 2 * lba);
+	assert_true(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)) <=
+		    2 * lba);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "smallest AWUPF"));
+	lcloud_probe_free(p);
+
+	/* every controller promises at least as much: the size read through the head stands */
+	p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
+	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	free(pf->source);
+	pf->source = strdup("nvme:id-ctrl:awupf");
+	assert_non_null(pf->source);
+	assert_int_equal(verdict_compute(p), 0);
+	alone = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH));
+	assert_true(alone > 2 * lba);
+	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	assert_int_equal(layer_add_u64(nvme, every, LCLOUD_UNIT_BYTES, 4 * size, "nvme:id-ctrl:awupf:every-path"), 0);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
+			 alone);
+	lcloud_probe_free(p);
+
+	/* one controller unread: one block, and why */
+	p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
+	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	free(pf->source);
+	pf->source = strdup("nvme:id-ctrl:awupf");
+	assert_non_null(pf->source);
+	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	assert_int_equal(layer_add_missing(nvme, every, LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_NEEDS_ROOT,
+					   "nvme:id-ctrl:awupf:every-path",
+					   "/dev/nvme7 cannot be opened: Permission denied"),
+			 0);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)), lba);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "/dev/nvme7 cannot be opened"));
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +822,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_extent_edges),
 		cmocka_unit_test(test_passthrough_within_transfer_limit),
 		cmocka_unit_test(test_awupf_on_a_shared_namespace),
+		cmocka_unit_test(test_awupf_read_from_every_path),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

@@ -106,7 +106,7 @@ cat /sys/class/block/md1p1/start > /out/start-md1p1
 P /dev/md1p1 md1p1
 mdadm --stop /dev/md1 > /dev/null 2>&1
 
-# one namespace, two controllers (AWUPF 15 and 0): Identify through the head takes either path
+# one namespace, two controllers (AWUPF 15 and 3): Identify through the head takes either path
 # and a second namespace on them with its own NAWUPF
 c=${LCVM_NVME6#/dev/}
 heads=$(ls /sys/class/nvme/$c/ | sed -n 's/^nvme\([0-9]*\)c[0-9]*n\([0-9]*\)$/nvme\1n\2/p' | sort -u)
@@ -141,7 +141,7 @@ DEVICES = ["--nvme", "lbs=4096,size=16M,serial=dsB,atomic.nawun=3,atomic.nawupf=
            "--nvme", "lbs=4096,size=32M,serial=dsS0," + ATOMIC,
            "--nvme", "lbs=4096,size=32M,serial=dsS1," + ATOMIC,
            "--nvme", "lbs=4096,size=16M,serial=dsP,subsys.fdp=off,ctrl.atomic.awun=15,ctrl.atomic.awupf=15",
-           "--nvme", "lbs=4096,size=16M,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=0,ctrl.atomic.awupf=0,"
+           "--nvme", "lbs=4096,size=16M,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=3,ctrl.atomic.awupf=3,"
            "atomic.nawun=7,atomic.nawupf=7",
            "--module", "dm_crypt", "--module", "dm_thin_pool", "--module", "loop", "--module", "raid1",
            "--copy", "/usr/sbin/sfdisk", "--copy", "/usr/sbin/losetup", "--copy", "/usr/bin/setpriv"]
@@ -289,12 +289,13 @@ def test_crypt_thin_loop_md():
 
 
 def test_shared_namespaces():
-    """Two controllers (AWUPF 15 and 0) sharing two namespaces, one with
+    """Two controllers (AWUPF 15 and 3) sharing two namespaces, one with
     NSABP clear and one with its own NAWUPF 7. Under the round-robin policy
-    Identify Controller through a head is answered by either controller: no
-    probe of the first may claim more than the smaller AWUPF, which nvme-cli
-    reads from each controller; the second keeps its NAWUPF, and each head's
-    verdict rests on its own namespace's Identify data."""
+    Identify Controller through a head is answered by either controller: every
+    probe of the first claims the smaller AWUPF, which nvme-cli reads from
+    each controller, and no more (the library reads each controller's own
+    device too); the second keeps its NAWUPF, and each head's verdict rests on
+    its own namespace's Identify data."""
     run = guest()
     assert run.text("mp-iopolicy").strip() == "round-robin"
     heads = run.text("mp-heads").split()
@@ -303,7 +304,7 @@ def test_shared_namespaces():
     for h in heads:
         assert len(run.text("mp-paths-" + h).split()) == 2, run.text("mp-paths-" + h)
         awupfs = [int(x) for x in run.text("mp-awupf-" + h).split()]
-        assert sorted(awupfs) == [0, 15], awupfs
+        assert sorted(awupfs) == [3, 15], awupfs
         idns = run.text("id-ns-%s.txt" % h)
         ms, lba = in_use_lbaf(idns)
         own = nvme_field(idns, "nsfeat") & 2
@@ -325,6 +326,8 @@ def test_shared_namespaces():
             for path in PATHS:
                 assert p["verdict"][path]["max_untorn_bytes"] <= promise, (h, i, path, p["verdict"][path])
             assert p["verdict"]["passthrough"]["max_untorn_bytes"] == promise, (h, i, p["verdict"]["passthrough"])
+            if not own:
+                assert nvme["atomic_write_power_fail_bytes_every_path"] == promise, nvme
         if own:
             assert read == {promise}, read
         else:

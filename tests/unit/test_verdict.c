@@ -737,6 +737,35 @@ static void test_awupf_on_a_shared_namespace(void **state)
 	lcloud_probe_free(p);
 }
 
+/* The crafted namespace with its power-fail size from AWUPF; its NVMe layer in *RET_NVME. */
+static struct lcloud_probe *awupf_namespace(struct lcloud_layer **ret_nvme)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
+	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
+	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+
+	assert_non_null(pf);
+	free(pf->source);
+	pf->source = strdup("nvme:id-ctrl:awupf");
+	assert_non_null(pf->source);
+	*ret_nvme = nvme;
+	return p;
+}
+
+/* The same namespace behind two controllers, with EVERY the size read from both (0: unreadable). */
+static uint64_t passthrough_behind_two_controllers(struct lcloud_probe *p, struct lcloud_layer *nvme, uint64_t every)
+{
+	const char *name = "atomic_write_power_fail_bytes_every_path", *source = "nvme:id-ctrl:awupf:every-path";
+
+	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	assert_int_equal(every ? layer_add_u64(nvme, name, LCLOUD_UNIT_BYTES, every, source)
+			       : layer_add_missing(nvme, name, LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_NEEDS_ROOT,
+						   source, "/dev/nvme7 cannot be opened: Permission denied"),
+			 0);
+	assert_int_equal(verdict_compute(p), 0);
+	return lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH));
+}
+
 /*
  * The same shared namespace with every controller's AWUPF read from its own
  * device: the smallest holds on each path; when one could not be read, one
@@ -744,61 +773,30 @@ static void test_awupf_on_a_shared_namespace(void **state)
  */
 static void test_awupf_read_from_every_path(void **state)
 {
-	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
-	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
-	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
-	uint64_t lba = fact_u64(nvme, "lba_size"), size, alone;
-	const char *every = "atomic_write_power_fail_bytes_every_path";
+	struct lcloud_layer *nvme;
+	struct lcloud_probe *p = awupf_namespace(&nvme);
+	uint64_t lba = fact_u64(nvme, "lba_size"), size = fact_u64(nvme, "atomic_write_power_fail_bytes"), alone;
 	(void)state;
 
-	assert_non_null(pf);
-	size = pf->u64;
 	assert_true(size >= 4 * lba);
-	free(pf->source);
-	pf->source = strdup("nvme:id-ctrl:awupf");
-	assert_non_null(pf->source);
-	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
 	/* the other controller promises less: its size, not the one that answered */
-	assert_int_equal(layer_add_u64(nvme, every, LCLOUD_UNIT_BYTES, 2 * lba, "nvme:id-ctrl:awupf:every-path"), 0);
-	assert_int_equal(verdict_compute(p), 0);
-	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
-			 2 * lba);
+	assert_int_equal(passthrough_behind_two_controllers(p, nvme, 2 * lba), 2 * lba);
 	assert_true(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT)) <=
 		    2 * lba);
 	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "smallest AWUPF"));
 	lcloud_probe_free(p);
 
 	/* every controller promises at least as much: the size read through the head stands */
-	p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
-	nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
-	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
-	free(pf->source);
-	pf->source = strdup("nvme:id-ctrl:awupf");
-	assert_non_null(pf->source);
+	p = awupf_namespace(&nvme);
 	assert_int_equal(verdict_compute(p), 0);
 	alone = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH));
 	assert_true(alone > 2 * lba);
-	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
-	assert_int_equal(layer_add_u64(nvme, every, LCLOUD_UNIT_BYTES, 4 * size, "nvme:id-ctrl:awupf:every-path"), 0);
-	assert_int_equal(verdict_compute(p), 0);
-	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)),
-			 alone);
+	assert_int_equal(passthrough_behind_two_controllers(p, nvme, 4 * size), alone);
 	lcloud_probe_free(p);
 
 	/* one controller unread: one block, and why */
-	p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
-	nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
-	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
-	free(pf->source);
-	pf->source = strdup("nvme:id-ctrl:awupf");
-	assert_non_null(pf->source);
-	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
-	assert_int_equal(layer_add_missing(nvme, every, LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_NEEDS_ROOT,
-					   "nvme:id-ctrl:awupf:every-path",
-					   "/dev/nvme7 cannot be opened: Permission denied"),
-			 0);
-	assert_int_equal(verdict_compute(p), 0);
-	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)), lba);
+	p = awupf_namespace(&nvme);
+	assert_int_equal(passthrough_behind_two_controllers(p, nvme, 0), lba);
 	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "/dev/nvme7 cannot be opened"));
 	lcloud_probe_free(p);
 }

@@ -59,6 +59,12 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	 * promise describes, and a write aligned to 16 KiB on it straddles two
 	 * physical blocks: no promise.
 	 */
+	if (!(lowest && lowest->state == LCLOUD_FACT_PRESENT) && kernel_off && kernel_off->state != LCLOUD_FACT_PRESENT)
+		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
+				   "Google Persistent Disk: where its physical blocks start could not be read (READ "
+				   "CAPACITY(16) needs root; the kernel's alignment_offset: %s), so whether a write aligned "
+				   "to 16 KiB stays inside one is unknown and Google's promise is not claimed; run as root",
+				   kernel_off->reason ? kernel_off->reason : "unreadable");
 	if (first_block % physical)
 		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
 				   "Google Persistent Disk whose %" PRIu64 "-byte physical blocks start at byte %" PRIu64

@@ -243,8 +243,10 @@ static int fill_disk(int dirfd, struct lcloud_layer *l)
 	 * LBA, as the kernel keeps it): a cloud promise per physical block needs
 	 * it. Every kernel since 2.6.31 has it; a captured tree may not.
 	 */
-	if (sysfs_read_u64_at(dirfd, "alignment_offset", &align_off) == 0) {
-		r = layer_add_u64(l, "alignment_offset", LCLOUD_UNIT_BYTES, align_off, "sysfs:alignment_offset");
+	r = sysfs_read_u64_at(dirfd, "alignment_offset", &align_off);
+	if (r != -ENOENT) {
+		/* -1 (a misaligned stack) or unreadable: recorded, so that no promise rests on it */
+		r = add_u64_read(l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES, r, align_off);
 		if (r < 0)
 			return r;
 	}

@@ -205,6 +205,20 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 		      pr->bytes / 1024);
 }
 
+/* A cloud disk whose provider's promise was not given: the probe's notes say why. */
+static bool cloud_without_promise(const struct lcloud_probe *p, int disk)
+{
+	const struct lcloud_layer *dev = child_of_kind(p, disk, LCLOUD_LAYER_NVME);
+	const struct lcloud_layer *cloud;
+
+	if (!dev)
+		dev = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
+	if (!dev)
+		return false;
+	cloud = child_of_kind(p, index_of(p, dev), LCLOUD_LAYER_CLOUD);
+	return cloud && !fact(cloud, "promise_untorn_max_bytes");
+}
+
 /* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
 static bool parity_raid(const struct lcloud_layer *l)
 {
@@ -474,6 +488,10 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 									      : "see the notes; NVMe admin commands need root",
 					     has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system "
 										"as root" : "run as root")
+				   : cloud_without_promise(p, leaves[k])
+				   ? reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
+					    "size, and its cloud provider's documented promise does not apply to this "
+					    "disk (the cloud-* notes of 'lcloudctl probe' say why)", d->name)
 				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
 					    "size and is no cloud disk with a documented promise%s", d->name,
 					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");

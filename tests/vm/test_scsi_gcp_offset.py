@@ -65,6 +65,7 @@ def test_offset_physical_blocks_get_no_promise():
             assert any(n["code"] == "cloud-gcp-pd-offset" for n in p["notes"]), (i, who, p["notes"])
             cloud = layer(p, "cloud")
             assert "promise_untorn_max_bytes" not in cloud["facts"], (i, who, cloud["facts"])
+            assert "provider's documented promise does not apply" in str(pd["reasons"]), (i, who, pd)
         # as nobody READ CAPACITY is out of reach: the kernel's alignment_offset must be what decided
         p = run.json("probe-%d-nobody.json" % i)["probes"][0]
         assert layer(p, "disk")["facts"]["alignment_offset"] == lbs

@@ -9,7 +9,8 @@ or 1 (4 KiB LBAs): its physical blocks start at byte 512 or 4096, so a
 16 KiB write at byte 0 covers parts of two physical blocks. Google's
 promise is per physical block: such a disk is not the one it describes,
 and no size above one block may be called untorn on plain_direct - as
-root (READ CAPACITY) and as nobody (the kernel's alignment_offset). The
+root (READ CAPACITY) and as nobody, who may not send SG_IO (the kernel's
+alignment_offset). The
 independent reading is sg_readcap's lowest aligned LBA and the guest's
 /sys/block/sdX/alignment_offset. The same disk with a lowest aligned LBA
 of 0 keeps the promise (16 KiB untorn), so the test sees the difference
@@ -28,7 +29,7 @@ for params in "sector_size=512 physblk_exp=5 lowest_aligned=1" "sector_size=4096
     sleep 1
     n=$(ls /sys/block | grep '^sd' | head -1)
     echo 2 > /sys/block/$n/queue/nomerges  # merges off: the promise alone decides
-    chmod 0666 /dev/$n
+    chmod 0600 /dev/$n  # nobody gets no SG_IO: INQUIRY from sysfs, no READ CAPACITY
     sg_readcap -l /dev/$n > /out/readcap-$i.txt 2>&1
     cat /sys/block/$n/alignment_offset > /out/alignment_offset-$i
     cat /sys/block/$n/queue/physical_block_size > /out/pbs-$i
@@ -69,6 +70,8 @@ def test_offset_physical_blocks_get_no_promise():
         # as nobody READ CAPACITY is out of reach: the kernel's alignment_offset must be what decided
         p = run.json("probe-%d-nobody.json" % i)["probes"][0]
         assert layer(p, "disk")["facts"]["alignment_offset"] == lbs
+        assert layer(p, "scsi")["facts"].get("lowest_aligned_bytes") is None, layer(p, "scsi")["facts"]
+        assert any("alignment_offset" in n["message"] for n in p["notes"] if n["code"] == "cloud-gcp-pd-offset")
 
 
 def test_aligned_physical_blocks_keep_the_promise():

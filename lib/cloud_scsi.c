@@ -17,6 +17,8 @@
  * the next is two block updates and is not covered, whatever its size.
  * The same rule holds on the disk, in its partitions and in dm segments:
  * offsets there are shifted onto the disk before the rule is applied.
+ * The rule places physical blocks at multiples of 16 KiB from LBA 0, as on
+ * Google's disks: a disk that says they start elsewhere gets no promise.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -205,17 +205,12 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 		      pr->bytes / 1024);
 }
 
-/* A cloud disk whose provider's promise was not given: the probe's notes say why. */
+/* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
 static bool cloud_without_promise(const struct lcloud_probe *p, int disk)
 {
-	const struct lcloud_layer *dev = child_of_kind(p, disk, LCLOUD_LAYER_NVME);
-	const struct lcloud_layer *cloud;
+	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
+	const struct lcloud_layer *cloud = scsi ? child_of_kind(p, index_of(p, scsi), LCLOUD_LAYER_CLOUD) : NULL;
 
-	if (!dev)
-		dev = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
-	if (!dev)
-		return false;
-	cloud = child_of_kind(p, index_of(p, dev), LCLOUD_LAYER_CLOUD);
 	return cloud && !fact(cloud, "promise_untorn_max_bytes");
 }
 

@@ -17,6 +17,8 @@
  * the next is two block updates and is not covered, whatever its size.
  * The same rule holds on the disk, in its partitions and in dm segments:
  * offsets there are shifted onto the disk before the rule is applied.
+ * The rule places physical blocks at multiples of 16 KiB from LBA 0, as on
+ * Google's disks: a disk that says they start elsewhere gets no promise.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,7 +33,9 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	const struct lcloud_fact *product = layer_fact(report_layer(p, scsi), "product");
 	const char *src = "cloud:gcp-pd-16k";
 	struct lcloud_layer *l;
-	uint64_t physical;
+	const struct lcloud_fact *lowest = layer_fact(report_layer(p, scsi), "lowest_aligned_bytes");
+	const struct lcloud_fact *kernel_off = layer_fact(report_layer(p, disk), "alignment_offset");
+	uint64_t physical, first_block;
 	int cloud, r;
 
 	if (!vendor || !product || !streq(vendor->string, "Google") || !streq(product->string, "PersistentDisk"))
@@ -39,6 +43,9 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	/* READ CAPACITY's physical block (needs root), else the kernel's view of it */
 	physical = layer_u64_or(report_layer(p, scsi), "physical_block_bytes",
 				layer_u64_or(report_layer(p, disk), "physical_block_size", 0));
+	/* where the first whole physical block starts: READ CAPACITY(16), else the kernel's alignment_offset */
+	first_block = lowest && lowest->state == LCLOUD_FACT_PRESENT ? lowest->u64
+		      : kernel_off && kernel_off->state == LCLOUD_FACT_PRESENT ? kernel_off->u64 : 0;
 	cloud = cloud_layer_new(p, scsi, "gcp", "scsi:inquiry:vendor", "persistent-disk", "scsi:inquiry:product");
 	if (cloud < 0)
 		return cloud;
@@ -48,6 +55,26 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 				   "Google Persistent Disk with a %" PRIu64 "-byte physical block: Google promises "
 				   "16 KiB write atomicity only for disks created with a 16 KB physical block size",
 				   physical);
+	/*
+	 * Google's physical blocks start at LBA 0. A disk whose READ CAPACITY
+	 * says they start elsewhere (lowest aligned LBA) is not the disk the
+	 * promise describes, and a write aligned to 16 KiB on it straddles two
+	 * physical blocks: no promise.
+	 */
+	if (!(lowest && lowest->state == LCLOUD_FACT_PRESENT) && kernel_off && kernel_off->state != LCLOUD_FACT_PRESENT)
+		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
+				   "Google Persistent Disk: where its physical blocks start could not be read (READ "
+				   "CAPACITY(16) needs root; the kernel's alignment_offset: %s), so whether a write aligned "
+				   "to 16 KiB stays inside one is unknown and Google's promise is not claimed; run as root",
+				   kernel_off->reason ? kernel_off->reason : "unreadable");
+	if (first_block % physical)
+		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
+				   "Google Persistent Disk whose %" PRIu64 "-byte physical blocks start at byte %" PRIu64
+				   " (%s), not at LBA 0: a write aligned to 16 KiB on it spans two physical blocks, and "
+				   "Google's 16 KiB promise does not describe such a disk, so none is claimed",
+				   physical, first_block % physical,
+				   lowest && lowest->state == LCLOUD_FACT_PRESENT ? "READ CAPACITY(16) lowest aligned LBA"
+										   : "the kernel's alignment_offset");
 	{
 		const struct cloud_promise pr = {
 			.untorn_max = 16384,

@@ -235,9 +235,21 @@ static int fill_disk(int dirfd, struct lcloud_layer *l)
 		{ "device/firmware_rev", "firmware" }, { "device/rev", "revision" },
 		{ "wwid", "wwid" },              { "device/wwid", "wwid" },
 	};
-	uint64_t nsid;
+	uint64_t nsid, align_off;
 	int r;
 
+	/*
+	 * Where the disk's physical blocks start (READ CAPACITY's lowest aligned
+	 * LBA, as the kernel keeps it): a cloud promise per physical block needs
+	 * it. Every kernel since 2.6.31 has it; a captured tree may not.
+	 */
+	r = sysfs_read_u64_at(dirfd, "alignment_offset", &align_off);
+	if (r != -ENOENT) {
+		/* -1 (a misaligned stack) or unreadable: recorded, so that no promise rests on it */
+		r = add_u64_read(l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES, r, align_off);
+		if (r < 0)
+			return r;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
 		if (layer_fact(l, ids[i].name))
 			continue; /* first source wins: serial lives in one place or the other */

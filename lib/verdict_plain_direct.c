@@ -172,10 +172,12 @@ static uint64_t fits_from(int64_t x, uint64_t offset, uint64_t b)
 /*
  * The block layer merges writes in flight together that are neighbours on
  * the disk into one request of up to max_sectors_kb, unless queue/nomerges
- * is 2. A device keeps a command whole only up to its promise: a merged
- * command larger than that holds each logical block whole, nothing more,
- * whichever writes it carries. Caps *OK at the logical block when merges
- * can build such a command.
+ * is 2. A device keeps a command whole only up to its promise and inside
+ * its atomic boundaries: a merged command larger than the promise, or one
+ * that crosses a boundary (two writes on either side of it, however small
+ * the command), holds each logical block whole, nothing more, whichever
+ * writes it carries. Caps *OK at the logical block when merges can build
+ * such a command.
  */
 static int merge_limit(const struct lcloud_probe *p, int leaf, const struct promise *pr, struct lcloud_verdict *v,
 		       uint64_t *ok)
@@ -183,8 +185,10 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 	const struct lcloud_layer *d = &p->layers[leaf];
 	const struct lcloud_fact *nomerges = fact(d, "nomerges");
 	uint64_t max_kb = num(d, "max_sectors_kb", 0), lba = pr->lba ? pr->lba : 512;
+	/* commands no larger than the promise are whole, unless one can cross a boundary */
+	bool small = max_kb && max_kb * 1024 <= pr->bytes;
 
-	if (*ok <= lba || (max_kb && max_kb * 1024 <= pr->bytes))
+	if (*ok <= lba || (small && !pr->boundary))
 		return 0;
 	if (nomerges && nomerges->u64 == 2)
 		return reason(v, "sysfs:queue/nomerges", "%s merges no writes (queue/nomerges 2), so each write "
@@ -197,12 +201,36 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 			      "layer merges neighbouring writes into one command larger than the %" PRIu64 " bytes the "
 			      "device keeps whole is unknown: only each %" PRIu64 "-byte block is sure to be untorn",
 			      d->name, pr->bytes, lba);
+	if (small)
+		return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one "
+			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 "), and two writes on either "
+			      "side of one of the device's %" PRIu64 "-byte atomic boundaries make a command that crosses "
+			      "it, which is untorn only per %" PRIu64 "-byte block; echo 2 > /sys/block/%s/queue/nomerges "
+			      "keeps each write its own command, and a udev rule keeps that across reboots", d->name,
+			      max_kb, nomerges->u64, pr->boundary, lba, d->name);
+	if (pr->boundary)
+		return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one "
+			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), "
+			      "more than the %" PRIu64 " bytes the device keeps whole and able to cross its %" PRIu64 "-byte "
+			      "atomic boundaries: such a command is untorn only per %" PRIu64 "-byte block; echo 2 > "
+			      "/sys/block/%s/queue/nomerges keeps each write its own command, and a udev rule keeps that "
+			      "across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, pr->boundary, lba,
+			      d->name);
 	return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one command "
 		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
 		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
 		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
 		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, lba, d->name,
 		      pr->bytes / 1024);
+}
+
+/* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
+static bool cloud_without_promise(const struct lcloud_probe *p, int disk)
+{
+	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
+	const struct lcloud_layer *cloud = scsi ? child_of_kind(p, index_of(p, scsi), LCLOUD_LAYER_CLOUD) : NULL;
+
+	return cloud && !fact(cloud, "promise_untorn_max_bytes");
 }
 
 /* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
@@ -474,6 +502,10 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 									      : "see the notes; NVMe admin commands need root",
 					     has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system "
 										"as root" : "run as root")
+				   : cloud_without_promise(p, leaves[k])
+				   ? reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
+					    "size, and its cloud provider's documented promise does not apply to this "
+					    "disk (the cloud-* notes of 'lcloudctl probe' say why)", d->name)
 				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
 					    "size and is no cloud disk with a documented promise%s", d->name,
 					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");

@@ -123,6 +123,7 @@ static int smallest_awupf(const struct lcloud_ctx *ctx, const char *name, uint16
 		return -ENOENT;
 	}
 	while (r == 0 && (de = readdir(d))) {
+		struct nvme_identity id;
 		struct nvme_conn conn;
 		const char *cname;
 		char *slash;
@@ -154,8 +155,9 @@ static int smallest_awupf(const struct lcloud_ctx *ctx, const char *name, uint16
 			r = r < 0 ? r : -EIO;
 			break;
 		}
-		if (n++ == 0 || nvme_le16(ctrl, len, 528) < *ret_awupf)
-			*ret_awupf = nvme_le16(ctrl, len, 528);
+		nvme_identity_decode(&id, ctrl, len, NULL, 0);
+		if (n++ == 0 || id.awupf < *ret_awupf)
+			*ret_awupf = id.awupf;
 	}
 	closedir(d);
 	free(ctrl);

@@ -201,21 +201,19 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 			      "layer merges neighbouring writes into one command larger than the %" PRIu64 " bytes the "
 			      "device keeps whole is unknown: only each %" PRIu64 "-byte block is sure to be untorn",
 			      d->name, pr->bytes, lba);
-	if (small)
+	if (pr->boundary) {
+		char larger[96] = "";
+
+		if (!small)
+			snprintf(larger, sizeof(larger), ", more than the %" PRIu64 " bytes the device keeps whole,", pr->bytes);
 		return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one "
-			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 "), and two writes on either "
-			      "side of one of the device's %" PRIu64 "-byte atomic boundaries make a command that crosses "
-			      "it, which is untorn only per %" PRIu64 "-byte block; echo 2 > /sys/block/%s/queue/nomerges "
-			      "keeps each write its own command, and a udev rule keeps that across reboots", d->name,
-			      max_kb, nomerges->u64, pr->boundary, lba, d->name);
-	if (pr->boundary)
-		return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one "
-			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), "
-			      "more than the %" PRIu64 " bytes the device keeps whole and able to cross its %" PRIu64 "-byte "
-			      "atomic boundaries: such a command is untorn only per %" PRIu64 "-byte block; echo 2 > "
-			      "/sys/block/%s/queue/nomerges keeps each write its own command, and a udev rule keeps that "
-			      "across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, pr->boundary, lba,
-			      d->name);
+			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 ")%s "
+			      "and two writes on either side of one of the device's %" PRIu64 "-byte atomic boundaries "
+			      "make a command that crosses it: such a command is untorn only per %" PRIu64 "-byte block; "
+			      "echo 2 > /sys/block/%s/queue/nomerges keeps each write its own command, and a udev rule "
+			      "keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, larger, pr->boundary,
+			      lba, d->name);
+	}
 	return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one command "
 		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
 		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "

@@ -226,6 +226,13 @@ static int prepare_target(const struct run_opts *o, bool *created)
 				close(fd);
 			return exit_code_for_error(-errno);
 		}
+		if (!S_ISREG(st.st_mode)) {
+			/* swapped for something else since stat(): the guard will look at that, not this */
+			close(fd);
+			fprintf(stderr, "lcloudctl torture run: %s changed while it was being opened: nothing was done\n",
+				o->target);
+			return EXIT_REFUSED;
+		}
 		if ((uint64_t)st.st_size < end && ftruncate(fd, (off_t)end) < 0) {
 			fprintf(stderr, "lcloudctl torture run: cannot extend %s to %" PRIu64 " bytes: %s\n", o->target,
 				end, strerror(errno));
@@ -260,6 +267,25 @@ static int prepare_target(const struct run_opts *o, bool *created)
 	return EXIT_WRONG_KIND;
 }
 
+/* The queue's own file or device, opened anew through /proc/self/fd (no name lookup), checked to be the same. */
+static int reopen_guarded(const struct lcloud_queue *q, int flags)
+{
+	int qfd = lcloud_queue_get_fd(q), fd;
+	struct stat a, b;
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", qfd);
+	fd = open(self, flags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(qfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+	    a.st_rdev != b.st_rdev) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 {
 	const struct run_opts *o = s->o;
@@ -291,18 +317,22 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 		fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, why[0] ? why : strerror(-r));
 		return r == -EBUSY ? EXIT_REFUSED : exit_code_for_error(r);
 	}
+	/*
+	 * Never the target's name again: a symlink or node swapped since the guard
+	 * looked would be written or flushed instead. The buffered path reopens the
+	 * guarded descriptor itself (without O_DIRECT), and the queue stays open
+	 * to keep its exclusive claims while the page cache writes.
+	 */
 	if (o->path == LCLOUD_PATH_BUFFERED) {
-		lcloud_queue_free(s->q);
-		s->q = NULL;
-		s->data_fd = open(o->target, O_RDWR | O_CLOEXEC);
+		s->data_fd = reopen_guarded(s->q, O_RDWR);
 		if (s->data_fd < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot open %s: %s\n", o->target, strerror(errno));
-			return exit_code_for_error(-errno);
+			fprintf(stderr, "lcloudctl torture run: cannot reopen %s: %s\n", o->target, strerror(-s->data_fd));
+			return exit_code_for_error(s->data_fd);
 		}
 	}
-	s->flush_fd = open(o->target, O_RDONLY | O_CLOEXEC);
+	s->flush_fd = fcntl(lcloud_queue_get_fd(s->q), F_DUPFD_CLOEXEC, 3);
 	if (s->flush_fd < 0) {
-		fprintf(stderr, "lcloudctl torture run: cannot open %s: %s\n", o->target, strerror(errno));
+		fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, strerror(errno));
 		return exit_code_for_error(-errno);
 	}
 	if (o->path == LCLOUD_PATH_RWF_ATOMIC || o->path == LCLOUD_PATH_PASSTHROUGH)
@@ -555,7 +585,8 @@ static int torture_loop(struct run_state *s, const char **ret_stop)
 static void print_summary(const struct run_state *s, const char *stop, double seconds)
 {
 	const struct run_opts *o = s->o;
-	const char *backend = s->q ? lcloud_backend_to_string(lcloud_queue_get_backend(s->q)) : "page cache";
+	const char *backend = o->path == LCLOUD_PATH_BUFFERED || !s->q ? "page cache"
+										: lcloud_backend_to_string(lcloud_queue_get_backend(s->q));
 	char size[32];
 
 	if (o->format == OUTPUT_JSON) {

@@ -198,6 +198,7 @@ struct check {
 	struct lcloud_queue *q;
 	const char *target_name;
 	dev_t target_dev; /* 0 for a file */
+	char target_path[SYSFS_PATH_MAX]; /* a file's path, as the kernel names it */
 	struct storage_map target;
 	struct mounted mounted;
 	struct swaps swaps;
@@ -276,8 +277,18 @@ static int scan_devices(struct check *c)
 		if (m.unresolved) {
 			/* it may or may not share our storage: only one nobody uses can be left alone */
 			const char *mp = mount_point_of(&c->mounted, dev);
+			bool in_use = mp || is_swap_dev(&c->swaps, dev);
+			char backing[SYSFS_PATH_MAX] = "";
 
-			if (mp || is_swap_dev(&c->swaps, dev))
+			/*
+			 * A file the caller can write anyway: only a loop over it by its very name counts (an
+			 * unprivileged caller cannot follow a loop into a folder it cannot read).
+			 */
+			if (!c->target_dev && (sysfs_read_attr(c->ctx, dir, "loop/backing_file", backing,
+							       sizeof(backing)) < 0 ||
+					       !streq(backing, c->target_path)))
+				in_use = false;
+			if (in_use)
 				r = queue_fail(c->q, -EBUSY, "cannot tell whether %s shares storage with /dev/%s, which "
 					       "is %s%s: %s; run as root, or detach it first", c->target_name, de->d_name,
 					       mp ? "mounted at " : "an active swap area", mp ? mp : "", m.why);
@@ -317,6 +328,12 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 		c.target_dev = st.st_rdev;
 		r = storage_map_blockdev(ctx, st.st_rdev, 0, STORAGE_END, &c.target);
 	} else if (S_ISREG(st.st_mode)) {
+		char self[64];
+		ssize_t n;
+
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", q->fd);
+		n = readlink(self, c.target_path, sizeof(c.target_path) - 1);
+		c.target_path[n > 0 ? n : 0] = '\0';
 		r = storage_map_file(&c.target, st.st_dev, st.st_ino);
 	} else {
 		return 0; /* a generic node's namespace was claimed as a block device above */

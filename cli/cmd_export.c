@@ -237,13 +237,13 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	} else if (file) {
 		r = write_file(file, &st);
 		if (r < 0)
-			fprintf(stderr, "lcloudctl export: %s: %s\n", file, strerror(-r));
+			fprintf(stderr, "lcloudctl export: %s: %s\n", tty_str(file), strerror(-r));
 	} else {
 		write_metrics(stdout, &st);
 	}
 	for (size_t i = 0; i < st.n; i++) {
 		if (st.samples[i].err)
-			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", st.samples[i].target,
+			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", tty_str(st.samples[i].target),
 				strerror(-st.samples[i].err));
 		lcloud_probe_free(st.samples[i].probe);
 	}

@@ -123,7 +123,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			r = fingerprint_save(save, fp);
 			json_object_put(fp);
 			if (r < 0) {
-				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", save, strerror(-r));
+				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", tty_str(save), strerror(-r));
 				rc = exit_code_for_error(r);
 			}
 		}

@@ -2,6 +2,7 @@
 /* lcloudctl: a table of subcommands over liblcloud. */
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ bool parse_output_format(const char *who, const char *arg, enum output_format *r
 	} else if (strcmp(arg, "json") == 0) {
 		*ret = OUTPUT_JSON;
 	} else {
-		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, arg);
+		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, tty_str(arg));
 		return false;
 	}
 	return true;
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
 	const char *color = "auto";
 	int c, r, rc;
 
+	/* the character set only (not numbers or messages): printable UTF-8 stays readable, as in lsblk */
+	setlocale(LC_CTYPE, "");
 	/* '+': stop at the command name; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:bhV", options, NULL)) != -1) {
 		switch (c) {
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!color_decide(color, &g.color)) {
-		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", color);
+		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", tty_str(color));
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
@@ -130,7 +133,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name) == 0)
 			cmd = &commands[i];
 	if (!cmd) {
-		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", argv[optind]);
+		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", tty_str(argv[optind]));
 		return EXIT_USAGE;
 	}
 
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
 	if (g.sysroot) {
 		r = lcloud_ctx_set_sysroot(ctx, g.sysroot);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", g.sysroot, strerror(-r));
+			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", tty_str(g.sysroot), strerror(-r));
 			lcloud_ctx_free(ctx);
 			return exit_code_for_error(r);
 		}

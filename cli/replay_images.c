@@ -138,7 +138,7 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 	}
 	r = crash_image_make(log, o->base, o->out, o->cut, tear_bytes, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
 		return r == -EINVAL || r == -ENOSPC ? EXIT_USAGE : exit_code_for_error(r);
 	}
 	if (o->format == OUTPUT_JSON) {
@@ -148,8 +148,8 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else {
-		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", o->out, o->base, o->cut - (o->cut > 0),
-		       o->logs[0]);
+		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", tty_str(o->out), tty_str(o->base),
+		       o->cut - (o->cut > 0), tty_str(o->logs[0]));
 		if (!o->cut)
 			printf(" (none)");
 		if (tear_bytes)
@@ -171,7 +171,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	int r = oracle_run(&log, 1, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->logs[0], err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(o->logs[0]), err[0] ? tty_str(err) : strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	if (o->format == OUTPUT_JSON) {
@@ -194,7 +194,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		if (r >= 0)
 			r = look(image, w, &s);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
+			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
 			rc = r == -ENOSPC ? EXIT_USAGE : EXIT_FAILURE_GENERIC;
 			break;
 		}
@@ -241,7 +241,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else if (rc == EXIT_TORN) {
-		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", o->out,
+		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", tty_str(o->out),
 		       found->run_id, found->page, found->generation);
 		if (o->keep_going)
 			printf(" (%" PRIu64 " of %" PRIu64 " images showed a tear)", shown_torn, tried);

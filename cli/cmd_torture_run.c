@@ -230,7 +230,7 @@ static int prepare_target(const struct run_opts *o, bool *created)
 			/* swapped for something else since stat(): the guard will look at that, not this */
 			close(fd);
 			fprintf(stderr, "lcloudctl torture run: %s changed while it was being opened: nothing was done\n",
-				o->target);
+				tty_str(o->target));
 			return EXIT_REFUSED;
 		}
 		if ((uint64_t)st.st_size < end && ftruncate(fd, (off_t)end) < 0) {

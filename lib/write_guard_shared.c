@@ -25,6 +25,7 @@
 #include "queue.h"
 #include "report.h"
 #include "storage_map.h"
+#include "swaps.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -85,30 +86,27 @@ struct swaps {
 	char file_names[4][256];
 };
 
-static void swaps_read(struct swaps *s)
+static int add_swap(const char *path, const struct stat *st, void *data)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen("/proc/swaps", "re");
+	struct swaps *s = data;
 
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) >= 0) {
-		struct stat st;
-
-		line[strcspn(line, " \t\n")] = '\0';
-		if (line[0] != '/' || stat(line, &st) < 0)
-			continue;
-		if (S_ISBLK(st.st_mode) && s->n_devs < 64)
-			s->devs[s->n_devs++] = st.st_rdev;
-		else if (S_ISREG(st.st_mode)) {
-			if (s->files.n < 4)
-				snprintf(s->file_names[s->files.n], sizeof(s->file_names[0]), "%s", line);
-			storage_map_file(&s->files, st.st_dev, st.st_ino);
-		}
+	if (S_ISBLK(st->st_mode)) {
+		if (s->n_devs == 64)
+			return -E2BIG; /* one not kept would be one not guarded */
+		s->devs[s->n_devs++] = st->st_rdev;
+	} else if (S_ISREG(st->st_mode)) {
+		if (s->files.n < 4)
+			snprintf(s->file_names[s->files.n], sizeof(s->file_names[0]), "%s", path);
+		return storage_map_file(&s->files, st->st_dev, st->st_ino);
 	}
-	free(line);
-	fclose(f);
+	return 0;
+}
+
+static int swaps_read(struct swaps *s)
+{
+	int r = swaps_foreach(add_swap, s);
+
+	return r == -ENOENT ? 0 : r; /* no /proc/swaps: a kernel without swap */
 }
 
 static bool is_swap_dev(const struct swaps *s, dev_t dev)
@@ -351,8 +349,11 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 			       "system cannot be checked", target_name);
 		goto out;
 	}
-	if (!ctx_has_sysroot(ctx))
-		swaps_read(&c.swaps);
+	if (!ctx_has_sysroot(ctx) && (r = swaps_read(&c.swaps)) < 0) {
+		r = queue_fail(q, -EBUSY, "cannot read /proc/swaps (%s): whether %s shares storage with an active "
+			       "swap area cannot be checked", strerror(-r), target_name);
+		goto out;
+	}
 	if (storage_maps_overlap(&c.target, &c.swaps.files)) {
 		r = queue_fail(q, -EBUSY, "%s shares storage with an active swap file (%s): a write here corrupts "
 			       "swapped-out memory; --force does not override this: swapoff it first", target_name,

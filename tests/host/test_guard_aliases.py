@@ -13,10 +13,8 @@ file and a mounted device: no stamp may reach the device."""
 import contextlib
 import hashlib
 import os
-import subprocess
-import sys
 
-from hostlib import lcloudctl, loop_device, main, need_root, run, scratch_dir
+from hostlib import lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
 
 
 def digest(path):
@@ -149,23 +147,6 @@ def test_loop_over_active_swap_image():
             assert write(alias).returncode == 0
 
 
-FLIPPER = r"""
-import os, sys, time
-link, a, b, stop = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-tmp = link + ".new"
-end = time.monotonic() + 600
-n = 0
-while not os.path.exists(stop) and time.monotonic() < end:
-    for target in (a, b):
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        os.symlink(target, tmp)
-        os.rename(tmp, link)
-        n += 1
-print(n)
-"""
 
 
 def stamps_in(path):
@@ -192,8 +173,7 @@ def test_buffered_torture_symlink_race():
             os.symlink(scratch, link)
             run(["sync"])
             stop = os.path.join(d, "stop")
-            flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, link, scratch, dev, stop],
-                                       stdout=subprocess.PIPE, text=True)
+            flipper = symlink_flipper(link, scratch, dev, stop, 600)
             outcomes = {}
             try:
                 for i in range(300):

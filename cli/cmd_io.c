@@ -407,6 +407,9 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 				path, lcloud_nvme_status_to_string(status), status);
 		else
 			io_error(cmd, path, lcloud_queue_get_error(q));
+		if (n == -EFBIG)
+			fprintf(stderr, "lcloudctl %s: %s: the write goes past the file size limit (ulimit -f) or the "
+				"largest file this file system keeps\n", cmd, path);
 		rc = status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
 		goto done;
 	}

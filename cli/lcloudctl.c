@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lcloudctl: a table of subcommands over liblcloud. */
+/*
+ * lcloudctl: a table of subcommands over liblcloud. Whatever a command
+ * printed is checked once here, on the way out: output the system did not
+ * take (a full disk, a file size limit) is an error, never exit 0.
+ */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +75,31 @@ static void main_usage(FILE *out)
 	      out);
 }
 
-int main(int argc, char **argv)
+/*
+ * Standard output flushed and closed: when any of it was lost, says so and
+ * returns 1 whatever RC was (a verdict's exit status must not stand for a
+ * report nobody got); RC otherwise.
+ */
+static int finish_stdout(int rc)
+{
+	bool earlier = ferror(stdout) != 0;
+	int e;
+
+	errno = 0;
+	if (fclose(stdout) == 0 && !earlier)
+		return rc;
+	e = errno;
+	/* stdout closed before start (>&-) with nothing to print is no loss, as coreutils' close_stdout */
+	if (!earlier && e == EBADF)
+		return rc;
+	if (e)
+		fprintf(stderr, "lcloudctl: write error: %s\n", strerror(e));
+	else
+		fputs("lcloudctl: write error: standard output lost some of what was printed\n", stderr);
+	return EXIT_FAILURE_GENERIC;
+}
+
+static int run(int argc, char **argv)
 {
 	enum { OPT_SYSROOT = 256, OPT_COLOR };
 	static const struct option options[] = {
@@ -150,4 +179,11 @@ int main(int argc, char **argv)
 	rc = cmd->run(ctx, &g, argc - optind, argv + optind);
 	lcloud_ctx_free(ctx);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	/* past 'ulimit -f' a write fails with EFBIG, reported as any other error, instead of killing us unheard */
+	signal(SIGXFSZ, SIG_IGN);
+	return finish_stdout(run(argc, argv));
 }

@@ -68,10 +68,11 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read, torture run) refused before submission, 8 (check, advise)\n"
-	      "unknown, 9 (torture verify) torn or damaged pages (replay --cut-all: an\n"
-	      "image shows one), 10 (torture verify) lost acknowledged writes, 11 (replay)\n"
-	      "a page write could tear, 12 (diff) changed, 13 (diff) a verdict got weaker.\n"	      "See lcloudctl(8).\n",
+	      "7 (write, read, torture run, replay --out) refused before submission, 8\n"
+	      "(check, advise) unknown, 9 (torture verify) torn or damaged pages (replay\n"
+	      "--cut-all: an image shows one), 10 (torture verify) lost acknowledged\n"
+	      "writes, 11 (replay) a page write could tear, 12 (diff) changed, 13 (diff)\n"
+	      "a verdict got weaker.\n"	      "See lcloudctl(8).\n",
 	      out);
 }
 

@@ -126,9 +126,9 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 			return fail(err, err_size, -EBADFD, "%s is %s%s: not written", path, kind_name(st.st_mode),
 				    S_ISLNK(lst.st_mode) ? " (through a symbolic link)" : "");
-		if (flags & OUTPUT_FILE_NO_REPLACE)
+		if ((flags & OUTPUT_FILE_NO_REPLACE) || ((flags & OUTPUT_FILE_KEEP_LINKS) && S_ISLNK(lst.st_mode)))
 			return fail(err, err_size, -EEXIST, "%s exists%s", path,
-				    S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed)" : "");
+				    S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
 	}
 	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
 		ret->tmp[0] = '\0';

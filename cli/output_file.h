@@ -23,6 +23,7 @@ enum output_file_flags {
 	OUTPUT_FILE_DEVICE = 1u << 0,  /* an existing block device is written through the write guard */
 	OUTPUT_FILE_FORCE = 1u << 1,   /* ... even one with a file system or partition table signature */
 	OUTPUT_FILE_NO_REPLACE = 1u << 2, /* an existing file is refused (-EEXIST), never replaced */
+	OUTPUT_FILE_KEEP_LINKS = 1u << 3, /* a symlink at the name (but to a block device) is refused, not replaced */
 };
 
 struct output_file {

@@ -9,6 +9,7 @@ message, for every command."""
 import hashlib
 import os
 import resource
+import stat
 import subprocess
 import sys
 
@@ -52,6 +53,14 @@ def make_tearable(d):
     stamps.write_log(log, [(0, 0, p0[:8192]), (16, 0, p0[8192:]), (0, stamps.FLUSH, b""),
                            (PAGE // 512, 0, p1[:4096]), (PAGE // 512 + 8, 0, p1[4096:]), (0, stamps.FLUSH, b"")])
     return base, log
+
+
+def char_node(d):
+    """A character device node of the test's own (/dev/null's numbers): code that wrongly replaces a
+    device node by renaming a file over it then replaces this one, never the system's /dev/null."""
+    path = os.path.join(d, "null")
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return path
 
 
 def replay(log, base, out, *extra):
@@ -173,6 +182,7 @@ def test_replay_out_through_a_planted_symlink():
 
 
 def test_failed_replay_leaves_nothing():
+    need_root()  # mknod
     with scratch_dir() as d:
         base, _ = make_inputs(d)
         bad = os.path.join(d, "bad")
@@ -194,10 +204,12 @@ def test_failed_replay_leaves_nothing():
         # kinds never written: exit 5, nothing made
         fifo = os.path.join(d, "fifo")
         os.mkfifo(fifo)
-        for target in (fifo, d, "/dev/null"):
+        null = char_node(d)
+        for target in (fifo, d, null):
             p = replay(bad, base, target, "--cut", "1")
             assert p.returncode == 5 and "not written" in p.stderr, (target, p.returncode, p.stderr)
-        assert sorted(os.listdir(d)) == sorted(names + ["img", "fifo"]), os.listdir(d)
+        assert sorted(os.listdir(d)) == sorted(names + ["img", "fifo", "null"]), os.listdir(d)
+        assert stat.S_ISCHR(os.lstat(null).st_mode)
 
 
 def full_stdout(*args, env=None):
@@ -275,16 +287,20 @@ def test_read_output_onto_devices():
             assert p.returncode == 0, p.stderr
             with open(free, "rb") as f:
                 assert f.read(64 << 10) == open(src, "rb").read()
-        p = lcloudctl("read", "--offset", "0", "--length", "64K", "--output", "/dev/null", src)
-        assert p.returncode == 5, (p.returncode, p.stderr)
+        null = char_node(d)
+        p = lcloudctl("read", "--offset", "0", "--length", "64K", "--output", null, src)
+        assert p.returncode == 5 and stat.S_ISCHR(os.lstat(null).st_mode), (p.returncode, p.stderr)
 
 
 def test_save_and_export_write_regular_files_only():
-    with scratch_dir() as d:
-        for args in (("probe", "--save", "/dev/null", d), ("probe", "--save", d, d),
-                     ("export", "--prometheus", "-f", "/dev/null", d), ("export", "--prometheus", "-f", d, d)):
+    need_root()  # mknod
+    with scratch_dir() as d, scratch_dir() as nodes:
+        null = char_node(nodes)
+        for args in (("probe", "--save", null, d), ("probe", "--save", d, d),
+                     ("export", "--prometheus", "-f", null, d), ("export", "--prometheus", "-f", d, d)):
             p = lcloudctl(*args)
             assert p.returncode == 5 and "not written" in p.stderr, (args, p.returncode, p.stderr)
+            assert stat.S_ISCHR(os.lstat(null).st_mode), args
         victim = os.path.join(d, "victim")
         with open(victim, "w") as f:
             f.write("victim")

@@ -250,13 +250,15 @@ int output_file_commit(struct output_file *of, char *err, size_t err_size)
 	of->fd = -1;
 	if (r == 0 && (of->flags & OUTPUT_FILE_NO_REPLACE)) {
 		/* link() never replaces: a name that appeared meanwhile is kept, and this one is refused */
-		if (link(of->tmp, of->path) < 0)
+		if (link(of->tmp, of->path) == 0)
+			unlink(of->tmp);
+		/* no hard links here (vfat): the rename that refuses to replace, where the file system has it */
+		else if ((errno != EPERM && errno != EOPNOTSUPP) ||
+			 renameat2(AT_FDCWD, of->tmp, AT_FDCWD, of->path, RENAME_NOREPLACE) < 0)
 			r = fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
 	} else if (r == 0 && rename(of->tmp, of->path) < 0) {
 		r = fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
 	}
-	if (r == 0 && (of->flags & OUTPUT_FILE_NO_REPLACE))
-		unlink(of->tmp);
 	if (r < 0) {
 		output_file_abort(of);
 		return r;

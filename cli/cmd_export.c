@@ -241,7 +241,7 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 
 		r = write_file(file, &st, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl export: -f %s: %s\n", file, err);
+			fprintf(stderr, "lcloudctl export: -f %s: %s\n", tty_str(file), tty_str(err));
 			rc = output_file_exit_code(r);
 		}
 	} else {
@@ -249,7 +249,7 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	}
 	for (size_t i = 0; i < st.n; i++) {
 		if (st.samples[i].err)
-			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", st.samples[i].target,
+			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", tty_str(st.samples[i].target),
 				strerror(-st.samples[i].err));
 		lcloud_probe_free(st.samples[i].probe);
 	}

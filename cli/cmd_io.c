@@ -118,14 +118,14 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case 'H':
 			if (!parse_class(optarg, &o->hint)) {
 				fprintf(stderr, "lcloudctl %s: unknown hint '%s' (data, metadata, journal, background; "
-					"for reads sync, readahead)\n", cmd, optarg);
+					"for reads sync, readahead)\n", cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
 		case OPT_LIFETIME:
 			if (!parse_lifetime(optarg, &o->hint)) {
 				fprintf(stderr, "lcloudctl %s: unknown lifetime '%s' (short, medium, long, extreme)\n",
-					cmd, optarg);
+					cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -163,7 +163,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case OPT_BACKEND:
 			if (!parse_backend(optarg, &o->backend)) {
 				fprintf(stderr, "lcloudctl %s: unknown backend '%s' (auto, passthrough, io_uring, sync)\n",
-					cmd, optarg);
+					cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -176,7 +176,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		}
 		continue;
 bad:
-		fprintf(stderr, "lcloudctl %s: bad value '%s' for --%s\n", cmd, optarg,
+		fprintf(stderr, "lcloudctl %s: bad value '%s' for --%s\n", cmd, tty_str(optarg),
 			c == 'O' ? "offset" : c == 'l' ? "length" : c == 'p' ? "pattern" : "group");
 		return -1;
 	}
@@ -240,9 +240,9 @@ static void io_error(const char *cmd, const char *path, const char *message)
 	size_t n = strlen(path);
 
 	if (!strncmp(message, path, n) && (message[n] == ' ' || message[n] == ':'))
-		fprintf(stderr, "lcloudctl %s: %s\n", cmd, message);
+		fprintf(stderr, "lcloudctl %s: %s\n", cmd, tty_str(message));
 	else
-		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, message);
+		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, tty_str(path), tty_str(message));
 }
 
 /*
@@ -285,7 +285,7 @@ static int open_output(struct lcloud_ctx *ctx, const char *path, bool replace, s
 					 (replace ? OUTPUT_FILE_FORCE : OUTPUT_FILE_NO_REPLACE), of, err, sizeof(err));
 
 	if (r < 0)
-		fprintf(stderr, "lcloudctl read: --output %s%s\n", err,
+		fprintf(stderr, "lcloudctl read: --output %s%s\n", tty_str(err),
 			r == -EEXIST ? " (it is never overwritten: remove it, or pass --force to replace a regular "
 				       "file)" : "");
 	return r;
@@ -341,10 +341,10 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (size && (o->offset >= size || o->length > size - o->offset)) {
 		if (o->offset >= size)
 			fprintf(stderr, "lcloudctl %s: %s: offset %" PRIu64 " is past the end of the device (%" PRIu64
-				" bytes)\n", cmd, path, o->offset, size);
+				" bytes)\n", cmd, tty_str(path), o->offset, size);
 		else
 			fprintf(stderr, "lcloudctl %s: %s: %" PRIu64 " bytes at offset %" PRIu64 " run past the end of "
-				"the device (%" PRIu64 " bytes: %" PRIu64 " are left there)\n", cmd, path, o->length,
+				"the device (%" PRIu64 " bytes: %" PRIu64 " are left there)\n", cmd, tty_str(path), o->length,
 				o->offset, size, size - o->offset);
 		rc = EXIT_REFUSED;
 		goto done;
@@ -369,7 +369,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			if (f)
 				fclose(f);
 			if (got != o->length) {
-				fprintf(stderr, "lcloudctl write: --input %s: %s (need %" PRIu64 " bytes)\n", o->input,
+				fprintf(stderr, "lcloudctl write: --input %s: %s (need %" PRIu64 " bytes)\n", tty_str(o->input),
 					f ? "too short" : strerror(errno), o->length);
 				rc = EXIT_USAGE;
 				goto done;
@@ -385,19 +385,19 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (n < 0) {
 		if (status)
 			fprintf(stderr, "lcloudctl %s: %s: the device failed the command: %s (NVMe status 0x%x)\n", cmd,
-				path, lcloud_nvme_status_to_string(status), status);
+				tty_str(path), lcloud_nvme_status_to_string(status), status);
 		else
 			io_error(cmd, path, lcloud_queue_get_error(q));
 		if (n == -EFBIG)
 			fprintf(stderr, "lcloudctl %s: %s: the write goes past the file size limit (ulimit -f) or the "
-				"largest file this file system keeps\n", cmd, path);
+				"largest file this file system keeps\n", cmd, tty_str(path));
 		rc = status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
 		goto done;
 	}
 	if (write && (uint64_t)n < o->length) {
 		/* the kernel may cut even an RWF_ATOMIC write short (at the file size limit, ulimit -f) */
 		fprintf(stderr, "lcloudctl write: %s: only %" PRId64 " of %" PRIu64 " bytes were written at offset %" PRIu64
-			"%s; check the file size limit (ulimit -f) and the free space\n", path, n, o->length, o->offset,
+			"%s; check the file size limit (ulimit -f) and the free space\n", tty_str(path), n, o->length, o->offset,
 			o->atomic ? ": the write was not one untorn unit" : "");
 		free(buf);
 		lcloud_queue_free(q);
@@ -411,7 +411,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 		if (r == 0)
 			r = output_file_commit(&out, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl read: --output %s: %s\n", o->output, err);
+			fprintf(stderr, "lcloudctl read: --output %s: %s\n", tty_str(o->output), tty_str(err));
 			goto done;
 		}
 	} else if (!write) {
@@ -423,11 +423,11 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	}
 	/* the report goes to stderr for reads: stdout may carry the data */
 	fprintf(write ? stdout : stderr, "%s %" PRId64 " bytes at offset %" PRIu64 " %s %s via %s%s; hints: %s\n",
-		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", path,
+		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", tty_str(path),
 		lcloud_backend_to_string(lcloud_queue_get_backend(q)), o->atomic ? " (atomic)" : "", mapping);
 	if ((uint64_t)n < o->length) {
 		/* a read that ends at the end of a file: what there was is out, but not what was asked */
-		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, path,
+		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, tty_str(path),
 			write ? "write" : "read", n, o->length,
 			n == 0 ? "the offset is at or past the end of the file" : "the end of the file is within the range");
 		rc = EXIT_FAILURE_GENERIC;

@@ -125,7 +125,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			r = fingerprint_save(save, fp, err, sizeof(err));
 			json_object_put(fp);
 			if (r < 0) {
-				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", save, err);
+				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", tty_str(save), tty_str(err));
 				rc = output_file_exit_code(r);
 			}
 		}

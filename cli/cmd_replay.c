@@ -70,7 +70,7 @@ void cmd_replay_usage(FILE *out)
 static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 {
 	if (parse_size(arg, ret) < 0) {
-		fprintf(stderr, "lcloudctl replay: bad value '%s' for --%s\n", arg, name);
+		fprintf(stderr, "lcloudctl replay: bad value '%s' for --%s\n", tty_str(arg), name);
 		return false;
 	}
 	return true;
@@ -147,7 +147,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			errno = 0;
 			o->run = strtoull(optarg, &end, 0);
 			if (errno || *end || !optarg[0]) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --run (a run id, 0x...)\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --run (a run id, 0x...)\n", tty_str(optarg));
 				return -1;
 			}
 			o->have_run = true;
@@ -161,14 +161,14 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			break;
 		case OPT_CUT:
 			if (parse_size(optarg, &o->cut) < 0) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --cut\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --cut\n", tty_str(optarg));
 				return -1;
 			}
 			o->have_cut = true;
 			break;
 		case OPT_TEAR:
 			if (parse_size(optarg, &o->tear) < 0) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --tear\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --tear\n", tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -231,7 +231,7 @@ static int build_model(const struct replay_opts *o, uint32_t log_sector, struct 
 
 	memset(m, 0, sizeof(*m));
 	if (o->model_from && replay_model_from_probe(o->model_from, m, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lcloudctl replay: --model-from %s\n", err);
+		fprintf(stderr, "lcloudctl replay: --model-from %s\n", tty_str(err));
 		return EXIT_USAGE;
 	}
 	if (o->have_lba) {
@@ -266,7 +266,7 @@ static int build_model(const struct replay_opts *o, uint32_t log_sector, struct 
 	if (!m->src_cache[0])
 		snprintf(m->src_cache, sizeof(m->src_cache), "default: none");
 	if (oracle_model_check(&m->m, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lcloudctl replay: the model: %s\n", err);
+		fprintf(stderr, "lcloudctl replay: the model: %s\n", tty_str(err));
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -473,14 +473,14 @@ json_object *replay_model_json(const struct replay_model *rm)
 
 static void print_model(const struct replay_model *rm)
 {
-	printf("model: logical block %" PRIu64 " (%s), atomic unit %" PRIu64 " (%s), ", rm->m.lba, rm->src_lba,
-	       rm->m.atomic_bytes, rm->src_atomic);
+	printf("model: logical block %" PRIu64 " (%s), atomic unit %" PRIu64 " (%s), ", rm->m.lba, tty_str(rm->src_lba),
+	       rm->m.atomic_bytes, tty_str(rm->src_atomic));
 	if (rm->m.boundary)
 		printf("boundary %" PRIu64 " from %" PRIu64 " (%s), ", rm->m.boundary, rm->m.boundary_offset,
-		       rm->src_boundary);
+		       tty_str(rm->src_boundary));
 	else
-		printf("no boundary (%s), ", rm->src_boundary);
-	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", rm->src_cache);
+		printf("no boundary (%s), ", tty_str(rm->src_boundary));
+	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", tty_str(rm->src_cache));
 }
 
 bool replay_selected(const struct replay_opts *o, const struct oracle_page_write *w)
@@ -496,7 +496,7 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 	int rc, e = oracle_run(logs, o->n_logs, &rm->m, &r, err, sizeof(err));
 
 	if (e < 0) {
-		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-e));
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-e));
 		return EXIT_FAILURE_GENERIC;
 	}
 	for (uint32_t l = 0; l < o->n_logs; l++)
@@ -562,12 +562,12 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 	} else {
 		if (o->n_logs == 1)
 			printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
-			       PRIu64 " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", o->logs[0],
+			       PRIu64 " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", tty_str(o->logs[0]),
 			       entries, r.write_entries, r.flush_entries, r.fua_entries, r.discard_entries, r.mark_entries,
 			       writelog_sector_size(logs[0]), r.bytes_written);
 		else {
 			for (uint32_t l = 0; l < o->n_logs; l++)
-				printf("replay: log %u: %s: %" PRIu64 " entries, log sector %u\n", l, o->logs[l],
+				printf("replay: log %u: %s: %" PRIu64 " entries, log sector %u\n", l, tty_str(o->logs[l]),
 				       writelog_entry_count(logs[l]), writelog_sector_size(logs[l]));
 			printf("all logs: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
 			       PRIu64 " discards, %" PRIu64 " marks), %" PRIu64 " bytes written\n", entries, r.write_entries,
@@ -616,20 +616,20 @@ int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 
 		fds[opened] = open(path, O_RDONLY | O_CLOEXEC);
 		if (fds[opened] < 0) {
-			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(path), strerror(errno));
 			rc = exit_code_for_error(-errno);
 			goto out;
 		}
 		r = writelog_open_fd(fds[opened], o.scan_tail ? WRITELOG_SCAN_TAIL : 0, &logs[opened], err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, err[0] ? err : strerror(-r));
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(path), err[0] ? tty_str(err) : strerror(-r));
 			close(fds[opened]);
 			rc = r == -EBADMSG || r == -EPROTONOSUPPORT ? EXIT_WRONG_KIND : exit_code_for_error(r);
 			goto out;
 		}
 		if (!o.scan_tail && writelog_trailing_bytes(logs[opened]) && o.format != OUTPUT_JSON)
 			fprintf(stderr, "lcloudctl replay: %s: %" PRIu64 " bytes follow the %" PRIu64 " entries the super "
-				"block counts; if the guest died before QEMU updated it, --scan-tail reads them\n", path,
+				"block counts; if the guest died before QEMU updated it, --scan-tail reads them\n", tty_str(path),
 				writelog_trailing_bytes(logs[opened]), writelog_entry_count(logs[opened]));
 	}
 	/* the default logical block: the first log's sector */

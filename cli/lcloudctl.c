@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ bool parse_output_format(const char *who, const char *arg, enum output_format *r
 	} else if (strcmp(arg, "json") == 0) {
 		*ret = OUTPUT_JSON;
 	} else {
-		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, arg);
+		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, tty_str(arg));
 		return false;
 	}
 	return true;
@@ -119,6 +120,8 @@ static int run(int argc, char **argv)
 	const char *color = "auto";
 	int c, r, rc;
 
+	/* the character set only (not numbers or messages): printable UTF-8 stays readable, as in lsblk */
+	setlocale(LC_CTYPE, "");
 	/* '+': stop at the command name; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:bhV", options, NULL)) != -1) {
 		switch (c) {
@@ -148,7 +151,7 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (!color_decide(color, &g.color)) {
-		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", color);
+		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", tty_str(color));
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
@@ -160,7 +163,7 @@ static int run(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name) == 0)
 			cmd = &commands[i];
 	if (!cmd) {
-		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", argv[optind]);
+		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", tty_str(argv[optind]));
 		return EXIT_USAGE;
 	}
 
@@ -172,7 +175,7 @@ static int run(int argc, char **argv)
 	if (g.sysroot) {
 		r = lcloud_ctx_set_sysroot(ctx, g.sysroot);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", g.sysroot, strerror(-r));
+			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", tty_str(g.sysroot), strerror(-r));
 			lcloud_ctx_free(ctx);
 			return exit_code_for_error(r);
 		}

@@ -80,7 +80,7 @@ static int check_not_input(const struct replay_opts *o, const char *image)
 	if (!what)
 		return 0;
 	fprintf(stderr, "lcloudctl replay: --out %s is %s %s (the same file or device): the image would destroy it; "
-		"name another file\n", image, what, input);
+		"name another file\n", tty_str(image), what, tty_str(input));
 	return EXIT_USAGE;
 }
 
@@ -331,7 +331,7 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 	err[0] = '\0';
 	r = make_image(o, log, o->out, NULL, o->cut, tear_bytes, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
 		return image_exit(r);
 	}
 	if (o->format == OUTPUT_JSON) {
@@ -341,8 +341,8 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else {
-		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", o->out, o->base, o->cut - (o->cut > 0),
-		       o->logs[0]);
+		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", tty_str(o->out), tty_str(o->base),
+		       o->cut - (o->cut > 0), tty_str(o->logs[0]));
 		if (!o->cut)
 			printf(" (none)");
 		if (tear_bytes)
@@ -365,7 +365,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	int r = oracle_run(&log, 1, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->logs[0], err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(o->logs[0]), err[0] ? tty_str(err) : strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	if (o->format == OUTPUT_JSON) {
@@ -385,13 +385,13 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		r = output_file_open(o->ctx, o->out, 0644, OUTPUT_FILE_DEVICE | (o->force ? OUTPUT_FILE_FORCE : 0),
 				     &device, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
+			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
 			rc = image_exit(r);
 		} else if (!output_file_is_device(&device)) {
 			output_file_abort(&device); /* a file: each try makes its own and renames it into place */
 		} else if (o->keep_going) {
 			fprintf(stderr, "lcloudctl replay: --keep-going makes its later images beside --out (%s): give a "
-				"regular file for --out, not a block device\n", trial);
+				"regular file for --out, not a block device\n", tty_str(trial));
 			rc = EXIT_USAGE;
 		}
 	}
@@ -408,7 +408,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		if (r >= 0)
 			r = look(image, w, &s);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
+			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
 			rc = r == -ENOSPC ? EXIT_USAGE : out_refused(r) ? output_file_exit_code(r) : EXIT_FAILURE_GENERIC;
 			break;
 		}
@@ -456,7 +456,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else if (rc == EXIT_TORN) {
-		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", o->out,
+		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", tty_str(o->out),
 		       found->run_id, found->page, found->generation);
 		if (o->keep_going)
 			printf(" (%" PRIu64 " of %" PRIu64 " images showed a tear)", shown_torn, tried);

@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/loop.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -300,6 +302,21 @@ bool output_file_same(const char *out, const char *input)
 		return true;
 	/* two nodes of one device (/dev/loop0, /dev/block/7:0) */
 	return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev;
+}
+
+bool output_file_loop_over(const struct output_file *of, const char *input)
+{
+	struct loop_info64 info;
+	struct stat st;
+	int fd;
+
+	if (!of->queue || stat(input, &st) < 0)
+		return false;
+	/* asked of the descriptor the guard checked: another device under the same name cannot answer */
+	fd = lcloud_queue_get_fd(of->queue);
+	if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
+		return false;
+	return info.lo_device == (uint64_t)st.st_dev && info.lo_inode == (uint64_t)st.st_ino;
 }
 
 int output_file_exit_code(int err)

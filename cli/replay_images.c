@@ -84,6 +84,22 @@ static int check_not_input(const struct replay_opts *o, const char *image)
 	return EXIT_USAGE;
 }
 
+/* A device OUT that is a loop over the base or a log is that file under another name: -EINVAL, with ERR. */
+static int check_device_not_over_input(const struct replay_opts *o, const struct output_file *of, char *err,
+				       size_t err_size)
+{
+	const char *input = output_file_loop_over(of, o->base) ? o->base : NULL;
+
+	for (uint32_t i = 0; i < o->n_logs && !input; i++)
+		if (output_file_loop_over(of, o->logs[i]))
+			input = o->logs[i];
+	if (!input)
+		return 0;
+	snprintf(err, err_size, "--out %s is a loop device over %s, an input of this replay: the image would destroy "
+		 "it; name another device or file", of->path, input);
+	return -EINVAL;
+}
+
 /* An entry's data onto a device image: [offset, offset + bytes) within SIZE. */
 static int device_apply(const struct writelog *log, const struct writelog_entry *e, uint64_t bytes, uint64_t size,
 			struct output_file *of, uint8_t *buf, char *err, size_t err_size)
@@ -217,7 +233,9 @@ static int make_image(const struct replay_opts *o, const struct writelog *log, c
 		return r;
 	}
 	if (output_file_is_device(&of)) {
-		r = device_image(log, o->base, &of, cut, tear_bytes, err, err_size);
+		r = check_device_not_over_input(o, &of, err, err_size);
+		if (r == 0)
+			r = device_image(log, o->base, &of, cut, tear_bytes, err, err_size);
 	} else {
 		/* the lab writes the temporary through its descriptor: the name may be replaced, not this file */
 		output_file_fd_path(&of, fd_path, sizeof(fd_path));
@@ -389,6 +407,9 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 			rc = image_exit(r);
 		} else if (!output_file_is_device(&device)) {
 			output_file_abort(&device); /* a file: each try makes its own and renames it into place */
+		} else if (check_device_not_over_input(o, &device, err, sizeof(err)) < 0) {
+			fprintf(stderr, "lcloudctl replay: %s\n", tty_str(err));
+			rc = EXIT_USAGE;
 		} else if (o->keep_going) {
 			fprintf(stderr, "lcloudctl replay: --keep-going makes its later images beside --out (%s): give a "
 				"regular file for --out, not a block device\n", tty_str(trial));

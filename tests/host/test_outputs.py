@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Every file lcloudctl writes, and its standard output: replay --out never
-onto a mounted device, its own base or log, or through a planted symlink, and
+onto a mounted device, its own base or log (or a loop device over one), or
+through a planted symlink, and
 a failed replay leaves neither the image nor a temporary; read --output on a
 full file system leaves nothing; probe --save and export -f write regular
 files only; output lost to /dev/full or to 'ulimit -f' is an error with a
@@ -147,6 +148,23 @@ def test_replay_out_onto_its_own_base_or_log():
         for path, s in sums.items():
             assert digest(path) == s, path
         assert os.path.islink(soft) and os.stat(hard).st_nlink == 2
+
+
+def test_replay_out_onto_a_loop_over_its_base_or_log():
+    need_root()
+    with scratch_dir() as d:
+        base, log = make_inputs(d)
+        tbase, tlog = make_tearable(d)
+        for l, b, over, extra in ((log, base, base, ("--cut", "2")), (log, base, log, ("--cut", "2")),
+                                  (tlog, tbase, tbase, ("--cut-all",)), (tlog, tbase, tlog, ("--cut-all",))):
+            before = digest(over)
+            dev = run(["losetup", "-f", "--show", over], check=True).stdout.strip()
+            try:
+                p = replay(l, b, dev, *extra)
+            finally:
+                run(["losetup", "-d", dev])
+            assert p.returncode == 2 and "loop device over" in p.stderr, (over, extra, p.returncode, p.stderr)
+            assert digest(over) == before, over
 
 
 def test_replay_out_through_a_planted_symlink():
@@ -318,7 +336,8 @@ def test_save_and_export_write_regular_files_only():
 
 if __name__ == "__main__":
     main([test_replay_out_onto_a_mounted_device, test_replay_out_onto_an_unmounted_device,
-          test_replay_out_onto_its_own_base_or_log, test_replay_out_through_a_planted_symlink,
+          test_replay_out_onto_its_own_base_or_log, test_replay_out_onto_a_loop_over_its_base_or_log,
+          test_replay_out_through_a_planted_symlink,
           test_failed_replay_leaves_nothing, test_output_lost_to_a_full_disk_is_an_error, test_file_size_limit,
           test_read_output_on_a_full_file_system, test_read_output_onto_devices,
           test_save_and_export_write_regular_files_only])

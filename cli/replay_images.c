@@ -165,6 +165,20 @@ static int device_image(const struct writelog *log, const char *base, struct out
 		r = -ENOSPC;
 		goto out;
 	}
+	/* and every entry's range: a device cannot be put back as a file's temporary can be removed */
+	for (uint64_t i = 0; i <= cut && i < n && r == 0; i++) {
+		const struct writelog_entry *e = writelog_entry(log, i);
+		uint64_t at = e->sector * writelog_sector_size(log), len = i < cut ? e->data_bytes : tear_bytes;
+
+		if (writelog_entry_writes(e) && len && (at > size || len > size - at)) {
+			snprintf(err, err_size, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of the "
+				 "base image (%" PRIu64 " bytes): is it the image of this disk? Nothing was written", i, at,
+				 at + len, size);
+			r = -ENOSPC;
+		}
+	}
+	if (r < 0)
+		goto out;
 	buf = malloc(IMAGE_CHUNK);
 	if (!buf) {
 		r = -ENOMEM;

@@ -123,6 +123,15 @@ def test_replay_out_onto_an_unmounted_device():
         p = replay(log, base, dev, "--cut", "2")
         assert p.returncode == 2 and "larger than" in p.stderr, (p.returncode, p.stderr)
         assert digest(dev) == before
+        # a log that writes past the base's end is refused before the device is touched
+        small = os.path.join(d, "small-base")
+        with open(small, "wb") as f:
+            f.write(b"\x22" * (256 << 10))
+        bad = os.path.join(d, "bad")
+        stamps.write_log(bad, [(0, 0, b"\xab" * 512), (1 << 20, 0, b"\xcd" * 512)])
+        p = replay(bad, small, dev, "--cut", "2")
+        assert p.returncode == 2 and "Nothing was written" in p.stderr, (p.returncode, p.stderr)
+        assert digest(dev) == before
 
 
 def test_replay_out_onto_its_own_base_or_log():

@@ -77,8 +77,6 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_udev_usage(FILE *out);
-/* FILE replaced whole or not at all by LEN bytes of TEXT, with MODE (atomic_file.c); -errno. */
-int write_file_atomically(const char *file, const char *text, size_t len, mode_t mode);
 
 /* What the crash lab proved for this stack, for advise to cite; NULL where it has not run it. */
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page);
@@ -98,7 +96,8 @@ void cmd_diff_usage(FILE *out);
 
 /* probe --save / diff: the kernel, every fact and every verdict, as JSON (schema 1). */
 json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot);
-int fingerprint_save(const char *file, json_object *fp);
+/* FILE written whole or not at all, a regular file only (output_file.c); -errno and ERR. */
+int fingerprint_save(const char *file, json_object *fp, char *err, size_t err_size);
 /* -EBADMSG: not a fingerprint. */
 int fingerprint_load(const char *file, json_object **ret);
 /* Returns 0 same, 1 changed, 2 a verdict got weaker; *RET_REPORT is the JSON report. */

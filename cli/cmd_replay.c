@@ -46,17 +46,24 @@ void cmd_replay_usage(FILE *out)
 	      "      --all                 list every page write, not only the tearable ones\n"
 	      "      --run ID              only the page writes of this torture run (its run id)\n"
 	      "      --base IMAGE          the disk before the logged run\n"
-	      "      --out IMAGE           the crash image to write\n"
+	      "      --out IMAGE           the crash image to write: a regular file, made beside\n"
+	      "                            its name and renamed into place when whole (a symlink\n"
+	      "                            there is replaced), or a block device, written through\n"
+	      "                            the write guard; never the base or a log\n"
 	      "      --cut K               apply entries 0 to K-1\n"
 	      "      --tear BLOCKS         and the first BLOCKS logical blocks of entry K\n"
 	      "      --cut-all             try the cut of every tearable page write; keep the first\n"
 	      "                            image that shows a torn page\n"
 	      "      --keep-going          with --cut-all, try every one (the first image is kept)\n"
+	      "      --force               write an --out device that carries a file system or\n"
+	      "                            partition table (never one mounted, swap or held)\n"
 	      "  -o, --format FORMAT       normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
 	      "Exit status: 0 no page write is tearable (or the image was written), 11 a page\n"
-	      "write is tearable, 9 (--cut-all) an image shows a torn page.\n",
+	      "write is tearable, 9 (--cut-all) an image shows a torn page, 7 --out refused\n"
+	      "(a device in use or holding data), 5 --out is a directory, FIFO or character\n"
+	      "device, 2 --out is the base or a log.\n",
 	      out);
 }
 
@@ -72,7 +79,7 @@ static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
 {
 	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
-	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL, OPT_KEEP_GOING };
+	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL, OPT_KEEP_GOING, OPT_FORCE };
 	static const struct option options[] = {
 		{ "lba", required_argument, NULL, OPT_LBA },
 		{ "atomic-bytes", required_argument, NULL, OPT_ATOMIC },
@@ -89,6 +96,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "tear", required_argument, NULL, OPT_TEAR },
 		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
 		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
@@ -170,6 +178,9 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		case OPT_KEEP_GOING:
 			o->keep_going = true;
 			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
 		case 'o':
 			if (!parse_output_format("lcloudctl replay", optarg, &o->format)) {
 				return -1;
@@ -200,6 +211,10 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 	}
 	if (o->keep_going && !o->cut_all) {
 		fprintf(stderr, "lcloudctl replay: --keep-going goes with --cut-all\n");
+		return -1;
+	}
+	if (o->force && !o->out) {
+		fprintf(stderr, "lcloudctl replay: --force goes with --out (a block device that holds data)\n");
 		return -1;
 	}
 	if (o->tear && !o->have_cut) {
@@ -585,10 +600,10 @@ int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	uint32_t opened = 0;
 	int r, rc;
 
-	(void)ctx;
 	rc = parse_replay_opts(argc, argv, g, &o);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	o.ctx = ctx;
 	logs = calloc(o.n_logs, sizeof(*logs));
 	fds = calloc(o.n_logs, sizeof(*fds));
 	if (!logs || !fds) {

@@ -660,7 +660,12 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 			unlink(o.target); /* refused: leave nothing behind */
 		goto out;
 	}
-	s.record_fd = open(o.record, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	/*
+	 * Not a temporary renamed into place (output_file.c): the record must be
+	 * at its name while the run goes, for verify after a crash. O_EXCL never
+	 * opens an existing name, a symlink included; O_NOFOLLOW says so twice.
+	 */
+	s.record_fd = open(o.record, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644);
 	if (s.record_fd < 0) {
 		fprintf(stderr, "lcloudctl torture run: cannot create the record %s: %s%s\n", tty_str(o.record), strerror(errno),
 			errno == EEXIST ? " (a record belongs to one run: remove it or name another)" : "");

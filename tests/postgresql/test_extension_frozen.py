@@ -70,7 +70,8 @@ def psql(*statements, timeout):
 
 
 def rows(p):
-    return [r.split("\x1f") for r in p.stdout.rstrip("\n").split("\x1e") if r]
+    """Rows of all the statements' results (no value here holds a newline, which ends each result)."""
+    return [r.split("\x1f") for r in p.stdout.replace("\n", "\x1e").split("\x1e") if r]
 
 
 def wait_until_running(text, seconds=15):
@@ -124,6 +125,13 @@ def test_statement_timeout_ends_datadir():
         assert LAB["server"].sql("SELECT 1") == [["1"]]
         stuck = uninterruptible_server_processes()
         assert stuck, "no probe process waits for the frozen file system"
+        for pid in stuck:  # nothing of the backend's: no client socket, no log pipe, no relation file
+            fds = {}
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                with contextlib.suppress(OSError):
+                    fds[int(fd)] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            assert [fds.get(fd) for fd in (0, 1, 2)] == ["/dev/null"] * 3, (pid, fds)
+            assert not any(t.startswith("socket:") or t.startswith(LAB["datadir"]) for t in fds.values()), (pid, fds)
     end = time.monotonic() + 15
     while any(pg._alive(pid) for pid in stuck):
         assert time.monotonic() < end, "probe processes %s still alive 15 s after thaw" % stuck
@@ -164,6 +172,23 @@ def test_probe_timeout_gives_unknown_row():
         if name != "ts_frozen":
             assert "did not answer" not in r[4], r
     assert seconds < 10, "lcloud_datadir() took %.1f s" % seconds
+
+
+def test_waiting_probes_are_bounded():
+    """A server process leaves at most 16 probes waiting for file systems: the 17th answers unknown at once
+    instead of forking another child that would wait too."""
+    path = LAB["tablespace"]
+    with frozen():
+        p, seconds = psql("SET lcloud.probe_timeout = '100ms'",
+                          *["SELECT answer, reason FROM lcloud_check('%s')" % path] * 17, timeout=30)
+        assert p is not None, "17 probes with lcloud.probe_timeout 100ms still running after %.0f s" % seconds
+        assert p.returncode == 0, p.stderr
+        assert len(uninterruptible_server_processes()) >= 16
+    got = rows(p)
+    waited = ["unknown", "could not probe %s: the file system did not answer within 100 ms" % path]
+    refused = ["unknown", "could not probe %s: 16 earlier probes of this server process still wait for their "
+               "file systems" % path]
+    assert got == [waited] * 16 + [refused], got
 
 
 def test_fast_stop_while_a_query_waits():
@@ -237,6 +262,7 @@ def setup(stack):
     destdir = pg.build_extension(os.path.join(SOURCE_ROOT, "bindings", "postgresql"), d, pcpath, config)
     bindir = pg.private_server_tree(destdir, config)
     LAB["postgres"] = os.path.join(bindir, "postgres")
+    LAB["datadir"] = d + "/data"
 
     _, xmnt = stack.enter_context(mounted_fs("xfs"))
     LAB["mount"] = xmnt
@@ -259,5 +285,5 @@ if __name__ == "__main__":
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([test_statement_timeout_ends_datadir, test_cancel_ends_check, test_probe_timeout_gives_unknown_row,
-              test_fast_stop_while_a_query_waits, test_start_and_stop_while_frozen, test_answers_again_after_thaw,
+              test_waiting_probes_are_bounded, test_fast_stop_while_a_query_waits, test_start_and_stop_while_frozen, test_answers_again_after_thaw,
               test_server_log_has_no_crash])

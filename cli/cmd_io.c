@@ -333,6 +333,10 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			      &q);
 	if (r < 0) {
 		io_error(cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		if (write && r == -ENOENT)
+			fprintf(stderr, "lcloudctl write: it writes into a file or device that exists: create the file "
+				"first (truncate -s 1M %s, or fallocate -l 1M %s for allocated blocks)\n", tty_str(path),
+				tty_str(path));
 		/* in use, holds data, under a sysroot, or swapped while being opened: nothing was done */
 		return r == -EBUSY || r == -EROFS || r == -ESTALE ? EXIT_REFUSED : exit_code_for_error(r);
 	}

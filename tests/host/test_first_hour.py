@@ -4,10 +4,13 @@
 torture run refused on a target without atomic writes names the path that
 runs (--path plain_direct), and that path runs with a warning that nothing
 is promised at that page size; write on a file that does not exist says how
-to create it."""
+to create it; a fingerprint saved with a relative path is diffed from another
+folder, and export labels a relative path by its absolute form."""
+import json
 import os
+import subprocess
 
-from hostlib import lcloudctl, main, mounted_fs, need_root, scratch_dir
+from hostlib import LCLOUDCTL, lcloudctl, main, mounted_fs, need_root, scratch_dir
 
 
 def test_torture_run_names_the_plain_path():
@@ -34,5 +37,32 @@ def test_write_says_how_to_create_the_file():
         assert not os.path.exists(path)
 
 
+def run_in(folder, *args):
+    return subprocess.run([os.path.realpath(LCLOUDCTL)] + list(args), capture_output=True, text=True, cwd=folder)
+
+
+def test_fingerprint_and_export_from_another_folder():
+    with scratch_dir() as d:
+        data = os.path.join(d, "data")
+        other = os.path.join(d, "elsewhere")
+        os.mkdir(data)
+        os.mkdir(other)
+        with open(os.path.join(data, "f"), "wb") as f:
+            f.write(b"\0" * 65536)
+        # saved with a path relative to data/, compared from elsewhere/
+        p = run_in(data, "probe", "--save", os.path.join(d, "f.fp"), "f")
+        assert p.returncode == 0, p.stderr
+        with open(os.path.join(d, "f.fp")) as f:
+            assert json.load(f)["probe"]["path"] == os.path.join(data, "f")
+        p = run_in(other, "diff", os.path.join(d, "f.fp"))
+        assert p.returncode in (0, 12), (p.returncode, p.stderr)
+        # the exported label names the file, not "f"
+        p = run_in(data, "export", "--prometheus", "f")
+        assert p.returncode == 0, p.stderr
+        assert 'target="%s"' % os.path.join(data, "f") in p.stdout, p.stdout[:500]
+        assert 'target="f"' not in p.stdout
+
+
 if __name__ == "__main__":
-    main([test_torture_run_names_the_plain_path, test_write_says_how_to_create_the_file])
+    main([test_torture_run_names_the_plain_path, test_write_says_how_to_create_the_file,
+          test_fingerprint_and_export_from_another_folder])

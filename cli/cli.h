@@ -63,6 +63,15 @@ struct command {
 	void (*usage)(FILE *out);
 };
 
+/* A nested command's verbs (torture run, torture verify), dispatched by their name in argv[1] (verbs.c). */
+struct verb {
+	const char *name;
+	int (*run)(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+	void (*usage)(FILE *out);
+};
+int dispatch_verb(const char *who, const struct verb *verbs, size_t n, void (*usage)(FILE *out),
+		  struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
+
 int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_probe_usage(FILE *out);
 int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
@@ -106,6 +115,8 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 void cmd_export_usage(FILE *out);
 int cmd_torture(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_torture_usage(FILE *out);
+void cmd_torture_run_usage(FILE *out);
+void cmd_torture_verify_usage(FILE *out);
 int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_replay_usage(FILE *out);
 int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);

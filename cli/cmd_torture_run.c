@@ -172,10 +172,10 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 			}
 			break;
 		case 'h':
-			cmd_torture_usage(stdout);
+			cmd_torture_run_usage(stdout);
 			return 1;
 		default:
-			cmd_torture_usage(stderr);
+			cmd_torture_run_usage(stderr);
 			return -1;
 		}
 		continue;
@@ -640,6 +640,34 @@ static void print_summary(const struct run_state *s, const char *stop, double se
 	       o->pages, o->offset, tty_str(o->target), lcloud_io_path_to_string(o->path), backend, o->depth, seconds, stop);
 	printf("run id 0x%016" PRIx64 ", last generation %" PRIu64 ", record %s\n", s->run_id, s->generation,
 	       tty_str(o->record));
+}
+
+void cmd_torture_run_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl torture run TARGET --pages N --record FILE [options]\n"
+	      "\n"
+	      "Writes self-describing pages (every 512-byte block stamped with the run,\n"
+	      "page, generation and CRC32C) in random order through one I/O path, and\n"
+	      "appends each write the target acknowledged and flushed to the record FILE.\n"
+	      "Cut the power (stop the VM hard) while it runs; then 'lcloudctl torture\n"
+	      "verify' reads every page. A file TARGET is created or extended to hold the\n"
+	      "pages; a device that is mounted or carries data is refused unless --force.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --page-size N     page size, 4K to 1M, a power of two (default 16K)\n"
+	      "      --pages N         number of pages (required)\n"
+	      "      --offset N        where page 0 starts in TARGET (default 0)\n"
+	      "      --path PATH       rwf_atomic (default), plain_direct, passthrough or buffered\n"
+	      "      --depth N         writes in flight per batch (default 8)\n"
+	      "      --writes N        stop after N writes (default 4 x pages)\n"
+	      "      --duration S      stop after S seconds\n"
+	      "      --record FILE     the record of acknowledged writes (created; must not exist)\n"
+	      "      --seed N          reproducible run id and page order\n"
+	      "      --progress        progress once a second on stderr (default: only on a terminal)\n"
+	      "  -f, --force           write to a device even if it is mounted or holds data\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "  -h, --help            show this help\n",
+	      out);
 }
 
 int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)

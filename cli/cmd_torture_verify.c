@@ -72,10 +72,10 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 			}
 			break;
 		case 'h':
-			cmd_torture_usage(stdout);
+			cmd_torture_verify_usage(stdout);
 			return 1;
 		default:
-			cmd_torture_usage(stderr);
+			cmd_torture_verify_usage(stderr);
 			return -1;
 		}
 	}
@@ -252,6 +252,26 @@ static const char *result_sentence(int rc, const struct verify_counts *n)
 	if (!strcmp(w, "lost"))
 		return "LOST: acknowledged and flushed writes are missing";
 	return w;
+}
+
+void cmd_torture_verify_usage(FILE *out)
+{
+	fputs("Usage: lcloudctl torture verify TARGET --record FILE [options]\n"
+	      "\n"
+	      "Reads every page 'lcloudctl torture run' wrote to TARGET and holds it to the\n"
+	      "run's record: torn pages (old and new parts), lost acknowledged writes and\n"
+	      "damaged blocks.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --record FILE     the run's record (required)\n"
+	      "      --offset N        where page 0 starts in TARGET (default: as recorded)\n"
+	      "      --all             list every page, not only the ones with a problem\n"
+	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "  -h, --help            show this help\n"
+	      "\n"
+	      "Exit status: 0 every page intact and no acknowledged write lost, 9 torn or\n"
+	      "damaged pages, 10 lost acknowledged writes (and no torn page).\n",
+	      out);
 }
 
 int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)

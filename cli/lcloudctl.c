@@ -32,19 +32,6 @@ static const struct command commands[] = {
 	{ "export", "every verdict as Prometheus gauges (node_exporter textfile)", cmd_export, cmd_export_usage },
 };
 
-bool parse_output_format(const char *who, const char *arg, enum output_format *ret)
-{
-	if (strcmp(arg, "normal") == 0) {
-		*ret = OUTPUT_NORMAL;
-	} else if (strcmp(arg, "json") == 0) {
-		*ret = OUTPUT_JSON;
-	} else {
-		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, tty_str(arg));
-		return false;
-	}
-	return true;
-}
-
 static void main_usage(FILE *out)
 {
 	fputs("Usage: lcloudctl [global options] COMMAND [options] [ARGS]\n"

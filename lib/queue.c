@@ -310,7 +310,8 @@ LCLOUD_EXPORT const char *lcloud_queue_get_error(const struct lcloud_queue *q)
 
 LCLOUD_EXPORT int lcloud_queue_get_fd(const struct lcloud_queue *q)
 {
-	return q ? q->fd : -EBADF;
+	/* passthrough writes through /dev/ngXnY; the block device claimed beside it is what flushes and reopens */
+	return !q ? -EBADF : q->hold_fd >= 0 ? q->hold_fd : q->fd;
 }
 
 /* Shape checks every direct I/O needs, and the atomic promise for flagged writes. */

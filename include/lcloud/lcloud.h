@@ -354,8 +354,9 @@ const struct lcloud_probe *lcloud_queue_get_probe(const struct lcloud_queue *que
 /* Why the last call on this queue failed, for a person; "" when it did not. */
 const char *lcloud_queue_get_error(const struct lcloud_queue *queue);
 /*
- * The descriptor the queue opened, guarded and claimed (borrowed: valid
- * until lcloud_queue_free(); do not close it), or -EBADF for NULL. For
+ * The file or block device the queue guarded and claimed (borrowed: valid
+ * until lcloud_queue_free(); do not close it), or -EBADF for NULL: for
+ * passthrough and generic nodes, the namespace's block device. For
  * fdatasync() and for reopening the same file or device through
  * /proc/self/fd, never by its name again.
  */

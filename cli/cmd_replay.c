@@ -213,11 +213,13 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 static int build_model(const struct replay_opts *o, uint32_t log_sector, struct replay_model *m)
 {
 	char err[400];
+	int r;
 
 	memset(m, 0, sizeof(*m));
-	if (o->model_from && replay_model_from_probe(o->model_from, m, err, sizeof(err)) < 0) {
+	if (o->model_from && (r = replay_model_from_probe(o->model_from, m, err, sizeof(err))) < 0) {
 		fprintf(stderr, "lcloudctl replay: --model-from %s\n", err);
-		return EXIT_USAGE;
+		/* the file is not a probe's JSON: the wrong kind of file, as for a log that is not one */
+		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
 	if (o->have_lba) {
 		m->m.lba = o->lba;

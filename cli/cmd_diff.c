@@ -17,7 +17,7 @@ void cmd_diff_usage(FILE *out)
 	      "path, and every fact of every layer (firmware, limits, promises).\n"
 	      "Exits 0 when nothing changed, 12 when something did but no verdict got\n"
 	      "weaker, 13 when one did (a proved size lost, less done by the device\n"
-	      "itself, or a \"no\" become \"unknown\").\n"
+	      "itself, or a \"no\" become \"unknown\"); 5 when FILE is not a fingerprint.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"

@@ -10,6 +10,7 @@ not what it claims (each bound measured, the figure beside it)."""
 import json
 import os
 import resource
+import signal
 import struct
 import subprocess
 import tempfile
@@ -19,6 +20,8 @@ from hostlib import LCLOUDCTL, lcloudctl, main, scratch_dir
 import stamps
 
 STAMP_LOG = os.environ.get("STAMP_LOG", "stamp_log")
+# AddressSanitizer's shadow and quarantine add their own memory: there the bounds are not asserted
+SANITIZED = bool(os.environ.get("LCLOUD_TEST_SANITIZERS"))
 RECORD_MAGIC = 0x7254434C
 
 
@@ -132,12 +135,19 @@ def peak_rss_mb(args, timeout):
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
     with tempfile.NamedTemporaryFile("r", prefix="lcloud-rss-") as out:
         start = time.monotonic()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M %x", "-o", out.name] + list(args), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, env=env, timeout=timeout, text=True)
+        # a session of its own: on a timeout the command goes too, not only /usr/bin/time
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%M %x", "-o", out.name] + list(args), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=env, text=True, start_new_session=True)
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            raise AssertionError("%s ran for more than %d s" % (" ".join(args), timeout))
         secs = time.monotonic() - start
         kb, status = out.read().split()[-2:]
-    assert "signal" not in p.stderr and int(status) >= 0, "%s: %s" % (" ".join(args), p.stderr)
-    return int(status), int(kb) / 1024, secs, p.stderr
+    assert "signal" not in err and int(status) >= 0, "%s: %s" % (" ".join(args), err)
+    return int(status), int(kb) / 1024, secs, err
 
 
 def test_replay_memory_by_what_the_log_holds():
@@ -149,10 +159,10 @@ def test_replay_memory_by_what_the_log_holds():
         subprocess.run([STAMP_LOG, log, str(1 << 19), str(1 << 20)], check=True)
         rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "replay", log], 300)
         assert rc == 0, (rc, err)
-        assert rss < 160, "replay of a 256 MiB log peaked at %.0f MB" % rss  # measured: 121 MB
+        assert SANITIZED or rss < 160, "replay of a 256 MiB log peaked at %.0f MB" % rss  # measured: 125 MB (1.23 GB before)
         rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "replay", log, "-o", "json"], 300)
         assert rc == 0, (rc, err)
-        assert rss < 160, "replay -o json of a 256 MiB log peaked at %.0f MB" % rss  # measured: 122 MB
+        assert SANITIZED or rss < 160, "replay -o json of a 256 MiB log peaked at %.0f MB" % rss  # measured: 125 MB
 
 
 def record(kind, run_id, page, generation, page_size, pages, offset=0, path=2):
@@ -176,7 +186,7 @@ def test_record_that_claims_more_than_the_target():
             rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "torture", "verify", target, "--record", rec, "-o", fmt], 60)
             assert rc == 5 and "claims 16777216 pages of 1048576 bytes" in err and "holds 1048576 bytes" in err, \
                 (rc, err)
-            assert rss < 16, "verify of a 128-byte record peaked at %.0f MB" % rss  # measured: 5 MB
+            assert SANITIZED or rss < 8, "verify of a 128-byte record peaked at %.0f MB" % rss  # measured: 2.6 MB
             assert secs < 10, secs
 
 
@@ -194,7 +204,7 @@ def test_verify_all_json_streams():
         rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "torture", "verify", target, "--record", rec, "--all", "-o",
                                           "json"], 300)
         assert rc == 9, (rc, err)  # every filled page reads as zeroes: damaged, its acknowledged write lost
-        assert rss < 32, "verify --all -o json of 131072 pages peaked at %.0f MB" % rss  # measured: 6 MB
+        assert SANITIZED or rss < 16, "verify --all -o json of 131072 pages peaked at %.0f MB" % rss  # measured: 2.6 MB
         # and the stream is one JSON document with every page in it
         p = lcloudctl("torture", "verify", target, "--record", rec, "--all", "-o", "json")
         doc = json.loads(p.stdout)

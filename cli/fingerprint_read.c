@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "json_read.h"
 
+#define FINGERPRINT_LAYERS_MAX 1024u
+
 static const char *const io_paths[] = { "rwf_atomic", "passthrough", "plain_direct", "buffered" };
 static const char *const verdict_fields[] = { "max_untorn_bytes", "hardware_max_bytes", "above_max", "alignment",
 					      "boundary_bytes", "boundary_offset_bytes" };
@@ -47,6 +49,10 @@ static int fingerprint_check(struct json_in *in, json_object *fp)
 	r = json_get_array(in, probe, "layers", true, &layers);
 	if (r < 0)
 		return r;
+	/* compare matches every layer against every other: no stack has this many */
+	if (r > 0 && json_object_array_length(layers) > FINGERPRINT_LAYERS_MAX)
+		return json_in_fail(in, "%zu layers, more than the %u of any stack", json_object_array_length(layers),
+				    FINGERPRINT_LAYERS_MAX);
 	for (size_t i = 0; r > 0 && i < json_object_array_length(layers); i++) {
 		json_object *l = json_object_array_get_idx(layers, i), *facts;
 		int e;

@@ -59,6 +59,8 @@ def test_hostile_fingerprints():
             ('{"kind":"lcloud-fingerprint","probe":{"layers":[{"layer":7,"name":"x","facts":{}}]}}',
              'probe.layers[0]: "layer" must be a string'),
             ("[]", "not a fingerprint written by 'lcloudctl probe --save'"),
+            (json.dumps({"kind": "lcloud-fingerprint", "probe": {"layers": [{}] * 1025}}),
+             "probe: 1025 layers, more than the 1024 of any stack"),
             ('{"kind":"lcloud-fingerprint","probe":{}} trailing', "not JSON"),
         ]
         hostile = os.path.join(d, "hostile.fp")

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mountinfo.h"
 
 static char *sysroot_path(const char *sysroot, const char *fmt, const char *a)
 {
@@ -44,23 +45,6 @@ static char *read_line(const char *file)
 	return line;
 }
 
-/* mountinfo's octal escapes (\040 for a space) undone in place. */
-static char *unescape_mount(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-	return s;
-}
-
 static void mount_table_read(struct mount_table *t, const char *sysroot)
 {
 	char *file = sysroot_path(sysroot, "%s", "/proc/self/mountinfo"), *line = NULL;
@@ -73,26 +57,24 @@ static void mount_table_read(struct mount_table *t, const char *sysroot)
 	if (!f)
 		return;
 	while (getline(&line, &cap, f) > 0) {
-		/* id parent MAJ:MIN root mount-point options [optional...] - fstype source super-options */
-		char *save = NULL, *fields[5] = { NULL }, *dash = strstr(line, " - "), *fstype;
+		struct mountinfo_entry e;
 		struct mount_entry *grown;
-		int n = 0;
+		char devno[32];
 
-		if (!dash)
-			continue;
-		*dash = '\0';
-		for (char *tok = strtok_r(line, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
-			fields[n++] = tok;
-		fstype = strtok_r(dash + 3, " \n", &save);
-		if (n < 5 || !fstype)
+		/* the library's own parser: escapes undone once, the same fields the probe reads */
+		if (mountinfo_parse_line(line, &e) < 0)
 			continue;
 		grown = realloc(t->entries, (t->n + 1) * sizeof(*grown));
-		if (!grown)
+		if (!grown) {
+			mountinfo_entry_free(&e);
 			break;
+		}
 		t->entries = grown;
-		grown[t->n].devno = strdup(fields[2]);
-		grown[t->n].mount_point = strdup(unescape_mount(fields[4]));
-		grown[t->n].fstype = strdup(fstype);
+		snprintf(devno, sizeof(devno), "%u:%u", e.major, e.minor);
+		grown[t->n].devno = strdup(devno);
+		grown[t->n].mount_point = strdup(e.mount_point);
+		grown[t->n].fstype = strdup(e.fstype);
+		mountinfo_entry_free(&e);
 		t->n++;
 	}
 	free(line);

@@ -77,8 +77,6 @@ void cmd_read_usage(FILE *out);
 void cmd_advise_usage(FILE *out);
 int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv);
 void cmd_udev_usage(FILE *out);
-/* FILE replaced whole or not at all by LEN bytes of TEXT, with MODE (atomic_file.c); -errno. */
-int write_file_atomically(const char *file, const char *text, size_t len, mode_t mode);
 
 /* What the crash lab proved for this stack, for advise to cite; NULL where it has not run it. */
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page);
@@ -98,7 +96,8 @@ void cmd_diff_usage(FILE *out);
 
 /* probe --save / diff: the kernel, every fact and every verdict, as JSON (schema 1). */
 json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot);
-int fingerprint_save(const char *file, json_object *fp);
+/* FILE written whole or not at all, a regular file only (output_file.c); -errno and ERR. */
+int fingerprint_save(const char *file, json_object *fp, char *err, size_t err_size);
 /*
  * A saved fingerprint, checked whole against the shape 'probe --save' writes
  * (fingerprint_read.c): -EBADMSG with ERR naming the file and the key when it
@@ -170,12 +169,24 @@ int block_parents(const char *sysroot, const char *name, char ***ret, size_t *n_
 char *block_device_name(const char *sysroot, const char *arg);
 
 /*
- * Text output of a string that may come from a device: bytes outside
- * printable ASCII, and '\\', as \xNN (escape.c). escape_text() truncates
- * to SIZE (never inside an escape) and returns BUF.
+ * Text for a terminal from a string this program did not write (escape.c):
+ * control characters, bytes that are not UTF-8 and '\\' as \xNN; printable
+ * UTF-8 kept under a UTF-8 locale. Escape each string once, where it is
+ * printed. escape_text() truncates to SIZE (never inside an escape) and
+ * returns BUF; S and BUF must not overlap. tty_str() returns an escaped
+ * copy that stays valid for the next TTY_STR_SLOTS - 1 calls: for printf
+ * arguments; tty_strn() the same for the first N bytes of S. Table cells
+ * go to libsmartcols raw: it escapes them itself.
  */
+#define TTY_STR_SLOTS 8
 const char *escape_text(const char *s, char *buf, size_t size);
+const char *tty_str(const char *s);
+const char *tty_strn(const char *s, size_t n);
+/* tty_str() for JSON text (json-c's own escapes kept): its backslashes are JSON's. */
+const char *tty_json(const char *json_text);
 void fputs_escaped(const char *s, FILE *out);
+/* JSON text to OUT with DEL and the C1 controls as \u00NN: no string in it commands a terminal. */
+void fputs_json(const char *json, FILE *out);
 /* A JSON string of S, valid UTF-8 whatever S holds: a byte that is not UTF-8 becomes U+0080..U+00FF. */
 json_object *json_string_from_device(const char *s);
 

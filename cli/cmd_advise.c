@@ -284,14 +284,14 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 					db = i;
 			if (db < 0) {
 				fprintf(stderr, "lcloudctl advise: unknown database '%s' (use mysql, mariadb or postgresql)\n",
-					optarg);
+					tty_str(optarg));
 				return EXIT_USAGE;
 			}
 			break;
 		case 'P':
 			if (parse_size(optarg, &page) < 0 || !page || (page & (page - 1))) {
 				fprintf(stderr, "lcloudctl advise: --page-size '%s' is not a power of two "
-					"(InnoDB pages are 4K-64K, PostgreSQL's 8K by default)\n", optarg);
+					"(InnoDB pages are 4K-64K, PostgreSQL's 8K by default)\n", tty_str(optarg));
 				return EXIT_USAGE;
 			}
 			break;
@@ -327,9 +327,9 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (r < 0) {
 		if (r == -ERANGE)
 			fprintf(stderr, "lcloudctl advise: --page-size %" PRIu64 " is larger than %s itself\n", page,
-				argv[optind]);
+				tty_str(argv[optind]));
 		else
-			fprintf(stderr, "lcloudctl advise: %s: %s\n", argv[optind], strerror(-r));
+			fprintf(stderr, "lcloudctl advise: %s: %s\n", tty_str(argv[optind]), strerror(-r));
 		lcloud_probe_free(p);
 		return r == -ERANGE ? EXIT_USAGE : EXIT_FAILURE_GENERIC;
 	}

@@ -54,7 +54,8 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		switch (c) {
 		case 's':
 			if (parse_size(optarg, &size) < 0) {
-				fprintf(stderr, "lcloudctl check: --size '%s' is not a size (try 16384 or 16K)\n", optarg);
+				fprintf(stderr, "lcloudctl check: --size '%s' is not a size (try 16384 or 16K)\n",
+					tty_str(optarg));
 				return EXIT_USAGE;
 			}
 			have_size = true;
@@ -65,7 +66,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		case 'p':
 			if (lcloud_io_path_from_string(optarg, &path) < 0) {
 				fprintf(stderr, "lcloudctl check: unknown path '%s' (use rwf_atomic, passthrough, "
-					"plain_direct, buffered or best)\n", optarg);
+					"plain_direct, buffered or best)\n", tty_str(optarg));
 				return EXIT_USAGE;
 			}
 			break;
@@ -104,18 +105,19 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	r = lcloud_probe_check(p, path, size, &decided, why, sizeof(why));
 	lcloud_probe_free(p);
 	if (r == -ERANGE) {
-		fprintf(stderr, "lcloudctl check: --size %" PRIu64 " is larger than %s itself\n", size, target);
+		fprintf(stderr, "lcloudctl check: --size %" PRIu64 " is larger than %s itself\n", size,
+			tty_str(target));
 		return EXIT_USAGE;
 	}
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl check: %s: %s\n", target, strerror(-r));
+		fprintf(stderr, "lcloudctl check: %s: %s\n", tty_str(target), strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	if (format == OUTPUT_JSON) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "schema", json_object_new_int(1));
-		json_object_object_add(o, "path", json_object_new_string(target));
+		json_object_object_add(o, "path", json_string_from_device(target));
 		json_object_object_add(o, "size", json_object_new_uint64(size));
 		json_object_object_add(o, "untorn", json_object_new_boolean(r == LCLOUD_ANSWER_UNTORN));
 		json_object_object_add(o, "answer", json_object_new_string(lcloud_answer_to_string(r)));
@@ -125,7 +127,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		json_object_put(o);
 	} else {
 		/* the reason may quote what a device calls itself: escaped, as every device string */
-		printf("%s: %s", target, color_start(g, r == LCLOUD_ANSWER_UNTORN ? COLOR_GOOD
+		printf("%s: %s", tty_str(target), color_start(g, r == LCLOUD_ANSWER_UNTORN ? COLOR_GOOD
 						  : r == LCLOUD_ANSWER_UNKNOWN ? COLOR_UNKNOWN : COLOR_BAD));
 		fputs_escaped(why, stdout);
 		fputs(color_end(g), stdout);

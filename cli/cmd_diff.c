@@ -39,8 +39,8 @@ static void print_changes(const struct global_opts *g, const char *title, json_o
 			json_object_object_get_ex(c, "old", &a);
 			json_object_object_get_ex(c, "new", &b);
 			json_object_object_get_ex(c, "weaker", &w);
-			printf("  %-13s %-22s %s -> %s%s%s%s\n", json_object_get_string(x), json_object_get_string(y),
-			       a ? json_object_get_string(a) : "-", b ? json_object_get_string(b) : "-",
+			printf("  %-13s %-22s %s -> %s%s%s%s\n", tty_str(json_object_get_string(x)), tty_str(json_object_get_string(y)),
+			       a ? tty_str(json_object_get_string(a)) : "-", b ? tty_str(json_object_get_string(b)) : "-",
 			       json_object_get_boolean(w) ? color_start(g, COLOR_BAD) : "",
 			       json_object_get_boolean(w) ? "  (weaker)" : "", json_object_get_boolean(w) ? color_end(g) : "");
 		} else {
@@ -48,8 +48,8 @@ static void print_changes(const struct global_opts *g, const char *title, json_o
 			json_object_object_get_ex(c, "key", &y);
 			json_object_object_get_ex(c, "old", &a);
 			json_object_object_get_ex(c, "new", &b);
-			printf("  %s: %s %s -> %s\n", json_object_get_string(x), json_object_get_string(y),
-			       json_object_get_string(a), json_object_get_string(b));
+			printf("  %s: %s %s -> %s\n", tty_str(json_object_get_string(x)), tty_str(json_object_get_string(y)),
+			       tty_json(json_object_get_string(a)), tty_json(json_object_get_string(b)));
 		}
 	}
 }
@@ -93,16 +93,16 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	r = fingerprint_load(file, &saved, err, sizeof(err));
 	if (r < 0) {
 		if (r == -EBADMSG)
-			fprintf(stderr, "lcloudctl diff: %s\n", err);
+			fprintf(stderr, "lcloudctl diff: %s\n", tty_str(err));
 		else
-			fprintf(stderr, "lcloudctl diff: %s: %s\n", file, strerror(-r));
+			fprintf(stderr, "lcloudctl diff: %s: %s\n", tty_str(file), strerror(-r));
 		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
 	saved_path = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (!saved_path && json_object_object_get_ex(saved, "probe", &o) && json_object_object_get_ex(o, "path", &o))
 		saved_path = json_object_get_string(o);
 	if (!saved_path) {
-		fprintf(stderr, "lcloudctl diff: %s saves no path: give the PATH to probe\n", file);
+		fprintf(stderr, "lcloudctl diff: %s saves no path: give the PATH to probe\n", tty_str(file));
 		json_object_put(saved);
 		return EXIT_USAGE;
 	}
@@ -128,20 +128,21 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		json_object *x;
 
 		if (!level)
-			printf("%s: nothing changed since %s\n", path, file);
+			printf("%s: nothing changed since %s\n", tty_str(path), tty_str(file));
 		if (json_object_object_get_ex(report, "kernel_changed", &x) && json_object_get_boolean(x)) {
 			json_object *a, *b;
 
 			json_object_object_get_ex(report, "kernel_old", &a);
 			json_object_object_get_ex(report, "kernel_new", &b);
-			printf("kernel: %s -> %s\n", json_object_get_string(a), json_object_get_string(b));
+			printf("kernel: %s -> %s\n", tty_str(json_object_get_string(a)), tty_str(json_object_get_string(b)));
 		}
 		json_object_object_get_ex(report, "verdict_changes", &x);
 		print_changes(g, "verdict", x, true);
 		json_object_object_get_ex(report, "fact_changes", &x);
 		print_changes(g, "facts", x, false);
 		if (level == 2)
-			printf("%s%s: a verdict got weaker since %s%s\n", color_start(g, COLOR_BAD), path, file, color_end(g));
+			printf("%s%s: a verdict got weaker since %s%s\n", color_start(g, COLOR_BAD), tty_str(path),
+			       tty_str(file), color_end(g));
 	}
 	json_object_put(report);
 	json_object_put(now);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output_file.h"
 
 void cmd_export_usage(FILE *out)
 {
@@ -172,8 +173,8 @@ static void write_metrics(FILE *out, const struct export_state *st)
 	}
 }
 
-/* FILE written whole or not at all (atomic_file.c), readable by the collector. */
-static int write_file(const char *file, const struct export_state *st)
+/* FILE written whole or not at all (output_file.c), readable by the collector; a regular file only. */
+static int write_file(const char *file, const struct export_state *st, char *err, size_t err_size)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -185,9 +186,10 @@ static int write_file(const char *file, const struct export_state *st)
 	write_metrics(out, st);
 	if (fclose(out) != 0) {
 		free(text);
+		snprintf(err, err_size, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	r = write_file_atomically(file, text, len, 0644);
+	r = write_file_atomically(file, text, len, 0644, err, err_size);
 	free(text);
 	return r;
 }
@@ -204,7 +206,7 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	struct export_state st = { .ctx = ctx };
 	const char *file = NULL;
 	bool prometheus = false;
-	int c, r = 0;
+	int c, r = 0, rc = 0;
 
 	(void)g;
 	optind = 0;
@@ -235,20 +237,24 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	if (r < 0) {
 		fprintf(stderr, "lcloudctl export: %s\n", strerror(-r));
 	} else if (file) {
-		r = write_file(file, &st);
-		if (r < 0)
-			fprintf(stderr, "lcloudctl export: %s: %s\n", file, strerror(-r));
+		char err[512];
+
+		r = write_file(file, &st, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl export: -f %s: %s\n", tty_str(file), tty_str(err));
+			rc = output_file_exit_code(r);
+		}
 	} else {
 		write_metrics(stdout, &st);
 	}
 	for (size_t i = 0; i < st.n; i++) {
 		if (st.samples[i].err)
-			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", st.samples[i].target,
+			fprintf(stderr, "lcloudctl export: %s: %s (lcloud_probe_success 0)\n", tty_str(st.samples[i].target),
 				strerror(-st.samples[i].err));
 		lcloud_probe_free(st.samples[i].probe);
 	}
 	free(st.samples);
 	if (r < 0)
-		return exit_code_for_error(r);
+		return rc ? rc : exit_code_for_error(r);
 	return st.failures ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }

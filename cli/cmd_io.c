@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output_file.h"
 
 /* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
 #define IO_LENGTH_MAX 0x7ffff000ULL
@@ -117,14 +118,14 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case 'H':
 			if (!parse_class(optarg, &o->hint)) {
 				fprintf(stderr, "lcloudctl %s: unknown hint '%s' (data, metadata, journal, background; "
-					"for reads sync, readahead)\n", cmd, optarg);
+					"for reads sync, readahead)\n", cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
 		case OPT_LIFETIME:
 			if (!parse_lifetime(optarg, &o->hint)) {
 				fprintf(stderr, "lcloudctl %s: unknown lifetime '%s' (short, medium, long, extreme)\n",
-					cmd, optarg);
+					cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -162,7 +163,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case OPT_BACKEND:
 			if (!parse_backend(optarg, &o->backend)) {
 				fprintf(stderr, "lcloudctl %s: unknown backend '%s' (auto, passthrough, io_uring, sync)\n",
-					cmd, optarg);
+					cmd, tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -175,7 +176,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		}
 		continue;
 bad:
-		fprintf(stderr, "lcloudctl %s: bad value '%s' for --%s\n", cmd, optarg,
+		fprintf(stderr, "lcloudctl %s: bad value '%s' for --%s\n", cmd, tty_str(optarg),
 			c == 'O' ? "offset" : c == 'l' ? "length" : c == 'p' ? "pattern" : "group");
 		return -1;
 	}
@@ -239,9 +240,9 @@ static void io_error(const char *cmd, const char *path, const char *message)
 	size_t n = strlen(path);
 
 	if (!strncmp(message, path, n) && (message[n] == ' ' || message[n] == ':'))
-		fprintf(stderr, "lcloudctl %s: %s\n", cmd, message);
+		fprintf(stderr, "lcloudctl %s: %s\n", cmd, tty_str(message));
 	else
-		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, path, message);
+		fprintf(stderr, "lcloudctl %s: %s: %s\n", cmd, tty_str(path), tty_str(message));
 }
 
 /*
@@ -271,42 +272,27 @@ static uint64_t device_size(const struct lcloud_queue *q)
 }
 
 /*
- * The --output file: created, never followed through a symlink, readable by
- * its owner only (it holds raw device data). --force replaces a regular file.
+ * The --output file (output_file.c): made beside its name with mode 0600 (it
+ * holds raw device data) and put in place only once the read succeeded; an
+ * existing file only with --force, a symlink never; a block device only
+ * through the write guard (--force: one that carries a signature).
  */
-static int open_output(const char *path, bool replace)
+static int open_output(struct lcloud_ctx *ctx, const char *path, bool replace, struct output_file *of)
 {
-	struct stat st;
-	int fd;
+	char err[512];
+	int r = output_file_open(ctx, path, 0600,
+				 OUTPUT_FILE_DEVICE | OUTPUT_FILE_KEEP_LINKS |
+					 (replace ? OUTPUT_FILE_FORCE : OUTPUT_FILE_NO_REPLACE), of, err, sizeof(err));
 
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0 || errno != EEXIST || !replace)
-		goto out;
-	if (lstat(path, &st) < 0)
-		goto out;
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "lcloudctl read: --output %s exists and is not a regular file (%s): not replaced, "
-			"--force or not\n", path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a device, FIFO or folder");
-		return -EEXIST;
-	}
-	/* a name planted between unlink and create makes O_EXCL fail: nothing is followed */
-	if (unlink(path) < 0)
-		goto out;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-out:
-	if (fd < 0) {
-		int err = -errno;
-
-		fprintf(stderr, "lcloudctl read: --output %s: %s%s\n", path, strerror(errno),
-			errno == EEXIST ? " (it is never overwritten: remove it, or pass --force to replace a "
-					  "regular file)" : errno == ELOOP ? " (a symbolic link is never followed)" : "");
-		return err;
-	}
-	return fd;
+	if (r < 0)
+		fprintf(stderr, "lcloudctl read: --output %s%s\n", tty_str(err),
+			r == -EEXIST ? " (it is never overwritten: remove it, or pass --force to replace a regular "
+				       "file)" : "");
+	return r;
 }
 
-/* Writes all of BUF to FD; for a file, fsync and close must succeed too (the data is only then kept). */
-static int write_out(int fd, const void *buf, size_t len, bool is_file)
+/* Writes all of BUF to standard output. */
+static int write_out(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	int r = 0;
@@ -323,12 +309,6 @@ static int write_out(int fd, const void *buf, size_t len, bool is_file)
 		p += n;
 		len -= (size_t)n;
 	}
-	if (is_file) {
-		if (!r && fsync(fd) < 0)
-			r = -errno;
-		if (close(fd) < 0 && !r)
-			r = -errno;
-	}
 	return r;
 }
 
@@ -339,7 +319,8 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	uint16_t status = 0;
 	void *buf = NULL;
 	uint64_t size;
-	int out_fd = -1, rc = EXIT_FAILURE_GENERIC;
+	struct output_file out = { .fd = -1 };
+	int rc = EXIT_FAILURE_GENERIC;
 	int64_t n;
 	int r;
 
@@ -352,6 +333,10 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			      &q);
 	if (r < 0) {
 		io_error(cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		if (write && r == -ENOENT)
+			fprintf(stderr, "lcloudctl write: it writes into a file or device that exists: create the file "
+				"first (truncate -s 1M %s, or fallocate -l 1M %s for allocated blocks)\n", tty_str(path),
+				tty_str(path));
 		/* in use, holds data, under a sysroot, or swapped while being opened: nothing was done */
 		return r == -EBUSY || r == -EROFS || r == -ESTALE ? EXIT_REFUSED : exit_code_for_error(r);
 	}
@@ -360,18 +345,18 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (size && (o->offset >= size || o->length > size - o->offset)) {
 		if (o->offset >= size)
 			fprintf(stderr, "lcloudctl %s: %s: offset %" PRIu64 " is past the end of the device (%" PRIu64
-				" bytes)\n", cmd, path, o->offset, size);
+				" bytes)\n", cmd, tty_str(path), o->offset, size);
 		else
 			fprintf(stderr, "lcloudctl %s: %s: %" PRIu64 " bytes at offset %" PRIu64 " run past the end of "
-				"the device (%" PRIu64 " bytes: %" PRIu64 " are left there)\n", cmd, path, o->length,
+				"the device (%" PRIu64 " bytes: %" PRIu64 " are left there)\n", cmd, tty_str(path), o->length,
 				o->offset, size, size - o->offset);
 		rc = EXIT_REFUSED;
 		goto done;
 	}
 	if (!write && o->output) {
-		out_fd = open_output(o->output, o->replace_output);
-		if (out_fd < 0) {
-			rc = out_fd == -EEXIST || out_fd == -ELOOP ? EXIT_REFUSED : exit_code_for_error(out_fd);
+		r = open_output(ctx, o->output, o->replace_output, &out);
+		if (r < 0) {
+			rc = output_file_exit_code(r);
 			goto done;
 		}
 	}
@@ -388,7 +373,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			if (f)
 				fclose(f);
 			if (got != o->length) {
-				fprintf(stderr, "lcloudctl write: --input %s: %s (need %" PRIu64 " bytes)\n", o->input,
+				fprintf(stderr, "lcloudctl write: --input %s: %s (need %" PRIu64 " bytes)\n", tty_str(o->input),
 					f ? "too short" : strerror(errno), o->length);
 				rc = EXIT_USAGE;
 				goto done;
@@ -404,37 +389,49 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (n < 0) {
 		if (status)
 			fprintf(stderr, "lcloudctl %s: %s: the device failed the command: %s (NVMe status 0x%x)\n", cmd,
-				path, lcloud_nvme_status_to_string(status), status);
+				tty_str(path), lcloud_nvme_status_to_string(status), status);
 		else
 			io_error(cmd, path, lcloud_queue_get_error(q));
+		if (n == -EFBIG)
+			fprintf(stderr, "lcloudctl %s: %s: the write goes past the file size limit (ulimit -f) or the "
+				"largest file this file system keeps\n", cmd, tty_str(path));
 		rc = status ? EXIT_FAILURE_GENERIC : io_exit((int)n);
 		goto done;
 	}
 	if (write && (uint64_t)n < o->length) {
 		/* the kernel may cut even an RWF_ATOMIC write short (at the file size limit, ulimit -f) */
 		fprintf(stderr, "lcloudctl write: %s: only %" PRId64 " of %" PRIu64 " bytes were written at offset %" PRIu64
-			"%s; check the file size limit (ulimit -f) and the free space\n", path, n, o->length, o->offset,
+			"%s; check the file size limit (ulimit -f) and the free space\n", tty_str(path), n, o->length, o->offset,
 			o->atomic ? ": the write was not one untorn unit" : "");
 		free(buf);
 		lcloud_queue_free(q);
 		return EXIT_FAILURE_GENERIC;
 	}
-	if (!write) {
-		r = write_out(o->output ? out_fd : STDOUT_FILENO, buf, (size_t)n, o->output);
-		out_fd = -1; /* closed by write_out */
+	if (!write && o->output) {
+		char err[512];
+
+		/* on a full disk or past ulimit -f the temporary goes and nothing is left at --output */
+		r = output_file_pwrite(&out, buf, (uint64_t)n, 0, err, sizeof(err));
+		if (r == 0)
+			r = output_file_commit(&out, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl read: cannot write %s: %s\n", o->output ? o->output : "standard output",
-				strerror(-r));
+			fprintf(stderr, "lcloudctl read: --output %s: %s\n", tty_str(o->output), tty_str(err));
+			goto done;
+		}
+	} else if (!write) {
+		r = write_out(STDOUT_FILENO, buf, (size_t)n);
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl read: cannot write standard output: %s\n", strerror(-r));
 			goto done;
 		}
 	}
 	/* the report goes to stderr for reads: stdout may carry the data */
 	fprintf(write ? stdout : stderr, "%s %" PRId64 " bytes at offset %" PRIu64 " %s %s via %s%s; hints: %s\n",
-		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", path,
+		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", tty_str(path),
 		lcloud_backend_to_string(lcloud_queue_get_backend(q)), o->atomic ? " (atomic)" : "", mapping);
 	if ((uint64_t)n < o->length) {
 		/* a read that ends at the end of a file: what there was is out, but not what was asked */
-		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, path,
+		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, tty_str(path),
 			write ? "write" : "read", n, o->length,
 			n == 0 ? "the offset is at or past the end of the file" : "the end of the file is within the range");
 		rc = EXIT_FAILURE_GENERIC;
@@ -442,10 +439,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	}
 	rc = EXIT_OK;
 done:
-	if (out_fd >= 0) {
-		close(out_fd);
-		unlink(o->output); /* created here and left empty: nothing was read into it */
-	}
+	output_file_abort(&out); /* after a failure: the temporary goes, nothing is put in place */
 	free(buf);
 	lcloud_queue_free(q);
 	return rc;
@@ -483,16 +477,18 @@ void cmd_read_usage(FILE *out)
 	fputs("Usage: lcloudctl read [options] PATH --offset N --length N\n"
 	      "\n"
 	      "Read one aligned direct I/O from PATH through the liblcloud queue and write\n"
-	      "the data to --output FILE (created with mode 0600; an existing file or a\n"
-	      "symlink is refused) or to standard output, never to a terminal. A read that\n"
-	      "ends past the end of a file is short: exit status 1.\n"
+	      "the data to --output FILE (made with mode 0600 beside its name and renamed\n"
+	      "into place when whole; an existing file or a symlink is refused; a block\n"
+	      "device is written through the write guard) or to standard output, never to\n"
+	      "a terminal. A read that ends past the end of a file is short: exit status 1.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
 	      "  -l, --length N        bytes to read (at most 2 GiB less 4 KiB)\n"
 	      "  -H, --hint KIND       sync (a caller waits) or readahead\n"
 	      "  -o, --output FILE     where the data goes (default: standard output)\n"
-	      "  -f, --force           replace an existing regular --output file\n"
+	      "  -f, --force           replace an existing regular --output file; write an\n"
+	      "                        --output device that holds data (never one in use)\n"
 	      "      --fua             FUA on passthrough (RWF_DSYNC elsewhere: no effect on reads)\n"
 	      "      --backend NAME    auto (default), passthrough, io_uring or sync\n"
 	      "  -h, --help            show this help\n",

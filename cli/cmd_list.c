@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libsmartcols/libsmartcols.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,8 +131,8 @@ static bool parse_columns(struct list_state *st, const char *arg)
 			return false;
 		}
 		if (c < 0) {
-			fprintf(stderr, "lcloudctl list: unknown column '%.*s' (the columns are in 'lcloudctl list "
-				"--help')\n", (int)len, s);
+			fprintf(stderr, "lcloudctl list: unknown column '%s' (the columns are in 'lcloudctl list "
+				"--help')\n", tty_strn(s, len));
 			return false;
 		}
 		if (st->n_selected < N_COLUMNS)
@@ -258,17 +257,15 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 		break;
 	case COL_MODEL: {
 		const char *m = present_string(p, col->fact);
-		char buf[512];
 
-		/* sysfs pads the model with spaces */
+		/* sysfs pads the model with spaces; libsmartcols escapes the rest as lsblk's cells */
 		if (m) {
 			size_t len = strlen(m);
 
 			while (len && m[len - 1] == ' ')
 				len--;
-			snprintf(buf, sizeof(buf), "%.*s", (int)len, m);
-			j = json_string_from_device(buf);
-			t = strdup(escape_text(buf, buf, sizeof(buf)));
+			t = strndup(m, len);
+			j = t ? json_string_from_device(t) : NULL;
 		}
 		break;
 	}
@@ -287,23 +284,14 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 
 		t = m ? strdup(m->fstype) : udev_fs_type(st->sysroot, devno);
 		j = t ? json_string_from_device(t) : NULL;
-		if (t) {
-			char buf[256];
-
-			escape_text(t, buf, sizeof(buf));
-			free(t);
-			t = strdup(buf);
-		}
 		break;
 	}
 	case COL_MOUNTPOINT: {
 		const struct mount_entry *m = mount_table_find(&st->mounts, st->sysroot, devno);
 
 		if (m) {
-			char buf[4 * PATH_MAX];
-
 			j = json_string_from_device(m->mount_point);
-			t = strdup(escape_text(m->mount_point, buf, sizeof(buf)));
+			t = strdup(m->mount_point); /* unescaped from mountinfo; libsmartcols escapes it once */
 		}
 		break;
 	}
@@ -599,7 +587,8 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		case 's':
 			if (parse_size(optarg, &st.untorn_size) < 0 || !st.untorn_size ||
 			    (st.untorn_size & (st.untorn_size - 1))) {
-				fprintf(stderr, "lcloudctl list: --size '%s' is not a power of two (try 16K)\n", optarg);
+				fprintf(stderr, "lcloudctl list: --size '%s' is not a power of two (try 16K)\n",
+					tty_str(optarg));
 				return EXIT_USAGE;
 			}
 			break;
@@ -661,7 +650,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			struct row *row = name ? find_row(&st, name) : NULL;
 
 			if (!row) {
-				fprintf(stderr, "lcloudctl list: %s: not a block device\n", argv[i]);
+				fprintf(stderr, "lcloudctl list: %s: not a block device\n", tty_str(argv[i]));
 				if (st.errors)
 					json_object_array_add(st.errors, probe_error_to_json(argv[i], -ENOENT));
 				rc = EXIT_NOT_FOUND;

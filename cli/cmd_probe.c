@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output_file.h"
 
 void cmd_probe_usage(FILE *out)
 {
@@ -119,12 +120,13 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 		}
 		if (save) {
 			json_object *fp = fingerprint_new(p, g->sysroot);
+			char err[512];
 
-			r = fingerprint_save(save, fp);
+			r = fingerprint_save(save, fp, err, sizeof(err));
 			json_object_put(fp);
 			if (r < 0) {
-				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", save, strerror(-r));
-				rc = exit_code_for_error(r);
+				fprintf(stderr, "lcloudctl probe: --save %s: %s\n", tty_str(save), tty_str(err));
+				rc = output_file_exit_code(r);
 			}
 		}
 		if (probes) {

@@ -47,24 +47,31 @@ void cmd_replay_usage(FILE *out)
 	      "      --all                 list every page write, not only the tearable ones\n"
 	      "      --run ID              only the page writes of this torture run (its run id)\n"
 	      "      --base IMAGE          the disk before the logged run\n"
-	      "      --out IMAGE           the crash image to write\n"
+	      "      --out IMAGE           the crash image to write: a regular file, made beside\n"
+	      "                            its name and renamed into place when whole (a symlink\n"
+	      "                            there is replaced), or a block device, written through\n"
+	      "                            the write guard; never the base or a log\n"
 	      "      --cut K               apply entries 0 to K-1\n"
 	      "      --tear BLOCKS         and the first BLOCKS logical blocks of entry K\n"
 	      "      --cut-all             try the cut of every tearable page write; keep the first\n"
 	      "                            image that shows a torn page\n"
 	      "      --keep-going          with --cut-all, try every one (the first image is kept)\n"
+	      "      --force               write an --out device that carries a file system or\n"
+	      "                            partition table (never one mounted, swap or held)\n"
 	      "  -o, --format FORMAT       normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
 	      "Exit status: 0 no page write is tearable (or the image was written), 11 a page\n"
-	      "write is tearable, 9 (--cut-all) an image shows a torn page.\n",
+	      "write is tearable, 9 (--cut-all) an image shows a torn page, 7 --out refused\n"
+	      "(a device in use or holding data), 5 --out is a directory, FIFO or character\n"
+	      "device, 2 --out is the base or a log.\n",
 	      out);
 }
 
 static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 {
 	if (parse_size(arg, ret) < 0) {
-		fprintf(stderr, "lcloudctl replay: bad value '%s' for --%s\n", arg, name);
+		fprintf(stderr, "lcloudctl replay: bad value '%s' for --%s\n", tty_str(arg), name);
 		return false;
 	}
 	return true;
@@ -73,7 +80,7 @@ static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
 {
 	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
-	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL, OPT_KEEP_GOING };
+	       OPT_ALL, OPT_RUN, OPT_BASE, OPT_OUT, OPT_CUT, OPT_TEAR, OPT_CUT_ALL, OPT_KEEP_GOING, OPT_FORCE };
 	static const struct option options[] = {
 		{ "lba", required_argument, NULL, OPT_LBA },
 		{ "atomic-bytes", required_argument, NULL, OPT_ATOMIC },
@@ -90,6 +97,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "tear", required_argument, NULL, OPT_TEAR },
 		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
 		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "help", no_argument, NULL, 'h' },
@@ -140,7 +148,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			errno = 0;
 			o->run = strtoull(optarg, &end, 0);
 			if (errno || *end || !optarg[0]) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --run (a run id, 0x...)\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --run (a run id, 0x...)\n", tty_str(optarg));
 				return -1;
 			}
 			o->have_run = true;
@@ -154,14 +162,14 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			break;
 		case OPT_CUT:
 			if (parse_size(optarg, &o->cut) < 0) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --cut\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --cut\n", tty_str(optarg));
 				return -1;
 			}
 			o->have_cut = true;
 			break;
 		case OPT_TEAR:
 			if (parse_size(optarg, &o->tear) < 0) {
-				fprintf(stderr, "lcloudctl replay: bad value '%s' for --tear\n", optarg);
+				fprintf(stderr, "lcloudctl replay: bad value '%s' for --tear\n", tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -170,6 +178,9 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 			break;
 		case OPT_KEEP_GOING:
 			o->keep_going = true;
+			break;
+		case OPT_FORCE:
+			o->force = true;
 			break;
 		case 'o':
 			if (!parse_output_format("lcloudctl replay", optarg, &o->format)) {
@@ -203,6 +214,10 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		fprintf(stderr, "lcloudctl replay: --keep-going goes with --cut-all\n");
 		return -1;
 	}
+	if (o->force && !o->out) {
+		fprintf(stderr, "lcloudctl replay: --force goes with --out (a block device that holds data)\n");
+		return -1;
+	}
 	if (o->tear && !o->have_cut) {
 		fprintf(stderr, "lcloudctl replay: --tear goes with --cut\n");
 		return -1;
@@ -218,7 +233,7 @@ static int build_model(const struct replay_opts *o, uint32_t log_sector, struct 
 
 	memset(m, 0, sizeof(*m));
 	if (o->model_from && (r = replay_model_from_probe(o->model_from, m, err, sizeof(err))) < 0) {
-		fprintf(stderr, "lcloudctl replay: --model-from %s\n", err);
+		fprintf(stderr, "lcloudctl replay: --model-from %s\n", tty_str(err));
 		/* the file is not a probe's JSON: the wrong kind of file, as for a log that is not one */
 		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
@@ -254,7 +269,7 @@ static int build_model(const struct replay_opts *o, uint32_t log_sector, struct 
 	if (!m->src_cache[0])
 		snprintf(m->src_cache, sizeof(m->src_cache), "default: none");
 	if (oracle_model_check(&m->m, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lcloudctl replay: the model: %s\n", err);
+		fprintf(stderr, "lcloudctl replay: the model: %s\n", tty_str(err));
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -461,14 +476,14 @@ json_object *replay_model_json(const struct replay_model *rm)
 
 static void print_model(const struct replay_model *rm)
 {
-	printf("model: logical block %" PRIu64 " (%s), atomic unit %" PRIu64 " (%s), ", rm->m.lba, rm->src_lba,
-	       rm->m.atomic_bytes, rm->src_atomic);
+	printf("model: logical block %" PRIu64 " (%s), atomic unit %" PRIu64 " (%s), ", rm->m.lba, tty_str(rm->src_lba),
+	       rm->m.atomic_bytes, tty_str(rm->src_atomic));
 	if (rm->m.boundary)
 		printf("boundary %" PRIu64 " from %" PRIu64 " (%s), ", rm->m.boundary, rm->m.boundary_offset,
-		       rm->src_boundary);
+		       tty_str(rm->src_boundary));
 	else
-		printf("no boundary (%s), ", rm->src_boundary);
-	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", rm->src_cache);
+		printf("no boundary (%s), ", tty_str(rm->src_boundary));
+	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", tty_str(rm->src_cache));
 }
 
 bool replay_selected(const struct replay_opts *o, const struct oracle_page_write *w)
@@ -531,7 +546,7 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 	int rc, e = oracle_run(logs, o->n_logs, &rm->m, &r, err, sizeof(err));
 
 	if (e < 0) {
-		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-e));
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-e));
 		return EXIT_FAILURE_GENERIC;
 	}
 	for (uint32_t l = 0; l < o->n_logs; l++)
@@ -599,12 +614,12 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 	} else {
 		if (o->n_logs == 1)
 			printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
-			       PRIu64 " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", o->logs[0],
+			       PRIu64 " discards, %" PRIu64 " marks), log sector %u, %" PRIu64 " bytes written\n", tty_str(o->logs[0]),
 			       entries, r.write_entries, r.flush_entries, r.fua_entries, r.discard_entries, r.mark_entries,
 			       writelog_sector_size(logs[0]), r.bytes_written);
 		else {
 			for (uint32_t l = 0; l < o->n_logs; l++)
-				printf("replay: log %u: %s: %" PRIu64 " entries, log sector %u\n", l, o->logs[l],
+				printf("replay: log %u: %s: %" PRIu64 " entries, log sector %u\n", l, tty_str(o->logs[l]),
 				       writelog_entry_count(logs[l]), writelog_sector_size(logs[l]));
 			printf("all logs: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"
 			       PRIu64 " discards, %" PRIu64 " marks), %" PRIu64 " bytes written\n", entries, r.write_entries,
@@ -637,10 +652,10 @@ int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	uint32_t opened = 0;
 	int r, rc;
 
-	(void)ctx;
 	rc = parse_replay_opts(argc, argv, g, &o);
 	if (rc)
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
+	o.ctx = ctx;
 	logs = calloc(o.n_logs, sizeof(*logs));
 	fds = calloc(o.n_logs, sizeof(*fds));
 	if (!logs || !fds) {
@@ -653,20 +668,20 @@ int cmd_replay(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 
 		fds[opened] = open(path, O_RDONLY | O_CLOEXEC);
 		if (fds[opened] < 0) {
-			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(path), strerror(errno));
 			rc = exit_code_for_error(-errno);
 			goto out;
 		}
 		r = writelog_open_fd(fds[opened], o.scan_tail ? WRITELOG_SCAN_TAIL : 0, &logs[opened], err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s: %s\n", path, err[0] ? err : strerror(-r));
+			fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(path), err[0] ? tty_str(err) : strerror(-r));
 			close(fds[opened]);
 			rc = r == -EBADMSG || r == -EPROTONOSUPPORT ? EXIT_WRONG_KIND : exit_code_for_error(r);
 			goto out;
 		}
 		if (!o.scan_tail && writelog_trailing_bytes(logs[opened]) && o.format != OUTPUT_JSON)
 			fprintf(stderr, "lcloudctl replay: %s: %" PRIu64 " bytes follow the %" PRIu64 " entries the super "
-				"block counts; if the guest died before QEMU updated it, --scan-tail reads them\n", path,
+				"block counts; if the guest died before QEMU updated it, --scan-tail reads them\n", tty_str(path),
 				writelog_trailing_bytes(logs[opened]), writelog_entry_count(logs[opened]));
 	}
 	/* the default logical block: the first log's sector */

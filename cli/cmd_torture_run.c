@@ -117,7 +117,7 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		case OPT_PAGE_SIZE:
 			if (parse_size(optarg, &o->page_size) < 0 || !torture_page_size_valid(o->page_size)) {
 				fprintf(stderr, "lcloudctl torture run: --page-size %s: use a power of two from 4K to 1M\n",
-					optarg);
+					tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -133,7 +133,7 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		case OPT_PATH:
 			if (lcloud_io_path_from_string(optarg, &o->path) < 0 || o->path == LCLOUD_PATH_BEST) {
 				fprintf(stderr, "lcloudctl torture run: unknown path '%s' (rwf_atomic, plain_direct, "
-					"passthrough, buffered)\n", optarg);
+					"passthrough, buffered)\n", tty_str(optarg));
 				return -1;
 			}
 			break;
@@ -180,7 +180,7 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		}
 		continue;
 bad:
-		fprintf(stderr, "lcloudctl torture run: bad value '%s' for --%s\n", optarg, options[c - OPT_PAGE_SIZE].name);
+		fprintf(stderr, "lcloudctl torture run: bad value '%s' for --%s\n", tty_str(optarg), options[c - OPT_PAGE_SIZE].name);
 		return -1;
 	}
 	if (optind + 1 != argc || !o->have_pages || !o->record) {
@@ -214,20 +214,27 @@ static int prepare_target(const struct run_opts *o, bool *created)
 	int fd, sr = stat(o->target, &st);
 
 	if (sr < 0 && errno != ENOENT) {
-		fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, strerror(errno));
+		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(errno));
 		return exit_code_for_error(-errno);
 	}
 	if (sr < 0 || S_ISREG(st.st_mode)) {
 		*created = sr < 0;
 		fd = open(o->target, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot create %s: %s\n", o->target, strerror(errno));
+			fprintf(stderr, "lcloudctl torture run: cannot create %s: %s\n", tty_str(o->target), strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return exit_code_for_error(-errno);
 		}
+		if (!S_ISREG(st.st_mode)) {
+			/* swapped for something else since stat(): the guard will look at that, not this */
+			close(fd);
+			fprintf(stderr, "lcloudctl torture run: %s changed while it was being opened: nothing was done\n",
+				tty_str(o->target));
+			return EXIT_REFUSED;
+		}
 		if ((uint64_t)st.st_size < end && ftruncate(fd, (off_t)end) < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot extend %s to %" PRIu64 " bytes: %s\n", o->target,
+			fprintf(stderr, "lcloudctl torture run: cannot extend %s to %" PRIu64 " bytes: %s\n", tty_str(o->target),
 				end, strerror(errno));
 			close(fd);
 			return EXIT_FAILURE_GENERIC;
@@ -240,7 +247,7 @@ static int prepare_target(const struct run_opts *o, bool *created)
 
 		fd = open(o->target, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, BLKGETSIZE64, &size) < 0) {
-			fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, strerror(errno));
+			fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return exit_code_for_error(-errno);
@@ -248,16 +255,35 @@ static int prepare_target(const struct run_opts *o, bool *created)
 		close(fd);
 		if (size < end) {
 			fprintf(stderr, "lcloudctl torture run: %s has %" PRIu64 " bytes; %" PRIu64 " pages of %" PRIu64
-				" from offset %" PRIu64 " need %" PRIu64 "\n", o->target, size, o->pages, o->page_size,
+				" from offset %" PRIu64 " need %" PRIu64 "\n", tty_str(o->target), size, o->pages, o->page_size,
 				o->offset, end);
 			return EXIT_USAGE;
 		}
 		return 0;
 	}
-	fprintf(stderr, "lcloudctl torture run: %s is neither a regular file nor a block device%s\n", o->target,
+	fprintf(stderr, "lcloudctl torture run: %s is neither a regular file nor a block device%s\n", tty_str(o->target),
 		S_ISCHR(st.st_mode) ? " (for passthrough, give the namespace's block device: the queue reaches its "
 				      "generic node, and the block device is what a flush goes to)" : "");
 	return EXIT_WRONG_KIND;
+}
+
+/* The queue's own file or device, opened anew through /proc/self/fd (no name lookup), checked to be the same. */
+static int reopen_guarded(const struct lcloud_queue *q, int flags)
+{
+	int qfd = lcloud_queue_get_fd(q), fd;
+	struct stat a, b;
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", qfd);
+	fd = open(self, flags | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(qfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+	    a.st_rdev != b.st_rdev) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
@@ -288,21 +314,26 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 	if (r < 0) {
 		const char *why = lcloud_ctx_get_error(ctx);
 
-		fprintf(stderr, "lcloudctl torture run: %s: %s\n", o->target, why[0] ? why : strerror(-r));
+		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), why[0] ? tty_str(why) : strerror(-r));
 		return r == -EBUSY ? EXIT_REFUSED : exit_code_for_error(r);
 	}
+	/*
+	 * Never the target's name again: a symlink or node swapped since the guard
+	 * looked would be written or flushed instead. The buffered path reopens the
+	 * guarded descriptor itself (without O_DIRECT), and the queue stays open
+	 * to keep its exclusive claims while the page cache writes.
+	 */
 	if (o->path == LCLOUD_PATH_BUFFERED) {
-		lcloud_queue_free(s->q);
-		s->q = NULL;
-		s->data_fd = open(o->target, O_RDWR | O_CLOEXEC);
+		s->data_fd = reopen_guarded(s->q, O_RDWR);
 		if (s->data_fd < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot open %s: %s\n", o->target, strerror(errno));
-			return exit_code_for_error(-errno);
+			fprintf(stderr, "lcloudctl torture run: cannot reopen %s: %s\n", tty_str(o->target),
+				strerror(-s->data_fd));
+			return exit_code_for_error(s->data_fd);
 		}
 	}
-	s->flush_fd = open(o->target, O_RDONLY | O_CLOEXEC);
+	s->flush_fd = fcntl(lcloud_queue_get_fd(s->q), F_DUPFD_CLOEXEC, 3);
 	if (s->flush_fd < 0) {
-		fprintf(stderr, "lcloudctl torture run: cannot open %s: %s\n", o->target, strerror(errno));
+		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(errno));
 		return exit_code_for_error(-errno);
 	}
 	if (o->path == LCLOUD_PATH_RWF_ATOMIC || o->path == LCLOUD_PATH_PASSTHROUGH)
@@ -315,26 +346,47 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
  * the run is refused before anything is written (the queue would refuse
  * each write anyway, after the target and the record exist).
  */
+/* What to try instead when the atomic path cannot take these pages: the plain paths still exercise the device. */
+static const char *hint_plain(const struct run_opts *o)
+{
+	return o->path == LCLOUD_PATH_RWF_ATOMIC || o->path == LCLOUD_PATH_PASSTHROUGH
+		       ? "; to see what the device does with plain page writes (torn pages expected where nothing is "
+			 "promised), pass --path plain_direct"
+		       : "";
+}
+
 static int check_atomic(const struct run_state *s)
 {
 	const struct run_opts *o = s->o;
 	const struct lcloud_verdict *v;
 	char why[400];
 
-	if (!(s->hint.flags & LCLOUD_IO_ATOMIC))
-		return 0;
 	v = lcloud_probe_get_verdict(lcloud_queue_get_probe(s->q), o->path);
+	if (!(s->hint.flags & LCLOUD_IO_ATOMIC)) {
+		char size[32];
+
+		/* the plain paths run anyway (that is the experiment), but nobody should read the result as a test */
+		format_size(o->page_size, size, sizeof(size));
+		if (!v || lcloud_verdict_check_size(v, o->page_size) != LCLOUD_ANSWER_UNTORN)
+			fprintf(stderr, "lcloudctl torture run: warning: %s pages on the %s path of %s are not promised "
+				"untorn (%s): torn pages after a power cut are what the device may do, not a fault\n",
+				size, lcloud_io_path_to_string(o->path), tty_str(o->target),
+				v && lcloud_verdict_get_reason_count(v) ? tty_str(lcloud_verdict_get_reason(v, 0))
+									  : "no verdict");
+		return 0;
+	}
 	if (!v || !lcloud_verdict_get_max_untorn_bytes(v)) {
-		fprintf(stderr, "lcloudctl torture run: %s: no atomic writes on the %s path: %s\n", o->target,
+		fprintf(stderr, "lcloudctl torture run: %s: no atomic writes on the %s path: %s%s\n", tty_str(o->target),
 			lcloud_io_path_to_string(o->path),
-			v && lcloud_verdict_get_reason_count(v) ? lcloud_verdict_get_reason(v, 0) : "no verdict");
+			v && lcloud_verdict_get_reason_count(v) ? tty_str(lcloud_verdict_get_reason(v, 0)) : "no verdict",
+			hint_plain(o));
 		return EXIT_REFUSED;
 	}
 	for (uint64_t p = 0; p < o->pages; p++)
 		if (lcloud_verdict_allows(v, o->offset + p * o->page_size, o->page_size, why, sizeof(why)) != 1) {
 			fprintf(stderr, "lcloudctl torture run: %s: page %" PRIu64 " (offset %" PRIu64 ") would not be an "
-				"untorn write on the %s path: %s\n", o->target, p, o->offset + p * o->page_size,
-				lcloud_io_path_to_string(o->path), why);
+				"untorn write on the %s path: %s%s\n", tty_str(o->target), p, o->offset + p * o->page_size,
+				lcloud_io_path_to_string(o->path), tty_str(why), hint_plain(o));
 			return EXIT_REFUSED;
 		}
 	return 0;
@@ -400,13 +452,13 @@ static int write_batch(struct run_state *s, uint32_t n)
 					    &s->hint, i);
 		if (r < 0) {
 			fprintf(stderr, "lcloudctl torture run: page %" PRIu64 ": %s\n", s->batch_pages[i],
-				lcloud_queue_get_error(s->q)[0] ? lcloud_queue_get_error(s->q) : strerror(-r));
+				lcloud_queue_get_error(s->q)[0] ? tty_str(lcloud_queue_get_error(s->q)) : strerror(-r));
 			return r == -EINVAL || r == -EOPNOTSUPP ? EXIT_REFUSED : EXIT_FAILURE_GENERIC;
 		}
 	}
 	r = lcloud_queue_submit(s->q);
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl torture run: submit failed: %s\n", lcloud_queue_get_error(s->q));
+		fprintf(stderr, "lcloudctl torture run: submit failed: %s\n", tty_str(lcloud_queue_get_error(s->q)));
 		return EXIT_FAILURE_GENERIC;
 	}
 	while (reaped < n) {
@@ -414,7 +466,7 @@ static int write_batch(struct run_state *s, uint32_t n)
 
 		r = lcloud_queue_reap(s->q, done, want, 1);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl torture run: reap failed: %s\n", lcloud_queue_get_error(s->q));
+			fprintf(stderr, "lcloudctl torture run: reap failed: %s\n", tty_str(lcloud_queue_get_error(s->q)));
 			return EXIT_FAILURE_GENERIC;
 		}
 		for (int i = 0; i < r; i++) {
@@ -444,7 +496,7 @@ static int write_batch(struct run_state *s, uint32_t n)
 static int flush_target(struct run_state *s)
 {
 	if (fdatasync(s->flush_fd) < 0) {
-		fprintf(stderr, "lcloudctl torture run: flushing %s failed: %s\n", s->o->target, strerror(errno));
+		fprintf(stderr, "lcloudctl torture run: flushing %s failed: %s\n", tty_str(s->o->target), strerror(errno));
 		return EXIT_FAILURE_GENERIC;
 	}
 	return 0;
@@ -472,7 +524,7 @@ static int fill(struct run_state *s)
 		return rc;
 	r = append_records(s, &rec, 1);
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", o->record, strerror(-r));
+		fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", tty_str(o->record), strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	return 0;
@@ -536,7 +588,7 @@ static int torture_loop(struct run_state *s, const char **ret_stop)
 			break;
 		r = append_records(s, recs, n);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", o->record, strerror(-r));
+			fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", tty_str(o->record), strerror(-r));
 			rc = EXIT_FAILURE_GENERIC;
 			break;
 		}
@@ -555,7 +607,8 @@ static int torture_loop(struct run_state *s, const char **ret_stop)
 static void print_summary(const struct run_state *s, const char *stop, double seconds)
 {
 	const struct run_opts *o = s->o;
-	const char *backend = s->q ? lcloud_backend_to_string(lcloud_queue_get_backend(s->q)) : "page cache";
+	const char *backend = o->path == LCLOUD_PATH_BUFFERED || !s->q ? "page cache"
+										: lcloud_backend_to_string(lcloud_queue_get_backend(s->q));
 	char size[32];
 
 	if (o->format == OUTPUT_JSON) {
@@ -584,9 +637,9 @@ static void print_summary(const struct run_state *s, const char *stop, double se
 	}
 	printf("torture run: %" PRIu64 " writes of %s pages (%" PRIu64 " pages from offset %" PRIu64 ") to %s via %s "
 	       "(%s), depth %u, in %.1f s, stopped by %s\n", s->writes, format_size(o->page_size, size, sizeof(size)),
-	       o->pages, o->offset, o->target, lcloud_io_path_to_string(o->path), backend, o->depth, seconds, stop);
+	       o->pages, o->offset, tty_str(o->target), lcloud_io_path_to_string(o->path), backend, o->depth, seconds, stop);
 	printf("run id 0x%016" PRIx64 ", last generation %" PRIu64 ", record %s\n", s->run_id, s->generation,
-	       o->record);
+	       tty_str(o->record));
 }
 
 int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
@@ -614,7 +667,7 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 	s.rng = s.run_id ? s.run_id : 1;
 	if (access(o.record, F_OK) == 0) {
 		fprintf(stderr, "lcloudctl torture run: the record %s exists (a record belongs to one run: remove it or "
-			"name another)\n", o.record);
+			"name another)\n", tty_str(o.record));
 		return EXIT_USAGE;
 	}
 	rc = prepare_target(&o, &created);
@@ -628,9 +681,14 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 			unlink(o.target); /* refused: leave nothing behind */
 		goto out;
 	}
-	s.record_fd = open(o.record, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+	/*
+	 * Not a temporary renamed into place (output_file.c): the record must be
+	 * at its name while the run goes, for verify after a crash. O_EXCL never
+	 * opens an existing name, a symlink included; O_NOFOLLOW says so twice.
+	 */
+	s.record_fd = open(o.record, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644);
 	if (s.record_fd < 0) {
-		fprintf(stderr, "lcloudctl torture run: cannot create the record %s: %s%s\n", o.record, strerror(errno),
+		fprintf(stderr, "lcloudctl torture run: cannot create the record %s: %s%s\n", tty_str(o.record), strerror(errno),
 			errno == EEXIST ? " (a record belongs to one run: remove it or name another)" : "");
 		rc = errno == EEXIST ? EXIT_USAGE : exit_code_for_error(-errno);
 		goto out;
@@ -650,7 +708,7 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 	start_rec = record_of(&s, TORTURE_RECORD_START);
 	r = append_records(&s, &start_rec, 1);
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", o.record, strerror(-r));
+		fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", tty_str(o.record), strerror(-r));
 		rc = EXIT_FAILURE_GENERIC;
 		goto out;
 	}
@@ -665,7 +723,7 @@ int cmd_torture_run(struct lcloud_ctx *ctx, const struct global_opts *g, int arg
 		end_rec.generation = s.generation;
 		r = append_records(&s, &end_rec, 1);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", o.record,
+			fprintf(stderr, "lcloudctl torture run: writing the record %s failed: %s\n", tty_str(o.record),
 				strerror(-r));
 			rc = EXIT_FAILURE_GENERIC;
 		}

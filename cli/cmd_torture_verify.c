@@ -62,7 +62,7 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 			break;
 		case OPT_OFFSET:
 			if (parse_size(optarg, &o->offset) < 0) {
-				fprintf(stderr, "lcloudctl torture verify: bad value '%s' for --offset\n", optarg);
+				fprintf(stderr, "lcloudctl torture verify: bad value '%s' for --offset\n", tty_str(optarg));
 				return -1;
 			}
 			o->have_offset = true;
@@ -291,7 +291,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		return rc > 0 ? EXIT_OK : EXIT_USAGE;
 	r = torture_history_read(o.record, &h, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl torture verify: %s\n", err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl torture verify: %s\n", err[0] ? tty_str(err) : strerror(-r));
 		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
 	page_size = h.geometry.page_size;
@@ -303,7 +303,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		fd = open(o.target, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", o.target, strerror(errno));
+		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", tty_str(o.target), strerror(errno));
 		torture_history_release(&h);
 		return exit_code_for_error(-errno);
 	}
@@ -359,9 +359,9 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		json_stream_members(&js, head);
 		json_stream_array_open(&js, "page_reports");
 	} else {
-		printf("torture verify: %s: %" PRIu64 " pages of %s from offset %" PRIu64 ", run %s\n", o.target,
+		printf("torture verify: %s: %" PRIu64 " pages of %s from offset %" PRIu64 ", run %s\n", tty_str(o.target),
 		       h.geometry.pages, format_size(page_size, size, sizeof(size)), o.offset, id);
-		printf("record %s: %s%s, %" PRIu64 " acknowledged writes%s", o.record,
+		printf("record %s: %s%s, %" PRIu64 " acknowledged writes%s", tty_str(o.record),
 		       h.started ? "run started" : "start record missing", h.filled ? ", pages filled" : ", fill not finished",
 		       h.acks, h.ended ? ", ended normally" : ", did not end (crash or kill)");
 		if (h.ignored_bytes)
@@ -377,7 +377,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		r = read_page(&fd, o.target, &direct, buf, page_size, off);
 		if (r < 0) {
 			fprintf(stderr, "lcloudctl torture verify: %s: reading page %" PRIu64 " at %" PRIu64 ": %s\n",
-				o.target, p, off, strerror(-r));
+				tty_str(o.target), p, off, strerror(-r));
 			rc = EXIT_FAILURE_GENERIC;
 			break;
 		}

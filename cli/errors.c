@@ -57,7 +57,7 @@ int report_probe_error(const char *prog, const char *path, int err)
 {
 	const char *hint = hint_for_error(err);
 
-	fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(-err));
+	fprintf(stderr, "%s: %s: %s\n", prog, tty_str(path), strerror(-err));
 	if (hint)
 		fprintf(stderr, "%s: hint: %s\n", prog, hint);
 	return exit_code_for_error(err);
@@ -72,7 +72,7 @@ json_object *probe_error_to_json(const char *path, int err)
 	json_object_object_add(e, "errno", json_object_new_int(-err));
 	json_object_object_add(e, "message", json_object_new_string(strerror(-err)));
 	json_object_object_add(e, "hint", hint ? json_object_new_string(hint) : NULL);
-	json_object_object_add(obj, "path", json_object_new_string(path));
+	json_object_object_add(obj, "path", json_string_from_device(path));
 	json_object_object_add(obj, "error", e);
 	return obj;
 }

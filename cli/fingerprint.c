@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output_file.h"
 
 json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)
 {
@@ -43,15 +44,17 @@ json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)
 	return fp;
 }
 
-int fingerprint_save(const char *file, json_object *fp)
+int fingerprint_save(const char *file, json_object *fp, char *err, size_t err_size)
 {
 	const char *text = json_object_to_json_string_ext(fp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	char *whole = NULL;
 	int r;
 
-	if (asprintf(&whole, "%s\n", text) < 0)
+	if (asprintf(&whole, "%s\n", text) < 0) {
+		snprintf(err, err_size, "%s", strerror(ENOMEM));
 		return -ENOMEM;
-	r = write_file_atomically(file, whole, strlen(whole), 0644);
+	}
+	r = write_file_atomically(file, whole, strlen(whole), 0644, err, err_size);
 	free(whole);
 	return r;
 }

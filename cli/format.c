@@ -51,13 +51,13 @@ const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf
 	case LCLOUD_FACT_PRESENT:
 		break;
 	case LCLOUD_FACT_NOT_PROVIDED:
-		snprintf(buf, size, "- (%s)", lcloud_fact_get_reason(f));
+		snprintf(buf, size, "- (%s)", tty_str(lcloud_fact_get_reason(f)));
 		return buf;
 	case LCLOUD_FACT_NEEDS_ROOT:
-		snprintf(buf, size, "? (needs root: %s)", lcloud_fact_get_reason(f));
+		snprintf(buf, size, "? (needs root: %s)", tty_str(lcloud_fact_get_reason(f)));
 		return buf;
 	case LCLOUD_FACT_UNREADABLE:
-		snprintf(buf, size, "? (unreadable: %s)", lcloud_fact_get_reason(f));
+		snprintf(buf, size, "? (unreadable: %s)", tty_str(lcloud_fact_get_reason(f)));
 		return buf;
 	}
 	if (lcloud_fact_get_type(f) == LCLOUD_FACT_STRING)

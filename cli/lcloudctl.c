@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lcloudctl: a table of subcommands over liblcloud. */
+/*
+ * lcloudctl: a table of subcommands over liblcloud. Whatever a command
+ * printed is checked once here, on the way out: output the system did not
+ * take (a full disk, a file size limit) is an error, never exit 0.
+ */
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +39,7 @@ bool parse_output_format(const char *who, const char *arg, enum output_format *r
 	} else if (strcmp(arg, "json") == 0) {
 		*ret = OUTPUT_JSON;
 	} else {
-		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, arg);
+		fprintf(stderr, "%s: unknown output format '%s' (use normal or json)\n", who, tty_str(arg));
 		return false;
 	}
 	return true;
@@ -63,14 +69,39 @@ static void main_usage(FILE *out)
 	      "\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error, 3 path not found,\n"
 	      "4 permission denied, 5 wrong kind of file or device, 6 (check) not untorn,\n"
-	      "7 (write, read, torture run) refused before submission, 8 (check, advise)\n"
-	      "unknown, 9 (torture verify) torn or damaged pages (replay --cut-all: an\n"
-	      "image shows one), 10 (torture verify) lost acknowledged writes, 11 (replay)\n"
-	      "a page write could tear, 12 (diff) changed, 13 (diff) a verdict got weaker.\n"	      "See lcloudctl(8).\n",
+	      "7 (write, read, torture run, replay --out) refused before submission, 8\n"
+	      "(check, advise) unknown, 9 (torture verify) torn or damaged pages (replay\n"
+	      "--cut-all: an image shows one), 10 (torture verify) lost acknowledged\n"
+	      "writes, 11 (replay) a page write could tear, 12 (diff) changed, 13 (diff)\n"
+	      "a verdict got weaker.\n"	      "See lcloudctl(8).\n",
 	      out);
 }
 
-int main(int argc, char **argv)
+/*
+ * Standard output flushed and closed: when any of it was lost, says so and
+ * returns 1 whatever RC was (a verdict's exit status must not stand for a
+ * report nobody got); RC otherwise.
+ */
+static int finish_stdout(int rc)
+{
+	bool earlier = ferror(stdout) != 0;
+	int e;
+
+	errno = 0;
+	if (fclose(stdout) == 0 && !earlier)
+		return rc;
+	e = errno;
+	/* stdout closed before start (>&-) with nothing to print is no loss, as coreutils' close_stdout */
+	if (!earlier && e == EBADF)
+		return rc;
+	if (e)
+		fprintf(stderr, "lcloudctl: write error: %s\n", strerror(e));
+	else
+		fputs("lcloudctl: write error: standard output lost some of what was printed\n", stderr);
+	return EXIT_FAILURE_GENERIC;
+}
+
+static int run(int argc, char **argv)
 {
 	enum { OPT_SYSROOT = 256, OPT_COLOR };
 	static const struct option options[] = {
@@ -89,6 +120,8 @@ int main(int argc, char **argv)
 	const char *color = "auto";
 	int c, r, rc;
 
+	/* the character set only (not numbers or messages): printable UTF-8 stays readable, as in lsblk */
+	setlocale(LC_CTYPE, "");
 	/* '+': stop at the command name; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:bhV", options, NULL)) != -1) {
 		switch (c) {
@@ -118,7 +151,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!color_decide(color, &g.color)) {
-		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", color);
+		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", tty_str(color));
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
@@ -130,7 +163,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name) == 0)
 			cmd = &commands[i];
 	if (!cmd) {
-		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", argv[optind]);
+		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", tty_str(argv[optind]));
 		return EXIT_USAGE;
 	}
 
@@ -142,7 +175,7 @@ int main(int argc, char **argv)
 	if (g.sysroot) {
 		r = lcloud_ctx_set_sysroot(ctx, g.sysroot);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", g.sysroot, strerror(-r));
+			fprintf(stderr, "lcloudctl: --sysroot %s: %s\n", tty_str(g.sysroot), strerror(-r));
 			lcloud_ctx_free(ctx);
 			return exit_code_for_error(r);
 		}
@@ -150,4 +183,11 @@ int main(int argc, char **argv)
 	rc = cmd->run(ctx, &g, argc - optind, argv + optind);
 	lcloud_ctx_free(ctx);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	/* past 'ulimit -f' a write fails with EFBIG, reported as any other error, instead of killing us unheard */
+	signal(SIGXFSZ, SIG_IGN);
+	return finish_stdout(run(argc, argv));
 }

@@ -125,8 +125,8 @@ json_object *probe_to_json(const struct lcloud_probe *p)
 
 void print_json(FILE *out, json_object *obj)
 {
-	fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						      JSON_C_TO_STRING_NOSLASHESCAPE),
-	      out);
+	fputs_json(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE),
+		   out);
 	fputc('\n', out);
 }

@@ -22,6 +22,8 @@ struct replay_opts {
 	uint64_t lba, atomic, boundary, boundary_offset, cut, tear, run;
 	bool have_lba, have_atomic, have_boundary, have_boundary_offset, volatile_cache, scan_tail, all, have_run;
 	bool have_cut, cut_all, keep_going;
+	bool force; /* --force: an --out device with a signature is written (never one in use) */
+	struct lcloud_ctx *ctx; /* the write guard's, for an --out block device */
 	enum output_format format;
 };
 

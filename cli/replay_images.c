@@ -2,7 +2,10 @@
 /*
  * lcloudctl replay --base: write the disk as a power cut at a chosen moment of
  * the log would have left it, and (--cut-all) look on each such image at the
- * blocks where the log put a tearable page write, to show the tear.
+ * blocks where the log put a tearable page write, to show the tear. OUT is
+ * an output file (output_file.c): a regular file is made beside its name and
+ * renamed into place when whole, a block device is written only through the
+ * write guard, and OUT is never the base or a log.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crash_image.h"
+#include "output_file.h"
 #include "replay.h"
 #include "torture_page.h"
 
@@ -54,6 +59,222 @@ static int look(const char *image, const struct oracle_page_write *w, struct sho
 		s.word = s.new_blocks ? "new" : "old";
 	*ret = s;
 	return 0;
+}
+
+#define IMAGE_CHUNK (1u << 20)
+
+/* Refuses IMAGE when it is the base or a log (by inode, through links): writing it would destroy the input. */
+static int check_not_input(const struct replay_opts *o, const char *image)
+{
+	const char *what = NULL, *input = NULL;
+
+	if (output_file_same(image, o->base)) {
+		what = "the base image --base";
+		input = o->base;
+	}
+	for (uint32_t i = 0; i < o->n_logs && !what; i++)
+		if (output_file_same(image, o->logs[i])) {
+			what = "the write log";
+			input = o->logs[i];
+		}
+	if (!what)
+		return 0;
+	fprintf(stderr, "lcloudctl replay: --out %s is %s %s (the same file or device): the image would destroy it; "
+		"name another file\n", tty_str(image), what, tty_str(input));
+	return EXIT_USAGE;
+}
+
+/* A device OUT that is a loop over the base or a log is that file under another name: -EINVAL, with ERR. */
+static int check_device_not_over_input(const struct replay_opts *o, const struct output_file *of, char *err,
+				       size_t err_size)
+{
+	const char *input = output_file_loop_over(of, o->base) ? o->base : NULL;
+
+	for (uint32_t i = 0; i < o->n_logs && !input; i++)
+		if (output_file_loop_over(of, o->logs[i]))
+			input = o->logs[i];
+	if (!input)
+		return 0;
+	snprintf(err, err_size, "--out %s is a loop device over %s, an input of this replay: the image would destroy "
+		 "it; name another device or file", of->path, input);
+	return -EINVAL;
+}
+
+/* An entry's data onto a device image: [offset, offset + bytes) within SIZE. */
+static int device_apply(const struct writelog *log, const struct writelog_entry *e, uint64_t bytes, uint64_t size,
+			struct output_file *of, uint8_t *buf, char *err, size_t err_size)
+{
+	uint64_t dev = e->sector * writelog_sector_size(log);
+
+	if (dev > size || bytes > size - dev) {
+		snprintf(err, err_size, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of the base "
+			 "image (%" PRIu64 " bytes): is it the image of this disk?", e->index, dev, dev + bytes, size);
+		return -ENOSPC;
+	}
+	for (uint64_t off = 0; off < bytes; off += IMAGE_CHUNK) {
+		uint64_t len = bytes - off < IMAGE_CHUNK ? bytes - off : IMAGE_CHUNK;
+		int r = writelog_read_data(log, e, off, buf, len);
+
+		if (r < 0) {
+			snprintf(err, err_size, "entry %" PRIu64 ": cannot read its data: %s", e->index, strerror(-r));
+			return r;
+		}
+		r = output_file_pwrite(of, buf, len, dev + off, err, err_size);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The crash image onto a block device, as crash_image_make() makes one in a
+ * file: that one opens its output by name and writes with pwrite, which
+ * would pass by the write guard, so a device is written here, through it.
+ */
+static int device_image(const struct writelog *log, const char *base, struct output_file *of, uint64_t cut,
+			uint64_t tear_bytes, char *err, size_t err_size)
+{
+	uint64_t n = writelog_entry_count(log), size, done = 0;
+	const struct writelog_entry *torn = cut < n ? writelog_entry(log, cut) : NULL;
+	uint8_t *buf = NULL;
+	struct stat st;
+	int in, r = 0;
+
+	if (cut > n || (tear_bytes && (!torn || tear_bytes >= torn->data_bytes))) {
+		snprintf(err, err_size, "cut %" PRIu64 " (tear %" PRIu64 " bytes) is not within the log's %" PRIu64
+			 " entries", cut, tear_bytes, n);
+		return -EINVAL;
+	}
+	in = open(base, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) < 0) {
+		r = -errno;
+		snprintf(err, err_size, "cannot read the base image %s: %s", base, strerror(-r));
+		goto out;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		off_t end = lseek(in, 0, SEEK_END);
+
+		size = end < 0 ? 0 : (uint64_t)end;
+	} else {
+		size = (uint64_t)st.st_size;
+	}
+	/* checked before the first write: a base that does not fit leaves the device as it was */
+	if (of->device_size && size > of->device_size) {
+		snprintf(err, err_size, "the base image %s (%" PRIu64 " bytes) is larger than %s (%" PRIu64 " bytes): "
+			 "nothing was written", base, size, of->path, of->device_size);
+		r = -ENOSPC;
+		goto out;
+	}
+	/* and every entry's range: a device cannot be put back as a file's temporary can be removed */
+	for (uint64_t i = 0; i <= cut && i < n && r == 0; i++) {
+		const struct writelog_entry *e = writelog_entry(log, i);
+		uint64_t at = e->sector * writelog_sector_size(log), len = i < cut ? e->data_bytes : tear_bytes;
+
+		if (writelog_entry_writes(e) && len && (at > size || len > size - at)) {
+			snprintf(err, err_size, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of the "
+				 "base image (%" PRIu64 " bytes): is it the image of this disk? Nothing was written", i, at,
+				 at + len, size);
+			r = -ENOSPC;
+		}
+	}
+	if (r < 0)
+		goto out;
+	buf = malloc(IMAGE_CHUNK);
+	if (!buf) {
+		r = -ENOMEM;
+		snprintf(err, err_size, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	while (done < size && r == 0) {
+		ssize_t got = pread(in, buf, size - done < IMAGE_CHUNK ? size - done : IMAGE_CHUNK, (off_t)done);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			r = got < 0 ? -errno : -EIO;
+			snprintf(err, err_size, "copying %s to %s: %s", base, of->path, strerror(-r));
+			break;
+		}
+		r = output_file_pwrite(of, buf, (uint64_t)got, done, err, err_size);
+		done += (uint64_t)got;
+	}
+	for (uint64_t i = 0; i < cut && r == 0; i++) {
+		const struct writelog_entry *e = writelog_entry(log, i);
+
+		if (writelog_entry_writes(e))
+			r = device_apply(log, e, e->data_bytes, size, of, buf, err, err_size);
+	}
+	if (r == 0 && tear_bytes)
+		r = device_apply(log, torn, tear_bytes, size, of, buf, err, err_size);
+out:
+	free(buf);
+	if (in >= 0)
+		close(in);
+	return r;
+}
+
+/* "/proc/self/fd/N" in a message from crash_image_make() is the image the user named. */
+static void name_the_image(char *err, size_t err_size, const char *fd_path, const char *image)
+{
+	char *at = strstr(err, fd_path);
+	char tail[512];
+
+	if (!at)
+		return;
+	snprintf(tail, sizeof(tail), "%s", at + strlen(fd_path));
+	snprintf(at, err_size - (size_t)(at - err), "%s%s", image, tail);
+}
+
+/*
+ * IMAGE: the base with the first CUT entries of LOG and TEAR_BYTES of entry
+ * CUT. An open device OF (--cut-all's tries) is written again as it is;
+ * otherwise IMAGE is opened, made and put in place here. Returns 0 or
+ * -errno, with ERR.
+ */
+static int make_image(const struct replay_opts *o, const struct writelog *log, const char *image,
+		      struct output_file *device, uint64_t cut, uint64_t tear_bytes, char *err, size_t err_size)
+{
+	struct output_file of;
+	char fd_path[64];
+	int r;
+
+	if (device)
+		return device_image(log, o->base, device, cut, tear_bytes, err, err_size);
+	r = output_file_open(o->ctx, image, 0644, OUTPUT_FILE_DEVICE | (o->force ? OUTPUT_FILE_FORCE : 0), &of, err,
+			     err_size);
+	if (r < 0) {
+		output_file_abort(&of);
+		return r;
+	}
+	if (output_file_is_device(&of)) {
+		r = check_device_not_over_input(o, &of, err, err_size);
+		if (r == 0)
+			r = device_image(log, o->base, &of, cut, tear_bytes, err, err_size);
+	} else {
+		/* the lab writes the temporary through its descriptor: the name may be replaced, not this file */
+		output_file_fd_path(&of, fd_path, sizeof(fd_path));
+		r = crash_image_make(log, o->base, fd_path, cut, tear_bytes, err, err_size);
+		if (r < 0)
+			name_the_image(err, err_size, fd_path, image);
+	}
+	if (r == 0)
+		r = output_file_commit(&of, err, err_size);
+	output_file_abort(&of);
+	return r;
+}
+
+/* The output was refused before anything was written: by the write guard, or as a kind never written. */
+static bool out_refused(int r)
+{
+	return r == -EEXIST || r == -EBUSY || r == -EROFS || r == -ESTALE || r == -EBADFD;
+}
+
+/* Exit status for a failed image: the guard's refusals 7, a wrong kind 5, a wrong cut or base 2. */
+static int image_exit(int r)
+{
+	if (r == -EINVAL || r == -ENOSPC)
+		return EXIT_USAGE;
+	return out_refused(r) ? output_file_exit_code(r) : exit_code_for_error(r);
 }
 
 static json_object *entry_json(const struct writelog *log, const struct replay_model *rm, uint64_t index)
@@ -136,10 +357,14 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 			return EXIT_USAGE;
 		}
 	}
-	r = crash_image_make(log, o->base, o->out, o->cut, tear_bytes, err, sizeof(err));
+	r = check_not_input(o, o->out);
+	if (r)
+		return r;
+	err[0] = '\0';
+	r = make_image(o, log, o->out, NULL, o->cut, tear_bytes, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
-		return r == -EINVAL || r == -ENOSPC ? EXIT_USAGE : exit_code_for_error(r);
+		fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
+		return image_exit(r);
 	}
 	if (o->format == OUTPUT_JSON) {
 		json_object *doc = doc_new(o, log, rm);
@@ -148,8 +373,8 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else {
-		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", o->out, o->base, o->cut - (o->cut > 0),
-		       o->logs[0]);
+		printf("image %s: %s with entries 0 to %" PRIu64 " of %s applied", tty_str(o->out), tty_str(o->base),
+		       o->cut - (o->cut > 0), tty_str(o->logs[0]));
 		if (!o->cut)
 			printf(" (none)");
 		if (tear_bytes)
@@ -168,10 +393,11 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 	const struct oracle_page_write *found = NULL;
 	uint64_t tried = 0, tearable = 0, shown_torn = 0;
 	char err[512], trial[4200];
+	struct output_file device = { .fd = -1 };
 	int r = oracle_run(&log, 1, &rm->m, &res, err, sizeof(err)), rc = EXIT_OK;
 
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl replay: %s: %s\n", o->logs[0], err[0] ? err : strerror(-r));
+		fprintf(stderr, "lcloudctl replay: %s: %s\n", tty_str(o->logs[0]), err[0] ? tty_str(err) : strerror(-r));
 		return EXIT_FAILURE_GENERIC;
 	}
 	if (o->format == OUTPUT_JSON) {
@@ -182,7 +408,29 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		tearable += res.writes[i].verdict == ORACLE_TEARABLE && replay_selected(o, &res.writes[i]);
 	/* with --keep-going the images after the first torn one are made beside it, then removed */
 	snprintf(trial, sizeof(trial), "%s.try", o->out);
-	for (uint64_t i = 0; i < res.n_writes && (!found || o->keep_going); i++) {
+	rc = check_not_input(o, o->out);
+	if (!rc && o->keep_going)
+		rc = check_not_input(o, trial);
+	if (!rc) {
+		/* a device is claimed once for every try: its first image's own signature must not refuse the next */
+		err[0] = '\0';
+		r = output_file_open(o->ctx, o->out, 0644, OUTPUT_FILE_DEVICE | (o->force ? OUTPUT_FILE_FORCE : 0),
+				     &device, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
+			rc = image_exit(r);
+		} else if (!output_file_is_device(&device)) {
+			output_file_abort(&device); /* a file: each try makes its own and renames it into place */
+		} else if (check_device_not_over_input(o, &device, err, sizeof(err)) < 0) {
+			fprintf(stderr, "lcloudctl replay: %s\n", tty_str(err));
+			rc = EXIT_USAGE;
+		} else if (o->keep_going) {
+			fprintf(stderr, "lcloudctl replay: --keep-going makes its later images beside --out (%s): give a "
+				"regular file for --out, not a block device\n", tty_str(trial));
+			rc = EXIT_USAGE;
+		}
+	}
+	for (uint64_t i = 0; i < res.n_writes && !rc && (!found || o->keep_going); i++) {
 		const struct oracle_page_write *w = &res.writes[i];
 		const char *image = found ? trial : o->out;
 		struct shown s = { .word = "none" };
@@ -190,12 +438,13 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		if (w->verdict != ORACLE_TEARABLE || !replay_selected(o, w))
 			continue;
 		err[0] = '\0';
-		r = crash_image_make(log, o->base, image, w->cut_entry, w->cut_bytes, err, sizeof(err));
+		r = make_image(o, log, image, output_file_is_device(&device) ? &device : NULL, w->cut_entry, w->cut_bytes,
+			       err, sizeof(err));
 		if (r >= 0)
 			r = look(image, w, &s);
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? err : strerror(-r));
-			rc = r == -ENOSPC ? EXIT_USAGE : EXIT_FAILURE_GENERIC;
+			fprintf(stderr, "lcloudctl replay: %s\n", err[0] ? tty_str(err) : strerror(-r));
+			rc = r == -ENOSPC ? EXIT_USAGE : out_refused(r) ? output_file_exit_code(r) : EXIT_FAILURE_GENERIC;
 			break;
 		}
 		tried++;
@@ -227,6 +476,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 			       s.old_blocks, s.other_blocks);
 		}
 	}
+	output_file_abort(&device);
 	if (found && o->keep_going)
 		unlink(trial);
 	if (rc == EXIT_OK && found)
@@ -241,7 +491,7 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 		print_json(stdout, doc);
 		json_object_put(doc);
 	} else if (rc == EXIT_TORN) {
-		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", o->out,
+		printf("result: TORN: %s shows run 0x%016" PRIx64 " page %" PRIu64 " generation %" PRIu64 " torn", tty_str(o->out),
 		       found->run_id, found->page, found->generation);
 		if (o->keep_going)
 			printf(" (%" PRIu64 " of %" PRIu64 " images showed a tear)", shown_torn, tried);

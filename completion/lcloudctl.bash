@@ -13,6 +13,13 @@ _lcloudctl_help_options()
         tr ' ' '\n' | grep -- '^-'
 }
 
+# Options whose value is optional ("--color[=WHEN]"): the parser takes their value only after "=".
+_lcloudctl_help_options_optional()
+{
+    { "$1" --help; [[ -n $2 ]] && "$1" "$2" --help; } 2>/dev/null |
+        sed -n 's/^ \{2,8\}\(-[A-Za-z0-9], \)\{0,1\}\(--[a-z][a-z0-9-]*\)\[=.*/\2/p'
+}
+
 _lcloudctl_commands()
 {
     "$1" --help 2>/dev/null | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p'
@@ -43,9 +50,17 @@ _lcloudctl()
         esac
     done
 
-    if [[ $prev == = && ${COMP_WORDS[COMP_CWORD - 2]} == --color ]]; then
-        COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
-        return
+    # bash splits --opt=value at "=": "--path", "=", "pl" (or "=" itself right after the "=")
+    local attached=""
+    if [[ $cur == = ]]; then
+        prev=${COMP_WORDS[COMP_CWORD - 1]} cur="" attached=1
+    elif [[ $prev == = ]]; then
+        prev=${COMP_WORDS[COMP_CWORD - 2]} attached=1
+    fi
+    # an option whose value is optional (--color[=WHEN] in --help) takes it only after "=": a separate
+    # word is the command
+    if [[ -z $attached && $prev == --* ]] && _lcloudctl_help_options_optional "$prog" "$sub" | grep -qx -- "$prev"; then
+        prev=""
     fi
     case $prev in
         --sysroot)
@@ -72,15 +87,19 @@ _lcloudctl()
             COMPREPLY=($(compgen -W "mysql mariadb postgresql" -- "$cur")); return ;;
         -p | --path)
             case $sub in
-                check | torture)
+                check)
                     COMPREPLY=($(compgen -W "rwf_atomic passthrough plain_direct buffered best" -- "$cur"))
+                    return ;;
+                torture) # one path a run writes through: "best" is check's choice among them
+                    COMPREPLY=($(compgen -W "rwf_atomic passthrough plain_direct buffered" -- "$cur"))
                     return ;;
                 write | read) ;; # -p is --pattern there: a byte
             esac
             return ;;
         -H | --hint)
-            [[ $sub == write || $sub == read ]] &&
-                COMPREPLY=($(compgen -W "data metadata journal background sync readahead" -- "$cur"))
+            # what a write is for; what kind of read (write refuses read kinds, and read write classes)
+            [[ $sub == write ]] && COMPREPLY=($(compgen -W "data metadata journal background" -- "$cur"))
+            [[ $sub == read ]] && COMPREPLY=($(compgen -W "sync readahead" -- "$cur"))
             return ;;
         --lifetime)
             COMPREPLY=($(compgen -W "short medium long extreme" -- "$cur")); return ;;

@@ -18,6 +18,7 @@
 
 #include "filesystem.h"
 #include "holders.h"
+#include "swaps.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -201,26 +202,27 @@ static void add_sysfs_holders(const struct lcloud_ctx *ctx, const struct related
 	closedir(d);
 }
 
+struct swap_scan {
+	const struct related *rel;
+	struct text *t;
+};
+
+static int add_swap(const char *path, const struct stat *st, void *data)
+{
+	struct swap_scan *s = data;
+	int i;
+
+	if (S_ISBLK(st->st_mode) && (i = related_index(s->rel, st->st_rdev)) >= 0)
+		text_add(s->t, "%s%sused as swap", i ? path_basename(s->rel->dirs[i]) : "", i ? " " : "");
+	return 0;
+}
+
 /* Swap areas on the device or its relatives (/proc/swaps). */
 static void add_swaps(const struct related *rel, struct text *t)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen("/proc/swaps", "re");
+	struct swap_scan s = { rel, t };
 
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) >= 0) {
-		struct stat st;
-		int i;
-
-		line[strcspn(line, " \t\n")] = '\0';
-		if (line[0] == '/' && stat(line, &st) == 0 && S_ISBLK(st.st_mode) &&
-		    (i = related_index(rel, st.st_rdev)) >= 0)
-			text_add(t, "%s%sused as swap", i ? path_basename(rel->dirs[i]) : "", i ? " " : "");
-	}
-	free(line);
-	fclose(f);
+	swaps_foreach(add_swap, &s);
 }
 
 /* Processes with the device or a relative open, as fuser(1) would find them (root sees all). */

@@ -266,6 +266,9 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		close(q->fd);
 	if (q->hold_fd >= 0)
 		close(q->hold_fd);
+	for (unsigned int i = 0; i < q->n_claims; i++)
+		close(q->claims[i]);
+	free(q->claims);
 	lcloud_probe_free(q->probe);
 	free(q->ops);
 	free(q->free_slots);
@@ -303,6 +306,11 @@ LCLOUD_EXPORT const struct lcloud_probe *lcloud_queue_get_probe(const struct lcl
 LCLOUD_EXPORT const char *lcloud_queue_get_error(const struct lcloud_queue *q)
 {
 	return q ? q->error : "";
+}
+
+LCLOUD_EXPORT int lcloud_queue_get_fd(const struct lcloud_queue *q)
+{
+	return q ? q->fd : -EBADF;
 }
 
 /* Shape checks every direct I/O needs, and the atomic promise for flagged writes. */

@@ -46,6 +46,8 @@ struct lcloud_queue {
 	enum lcloud_backend backend;
 	int fd;              /* the data fd: O_DIRECT file/device, or /dev/ngXnY */
 	int hold_fd;         /* the target's block device, claimed (O_EXCL) while writing through /dev/ngXnY; -1 */
+	int *claims;         /* devices that share the target's storage, claimed (O_EXCL) while the queue lives */
+	unsigned int n_claims;
 	dev_t target_rdev;   /* what the caller's path opened, checked by fstat */
 	mode_t target_mode;
 	bool writable;
@@ -98,6 +100,12 @@ void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool wr
  * (signatures, partition tables), never who holds the device.
  */
 int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force);
+/*
+ * write_guard_shared.c: refuses (-EBUSY, -EACCES) when another block device
+ * shares the target's storage and is mounted, swap, held or claimed; claims
+ * the free ones into q->claims. TARGET_NAME is for messages.
+ */
+int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *target_name);
 
 /* queue_target.c: opens PATH once into q->fd (no O_DIRECT yet; O_EXCL for a block device written). */
 int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path);

@@ -25,6 +25,12 @@ struct lcloud_layer {
 	int parent;
 	struct lcloud_fact *facts;
 	unsigned int n_facts;
+	/* a block device's on-disk signatures: what the write guard needs read before it writes */
+	enum layer_signatures {
+		LAYER_SIGNATURES_NOT_PROBED = 0, /* not a block device, or a captured tree */
+		LAYER_SIGNATURES_READ = 1,
+		LAYER_SIGNATURES_UNREAD = 2,     /* no access, libblkid failed, or the node was another device */
+	} signatures;
 };
 
 struct lcloud_note {

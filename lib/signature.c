@@ -51,6 +51,7 @@ static int probe_one(struct lcloud_layer *l, int fd)
 /* A device whose signatures could not be read gets a note: unread is not "none". */
 static int note_failure(struct lcloud_probe *p, unsigned int index, const char *name, int r)
 {
+	p->layers[index].signatures = r >= 0 ? LAYER_SIGNATURES_READ : LAYER_SIGNATURES_UNREAD;
 	if (r >= 0 || r == -ENOMEM)
 		return r;
 	return report_note(p, LCLOUD_NOTE_WARNING, "signatures-unreadable", (int)index,
@@ -94,6 +95,8 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		if (path_printf(node, sizeof(node), "/dev/%s", l->name) < 0)
 			continue;
 		fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			l->signatures = LAYER_SIGNATURES_UNREAD;
 		if (fd < 0) {
 			if ((errno == EACCES || errno == EPERM) && !noted) {
 				noted = true;
@@ -115,6 +118,7 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		/* a node by that name that is another device (a stale or planted /dev entry) says nothing */
 		if (!is_layer_device(l, fd)) {
 			close(fd);
+			l->signatures = LAYER_SIGNATURES_UNREAD;
 			r = report_note(p, LCLOUD_NOTE_WARNING, "device-node-mismatch", (int)i,
 					"%s is not the device %s of sysfs: its signatures were not read", node,
 					layer_fact(l, "dev") ? layer_fact(l, "dev")->string : "?");

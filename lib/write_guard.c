@@ -6,7 +6,10 @@
  * refuses most of it at open, and this says so for what the claim does not
  * cover. What it holds (a file system, RAID or partition table signature,
  * read by the probe through the queue's own descriptor) is the caller's to
- * override with LCLOUD_QUEUE_FORCE. Regular files are the caller's to write.
+ * override with LCLOUD_QUEUE_FORCE. Regular files are the caller's to write,
+ * unless a loop device makes one the storage of something in use; and any
+ * target that shares its storage with a device in use is refused
+ * (write_guard_shared.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,19 +96,19 @@ static int check_contents(struct lcloud_queue *q, const struct lcloud_layer *top
 		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s partition table: write to a partition, or pass "
 				  "--force to write anyway (a write over the table loses every partition)", top->name,
 				  pt->string[0] && strchr("aeiouAEIOU", pt->string[0]) ? "an" : "a", pt->string);
-	/* could the signatures be read at all? unread is not "none" */
-	for (unsigned int i = 0; i < p->n_notes; i++) {
-		const struct lcloud_note *n = &p->notes[i];
+	/* could the signatures be read at all? unread is not "none": the probe's typed record, not its notes' text */
+	for (unsigned int i = 0; i < p->n_layers; i++) {
+		const struct lcloud_layer *l = &p->layers[i];
 
-		if ((streq(n->code, "needs-root") || streq(n->code, "device-access-denied")) &&
-		    strstr(n->message, "signatures"))
-			return queue_fail(q, -EACCES, "cannot check /dev/%s for file systems and partition tables "
-					  "without read access: run as root (--force writes without looking, and "
-					  "destroys whatever is there)", top->name);
-		if (n->layer == (int)top_index &&
-		    (streq(n->code, "signatures-unreadable") || streq(n->code, "device-node-mismatch")))
-			return queue_fail(q, -EBUSY, "cannot tell whether /dev/%s holds data: %s; --force writes "
-					  "without looking, and destroys whatever is there", top->name, n->message);
+		if (!is_block_layer(l) || l->signatures != LAYER_SIGNATURES_UNREAD)
+			continue;
+		if (i == top_index)
+			return queue_fail(q, -EBUSY, "cannot tell whether /dev/%s holds data: its file system and "
+					  "partition table signatures could not be read (see the probe's notes); "
+					  "--force writes without looking, and destroys whatever is there", top->name);
+		return queue_fail(q, -EACCES, "cannot check /dev/%s, below /dev/%s, for file systems and partition "
+				  "tables: its signatures could not be read (without read access: run as root); "
+				  "--force writes without looking, and destroys whatever is there", l->name, top->name);
 	}
 	return 0;
 }
@@ -115,11 +118,14 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force
 	const struct lcloud_probe *p = q->probe;
 	const struct lcloud_layer *top = NULL;
 	unsigned int top_index = 0;
+	char name[300];
 	int r;
 
-	/* files are the caller's; a directory was refused when it was opened */
-	if (p->target_type == LCLOUD_TARGET_REGULAR || p->target_type == LCLOUD_TARGET_DIRECTORY)
+	/* a directory was refused when it was opened; a file is the caller's, unless a loop makes it a device's storage */
+	if (p->target_type == LCLOUD_TARGET_DIRECTORY)
 		return 0;
+	if (p->target_type == LCLOUD_TARGET_REGULAR)
+		return write_guard_shared_storage(ctx, q, p->path);
 	for (unsigned int i = 0; i < p->n_layers && !top; i++)
 		if (is_block_layer(&p->layers[i])) {
 			top = &p->layers[i];
@@ -129,6 +135,10 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force
 		return queue_fail(q, -ENODEV, "the probe found no block device behind the target: the write "
 				  "guard cannot check it");
 	r = check_holders(ctx, q, top);
+	if (r < 0)
+		return r;
+	snprintf(name, sizeof(name), "/dev/%s", top->name);
+	r = write_guard_shared_storage(ctx, q, name);
 	if (r < 0 || force)
 		return r;
 	return check_contents(q, top, top_index);

@@ -4,6 +4,9 @@
  * memory. Never raises an ERROR: what cannot be read becomes the unknown
  * answer with its reason, so that neither a query nor the startup check
  * fails on a missing path, a tmpfs tablespace or evidence that needs root.
+ * The probe itself runs in a child process (bounded_probe.c), which sends
+ * the facts back through a pipe: a file system that does not answer (frozen)
+ * makes the unknown answer after lcloud.probe_timeout, never a hung server.
  */
 #include "lcloud_pg.h"
 
@@ -17,18 +20,39 @@
  */
 #define LCLOUD_PG_PROBE_FLAGS LCLOUD_PROBE_NO_SIGNATURES
 
-static struct lcloud_ctx *process_ctx;
-
-static int
-get_ctx(struct lcloud_ctx **ret)
+/*
+ * What a probe child sends back: this header, then string_count strings,
+ * each a uint32 length (NO_STRING for none) and its bytes: the reason,
+ * the file system, its mount point and device, then the verdict's
+ * evidence, one per reason, as liblcloud gives them.
+ */
+typedef struct AnswerReplyHeader
 {
-	int			r = 0;
+	int32		probe_error;	/* -errno from lcloud_ctx_new() or lcloud_probe_path(); 0 */
+	int32		check_result;	/* lcloud_probe_check()'s return */
+	int32		decided;		/* the path that decided */
+	int32		has_verdict;
+	uint64		max_untorn_bytes;
+	uint64		allocation_unit;	/* ALLOCATION_UNIT jobs only */
+	uint32		string_count;
+} AnswerReplyHeader;
 
-	if (!process_ctx)
-		r = lcloud_ctx_new(&process_ctx);
-	*ret = process_ctx;
-	return r;
-}
+#define NO_STRING UINT32_MAX
+#define FIXED_STRINGS 4			/* reason, filesystem, mount_point, device */
+
+typedef enum AnswerJobKind
+{
+	ANSWER_JOB_VERDICT,
+	ANSWER_JOB_ALLOCATION_UNIT
+} AnswerJobKind;
+
+typedef struct AnswerJob
+{
+	AnswerJobKind kind;
+	const char *path;
+	uint32		size;
+	enum lcloud_io_path io_path;
+} AnswerJob;
 
 static const char *
 probe_error_hint(int err)
@@ -51,43 +75,215 @@ probe_error_hint(int err)
 	}
 }
 
+/* The functions from here to answer_job() run in the probe child: liblcloud and libc only. */
+
 static const char *
 string_fact(const struct lcloud_layer *layer, const char *name)
 {
 	return lcloud_fact_get_string(lcloud_layer_find_fact(layer, name));
 }
 
-static void
-fill_filesystem(const struct lcloud_probe *p, LcloudAnswer *ret)
+static const struct lcloud_layer *
+filesystem_layer(const struct lcloud_probe *p)
 {
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
 	{
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
-		const char *s;
 
-		if (lcloud_layer_get_kind(l) != LCLOUD_LAYER_FILESYSTEM)
-			continue;
-		if ((s = string_fact(l, "fstype")) != NULL)
-			ret->filesystem = pstrdup(s);
-		if ((s = string_fact(l, "mount_point")) != NULL)
-			ret->mount_point = pstrdup(s);
-		if ((s = string_fact(l, "mount_source")) != NULL)
-			ret->device = pstrdup(s);
-		return;
+		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM)
+			return l;
 	}
+	return NULL;
 }
 
 static void
-fill_verdict(const struct lcloud_probe *p, LcloudAnswer *ret)
+put_string(LcloudReply *out, const char *s)
 {
-	const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, ret->io_path);
+	uint32		len = s ? (uint32) strlen(s) : NO_STRING;
 
-	if (!v)
-		return;
-	ret->max_untorn_bytes = lcloud_verdict_get_max_untorn_bytes(v);
-	for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++)
+	lcloud_reply_put(out, &len, sizeof(len));
+	if (s)
+		lcloud_reply_put(out, s, len);
+}
+
+/*
+ * Would the device under PATH's file system keep SIZE-byte O_DIRECT writes
+ * whole, so that only the file system's allocation unit is in the way?
+ * That unit, or 0.
+ */
+static uint64
+allocation_unit_in_the_way(struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32 size)
+{
+	const struct lcloud_layer *l = filesystem_layer(p);
+	struct lcloud_probe *dev = NULL;
+	const char *source = NULL;
+	uint64		unit = 0;
+	bool		keeps = false;
+
+	if (l)
 	{
-		const char *e = lcloud_verdict_get_reason_evidence(v, i);
+		source = string_fact(l, "mount_source");
+		unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "cluster_size"));
+		if (!unit)
+			unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "block_size"));
+	}
+	if (source && strncmp(source, "/dev/", 5) == 0 &&
+		lcloud_probe_path(ctx, source, LCLOUD_PG_PROBE_FLAGS, &dev) == 0)
+	{
+		keeps = lcloud_probe_check(dev, LCLOUD_PATH_PLAIN_DIRECT, size, NULL, NULL, 0) == LCLOUD_ANSWER_UNTORN;
+		lcloud_probe_free(dev);
+	}
+	return keeps && unit && unit < size ? unit : 0;
+}
+
+static void
+answer_job(const void *arg, LcloudReply *out)
+{
+	const AnswerJob *job = arg;
+	AnswerReplyHeader h = {0};
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_layer *fs = NULL;
+	const struct lcloud_verdict *v = NULL;
+	enum lcloud_io_path decided = job->io_path;
+	char		why[1024] = "";
+	int			r;
+
+	r = lcloud_ctx_new(&ctx);
+	if (r >= 0)
+		r = lcloud_probe_path(ctx, job->path, LCLOUD_PG_PROBE_FLAGS, &p);
+	if (r < 0)
+		h.probe_error = r;
+	else if (job->kind == ANSWER_JOB_ALLOCATION_UNIT)
+		h.allocation_unit = allocation_unit_in_the_way(ctx, p, job->size);
+	else
+	{
+		enum lcloud_io_path verdict_path;
+
+		fs = filesystem_layer(p);
+		h.check_result = lcloud_probe_check(p, job->io_path, job->size, &decided, why, sizeof(why));
+		h.decided = decided;
+		verdict_path = h.check_result >= 0 ? decided : job->io_path;
+		if (verdict_path != LCLOUD_PATH_BEST)
+			v = lcloud_probe_get_verdict(p, verdict_path);
+		if (v)
+		{
+			h.has_verdict = 1;
+			h.max_untorn_bytes = lcloud_verdict_get_max_untorn_bytes(v);
+		}
+	}
+	h.string_count = FIXED_STRINGS + (v ? lcloud_verdict_get_reason_count(v) : 0);
+	lcloud_reply_put(out, &h, sizeof(h));
+	put_string(out, why);
+	put_string(out, fs ? string_fact(fs, "fstype") : NULL);
+	put_string(out, fs ? string_fact(fs, "mount_point") : NULL);
+	put_string(out, fs ? string_fact(fs, "mount_source") : NULL);
+	for (unsigned int i = 0; v && i < lcloud_verdict_get_reason_count(v); i++)
+		put_string(out, lcloud_verdict_get_reason_evidence(v, i));
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
+/* In the server again: the reply taken apart, every length checked. */
+static bool
+decode_reply(const StringInfo reply, AnswerReplyHeader *h, char ***strings)
+{
+	size_t		at = sizeof(*h);
+
+	if ((size_t) reply->len < sizeof(*h))
+		return false;
+	memcpy(h, reply->data, sizeof(*h));
+	if (h->string_count < FIXED_STRINGS || h->string_count > (uint32) reply->len)
+		return false;
+	*strings = palloc0(sizeof(char *) * h->string_count);
+	for (uint32 i = 0; i < h->string_count; i++)
+	{
+		uint32		len;
+
+		if ((size_t) reply->len - at < sizeof(len))
+			return false;
+		memcpy(&len, reply->data + at, sizeof(len));
+		at += sizeof(len);
+		if (len == NO_STRING)
+			continue;
+		if ((size_t) reply->len - at < len)
+			return false;
+		(*strings)[i] = pnstrdup(reply->data + at, len);
+		at += len;
+	}
+	return at == (size_t) reply->len;
+}
+
+/*
+ * Runs JOB in a probe child within lcloud.probe_timeout. False, with *WHY,
+ * when it gave no answer: timed out, stopped, or failed.
+ */
+static bool
+run_answer_job(const AnswerJob *job, AnswerReplyHeader *h, char ***strings, LcloudProbeOutcome *outcome,
+			   char **why)
+{
+	StringInfoData reply;
+
+	initStringInfo(&reply);
+	*outcome = lcloud_run_bounded(answer_job, job, &reply, why);
+	if (*outcome == LCLOUD_PROBE_DONE && !decode_reply(&reply, h, strings))
+	{
+		*outcome = LCLOUD_PROBE_FAILED;
+		*why = pstrdup("the probe process ended without an answer");
+	}
+	pfree(reply.data);
+	return *outcome == LCLOUD_PROBE_DONE;
+}
+
+void
+lcloud_answer_for(const char *path, uint32 size, enum lcloud_io_path io_path, LcloudAnswer *ret)
+{
+	AnswerJob	job = {ANSWER_JOB_VERDICT, path, size, io_path};
+	AnswerReplyHeader h;
+	LcloudProbeOutcome outcome;
+	char	  **strings;
+	char	   *why;
+	int			r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->io_path = io_path;
+	ret->answer = LCLOUD_ANSWER_UNKNOWN;
+	if (!run_answer_job(&job, &h, &strings, &outcome, &why))
+	{
+		ret->timed_out = outcome == LCLOUD_PROBE_TIMED_OUT;
+		ret->stopped = outcome == LCLOUD_PROBE_STOPPED;
+		ret->reason = psprintf("could not probe %s: %s", path, why);
+		return;
+	}
+	if (h.probe_error < 0)
+	{
+		const char *hint = probe_error_hint(-h.probe_error);
+
+		ret->reason = psprintf("could not probe %s: %s%s%s", path, strerror(-h.probe_error), hint ? ": " : "",
+							   hint ? hint : "");
+		return;
+	}
+	ret->probed = true;
+	ret->filesystem = strings[1];
+	ret->mount_point = strings[2];
+	ret->device = strings[3];
+	r = h.check_result;
+	if (r == -ERANGE)
+		ret->reason = psprintf("%u-byte writes are larger than %s itself", size, path);
+	else if (r < 0)
+		ret->reason = psprintf("could not decide for %s: %s", path, strerror(-r));
+	else
+	{
+		ret->answer = (enum lcloud_answer) r;
+		ret->io_path = (enum lcloud_io_path) h.decided;
+		ret->reason = strings[0] ? strings[0] : pstrdup("");
+	}
+	if (ret->io_path == LCLOUD_PATH_BEST || !h.has_verdict)
+		return;
+	ret->max_untorn_bytes = h.max_untorn_bytes;
+	for (uint32 i = FIXED_STRINGS; i < h.string_count; i++)
+	{
+		const char *e = strings[i];
 		ListCell   *lc;
 		bool		seen = false;
 
@@ -97,89 +293,23 @@ fill_verdict(const struct lcloud_probe *p, LcloudAnswer *ret)
 			if (strcmp((char *) lfirst(lc), e) == 0)
 				seen = true;
 		if (!seen)
-			ret->evidence = lappend(ret->evidence, pstrdup(e));
+			ret->evidence = lappend(ret->evidence, (char *) e);
 	}
 }
 
-void
-lcloud_answer_for(const char *path, uint32 size, enum lcloud_io_path io_path, LcloudAnswer *ret)
-{
-	struct lcloud_ctx *ctx;
-	struct lcloud_probe *p = NULL;
-	enum lcloud_io_path decided = io_path;
-	char		why[1024];
-	int			r;
-
-	memset(ret, 0, sizeof(*ret));
-	ret->io_path = io_path;
-	ret->answer = LCLOUD_ANSWER_UNKNOWN;
-	r = get_ctx(&ctx);
-	if (r >= 0)
-		r = lcloud_probe_path(ctx, path, LCLOUD_PG_PROBE_FLAGS, &p);
-	if (r < 0)
-	{
-		const char *hint = probe_error_hint(-r);
-
-		ret->reason = psprintf("could not probe %s: %s%s%s", path, strerror(-r), hint ? ": " : "",
-							   hint ? hint : "");
-		return;
-	}
-	ret->probed = true;
-	fill_filesystem(p, ret);
-	why[0] = '\0';
-	r = lcloud_probe_check(p, io_path, size, &decided, why, sizeof(why));
-	if (r == -ERANGE)
-		ret->reason = psprintf("%u-byte writes are larger than %s itself", size, path);
-	else if (r < 0)
-		ret->reason = psprintf("could not decide for %s: %s", path, strerror(-r));
-	else
-	{
-		ret->answer = (enum lcloud_answer) r;
-		ret->io_path = decided;
-		ret->reason = pstrdup(why);
-	}
-	if (ret->io_path != LCLOUD_PATH_BEST)
-		fill_verdict(p, ret);
-	lcloud_probe_free(p);
-}
-
-/*
- * Would the device under PATH's file system keep SIZE-byte O_DIRECT writes
- * whole, so that only the file system's allocation unit is in the way?
- * Returns that unit, or 0.
- */
+/* The allocation unit in the way of whole pages under PATH (see above), or 0, also when not told in time. */
 static uint64
-allocation_unit_in_the_way(const char *path, uint32 size)
+allocation_unit_under(const char *path, uint32 size)
 {
-	struct lcloud_ctx *ctx;
-	struct lcloud_probe *p = NULL,
-			   *dev = NULL;
-	const char *source = NULL;
-	uint64		unit = 0;
-	bool		keeps = false;
+	AnswerJob	job = {ANSWER_JOB_ALLOCATION_UNIT, path, size, LCLOUD_PATH_PLAIN_DIRECT};
+	AnswerReplyHeader h;
+	LcloudProbeOutcome outcome;
+	char	  **strings;
+	char	   *why;
 
-	if (get_ctx(&ctx) < 0 || lcloud_probe_path(ctx, path, LCLOUD_PG_PROBE_FLAGS, &p) < 0)
+	if (!run_answer_job(&job, &h, &strings, &outcome, &why) || h.probe_error < 0)
 		return 0;
-	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
-	{
-		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
-
-		if (lcloud_layer_get_kind(l) != LCLOUD_LAYER_FILESYSTEM)
-			continue;
-		source = string_fact(l, "mount_source");
-		unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "cluster_size"));
-		if (!unit)
-			unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "block_size"));
-		break;
-	}
-	if (source && strncmp(source, "/dev/", 5) == 0 &&
-		lcloud_probe_path(ctx, source, LCLOUD_PG_PROBE_FLAGS, &dev) == 0)
-	{
-		keeps = lcloud_probe_check(dev, LCLOUD_PATH_PLAIN_DIRECT, size, NULL, NULL, 0) == LCLOUD_ANSWER_UNTORN;
-		lcloud_probe_free(dev);
-	}
-	lcloud_probe_free(p);
-	return keeps && unit && unit < size ? unit : 0;
+	return h.allocation_unit;
 }
 
 #if PG_VERSION_NUM >= 160000
@@ -212,7 +342,9 @@ lcloud_what_would_make_it_safe(const char *path, uint32 size, enum lcloud_io_pat
 					   "that allocates whole pages, with pages written with O_DIRECT (%s); here %s",
 					   size, direct.device ? direct.device : path,
 					   server_path == LCLOUD_PATH_BUFFERED ? DIRECT_DATA_SETTING : "as now", direct.reason);
-	unit = allocation_unit_in_the_way(path, size);
+	if (direct.timed_out || direct.stopped)
+		return out;				/* the same file system would not answer again */
+	unit = allocation_unit_under(path, size);
 	if (unit)
 		out = psprintf("%s; the device keeps %u-byte writes whole, but %s allocates in %llu-byte units: a "
 					   "file system that allocates whole pages fixes that, e.g. 'mkfs.ext4 -O bigalloc -C %u' "

@@ -8,6 +8,7 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
 
 #include <lcloud/lcloud.h>
@@ -36,6 +37,8 @@ typedef struct LcloudAnswer
 	enum lcloud_io_path io_path;	/* the path that decided */
 	enum lcloud_answer answer;
 	bool		probed;			/* false: the path could not be probed at all */
+	bool		timed_out;		/* the file system did not answer within lcloud.probe_timeout */
+	bool		stopped;		/* a worker was asked to stop while waiting */
 	uint64		max_untorn_bytes;
 	char	   *reason;			/* one line, either way */
 	List	   *evidence;		/* char *: what the verdict rests on */
@@ -43,6 +46,33 @@ typedef struct LcloudAnswer
 	char	   *mount_point;
 	char	   *device;
 } LcloudAnswer;
+
+/* bounded_probe.c: liblcloud in a child process, waited for with a timeout */
+#define LCLOUD_DEFAULT_PROBE_TIMEOUT_MS 10000
+extern int	lcloud_probe_timeout_ms;	/* lcloud.probe_timeout */
+
+typedef enum LcloudProbeOutcome
+{
+	LCLOUD_PROBE_DONE,			/* the child replied and exited */
+	LCLOUD_PROBE_TIMED_OUT,		/* no reply within lcloud.probe_timeout */
+	LCLOUD_PROBE_STOPPED,		/* a worker's shutdown request ended the wait */
+	LCLOUD_PROBE_FAILED			/* no child, or no usable reply */
+} LcloudProbeOutcome;
+
+/* The child's reply, in malloc'd memory: the child may not palloc. */
+typedef struct LcloudReply
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} LcloudReply;
+
+/* Runs in the child: liblcloud and libc only, never a PostgreSQL function. */
+typedef void (*LcloudChildJob) (const void *arg, LcloudReply *out);
+
+extern void lcloud_reply_put(LcloudReply *out, const void *data, size_t len);
+extern LcloudProbeOutcome lcloud_run_bounded(LcloudChildJob job, const void *arg, StringInfo reply, char **why);
+extern char *lcloud_probe_timeout_text(void);
 
 /* location.c */
 extern const char *lcloud_location_kind_name(LcloudLocationKind kind);

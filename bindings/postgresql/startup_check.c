@@ -11,8 +11,13 @@
  * and an assign hook on full_page_writes belongs to the core. The worker
  * gets SIGHUP like every other process, reads the configuration again, and
  * speaks only when full_page_writes, an I/O path or an answer changed.
+ * Each probe waits at most lcloud.probe_timeout (bounded_probe.c), and a
+ * shutdown request ends the wait at once: a frozen file system gets a
+ * WARNING, never a worker that holds the server's shutdown.
  */
 #include "lcloud_pg.h"
+
+#include <limits.h>
 
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -62,6 +67,20 @@ say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 	char	   *where = tablespace_label(l);
 	char	   *storage = storage_label(a);
 	const char *io = lcloud_io_path_to_string(a->io_path);
+	char	   *safe;
+
+	if (a->timed_out)
+	{
+		ereport(WARNING,
+				(errmsg("lcloud: could not check %u-byte page writes to %s within %s: the file system did not "
+						"answer", l->size, where, lcloud_probe_timeout_text()),
+				 errdetail("full_page_writes is %s; until the file system answers, these page writes are not "
+						   "proved untorn.", full_page_writes ? "on" : "off"),
+				 errhint("A frozen file system (fsfreeze) answers again once thawed: check again then with "
+						 "SELECT * FROM lcloud_datadir() or a configuration reload. lcloud.probe_timeout sets "
+						 "how long a check waits.")));
+		return;
+	}
 
 	if (a->answer == LCLOUD_ANSWER_UNTORN)
 	{
@@ -75,21 +94,23 @@ say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 						 "file system or device.")));
 		return;
 	}
+	/* more probes, each bounded; a shutdown request during them ends the check unsaid */
+	safe = lcloud_what_would_make_it_safe(l->path, l->size, l->io_path);
+	if (ShutdownRequestPending)
+		return;
 	if (!full_page_writes)
 		ereport(WARNING,
 				(errmsg("lcloud: full_page_writes is off, but %u-byte page writes to %s are not proved untorn "
 						"(answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
 				 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
 				 errhint("Turn full_page_writes on: without it a page torn by a crash cannot be repaired "
-						 "from the WAL. What would make these page writes untorn: %s.",
-						 lcloud_what_would_make_it_safe(l->path, l->size, l->io_path))));
+						 "from the WAL. What would make these page writes untorn: %s.", safe)));
 	else
 		ereport(LOG,
 				(errmsg("lcloud: full_page_writes is on and needed: %u-byte page writes to %s are not "
 						"proved untorn (answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
 				 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
-				 errhint("What would make these page writes untorn: %s.",
-						 lcloud_what_would_make_it_safe(l->path, l->size, l->io_path))));
+				 errhint("What would make these page writes untorn: %s.", safe)));
 }
 
 /* Checks every place data pages live; speaks at startup and when something changed. */
@@ -118,6 +139,8 @@ check_tablespaces(bool startup)
 			lcloud_answer_for(l->path, l->size, l->io_path, a);
 		else
 			memset(a, 0, sizeof(*a));
+		if (a->stopped || ShutdownRequestPending)
+			goto out;			/* the server is shutting down: nothing to say */
 		answers = lappend(answers, a);
 		if (l->kind == LCLOUD_LOC_TABLESPACE)
 			appendStringInfo(&signature, "\n%s %s %d %s", l->path, lcloud_io_path_to_string(a->io_path),
@@ -132,6 +155,7 @@ check_tablespaces(bool startup)
 			pfree(last_signature);
 		last_signature = MemoryContextStrdup(TopMemoryContext, signature.data);
 	}
+out:
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }
@@ -146,8 +170,7 @@ lcloud_checker_main(Datum arg)
 	check_tablespaces(true);
 	for (;;)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		/* before waiting: a check resets the latch, and a SIGHUP may have come during it */
 		if (ShutdownRequestPending)
 			break;
 		if (ConfigReloadPending)
@@ -155,7 +178,10 @@ lcloud_checker_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			check_tablespaces(false);
+			continue;
 		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 	}
 	proc_exit(0);
 }
@@ -164,6 +190,15 @@ void
 _PG_init(void)
 {
 	BackgroundWorker worker;
+
+	DefineCustomIntVariable("lcloud.probe_timeout",
+							"How long one probe waits for a file system before its answer is unknown.",
+							"A frozen file system (fsfreeze) does not answer until it is thawed: "
+							"lcloud_datadir(), lcloud_check() and the startup check give up on it after this "
+							"long; statement_timeout and a query cancel end the wait too.",
+							&lcloud_probe_timeout_ms, LCLOUD_DEFAULT_PROBE_TIMEOUT_MS, 1, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("lcloud");
 
 	/* CREATE EXTENSION alone loads the library for its functions: no worker then */
 	if (!process_shared_preload_libraries_in_progress)

@@ -353,6 +353,13 @@ const char *lcloud_backend_to_string(enum lcloud_backend backend);
 const struct lcloud_probe *lcloud_queue_get_probe(const struct lcloud_queue *queue);
 /* Why the last call on this queue failed, for a person; "" when it did not. */
 const char *lcloud_queue_get_error(const struct lcloud_queue *queue);
+/*
+ * The descriptor the queue opened, guarded and claimed (borrowed: valid
+ * until lcloud_queue_free(); do not close it), or -EBADF for NULL. For
+ * fdatasync() and for reopening the same file or device through
+ * /proc/self/fd, never by its name again.
+ */
+int lcloud_queue_get_fd(const struct lcloud_queue *queue);
 
 /*
  * Queue a write or read of LEN bytes at OFFSET (in the target) from BUF.

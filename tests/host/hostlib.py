@@ -159,3 +159,30 @@ def main(tests):
             print("ok   %s" % t.__name__)
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed else 0)
+
+
+SYMLINK_FLIPPER = r"""
+import os, sys, time
+link, a, b, stop, seconds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+tmp = link + ".new"
+end = time.monotonic() + seconds
+n = 0
+while not os.path.exists(stop) and time.monotonic() < end:
+    for target in (a, b):
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        os.symlink(target, tmp)
+        os.rename(tmp, link)  # atomic: LINK always exists, pointing at one or the other
+        n += 1
+print(n)
+"""
+
+
+def symlink_flipper(link, a, b, stop, seconds):
+    """A process that points LINK at A, then B, again and again until STOP exists or SECONDS pass;
+    its standard output says how many flips it made."""
+    return subprocess.Popen([sys.executable, "-c", SYMLINK_FLIPPER, link, a, b, stop, str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+

@@ -3,8 +3,9 @@
 """The bash completion (completion/lcloudctl.bash), sourced by a real bash
 with this build's lcloudctl, must offer the commands, each command's options
 (read from its --help), the values of --db, --path, -o and --backend, block
-device names for udev, and files elsewhere; zsh loads the same through
-bashcompinit."""
+device names for udev, and files elsewhere; every value it offers, as
+--opt=value and as --opt value, is one lcloudctl's own parser takes; zsh
+loads the same through bashcompinit."""
 import os
 import re
 import shutil
@@ -50,9 +51,11 @@ def test_values():
     assert sorted(complete("torture", "")) == ["run", "verify"]
     assert "journal" in complete("write", "f", "--hint", "")
     assert sorted(complete("probe", "--format", "")) == ["json", "normal"]
-    assert sorted(complete("--color", "")) == ["always", "auto", "never"]
-    # bash splits --color=al into --color, =, al
+    # --color[=WHEN]: the value only after "=" (bash splits --color=al into --color, =, al; right after the
+    # "=" the word being completed is "=" itself); a separate word is the command
+    assert sorted(complete("--color", "=")) == ["always", "auto", "never"]
     assert complete("--color", "=", "al") == ["always"]
+    assert "always" not in complete("--color", "") and "check" in complete("--color", "")
     assert complete("--color", "=", "always", "list", "-o", "AWU-MA") == ["AWU-MAX"]
     # list's -o is lsblk's: columns, after a comma or a + too
     assert "AWU-MAX" in complete("list", "-o", "") and "json" not in complete("list", "-o", "")
@@ -66,6 +69,52 @@ def test_values():
     assert sorted(set(named)) == sorted(complete("list", "-o", "")), (named, complete("list", "-o", ""))
     # read's -o is the output file, not a format
     assert "json" not in complete("read", "/dev/null", "-o", "")
+
+
+FIXTURES = os.path.join(HERE, "..", "unit", "fixtures", "stacks")
+
+# (words before the option, the option, words after it): a harmless command line for the real parser
+VALUE_OPTIONS = [
+    ((), "--color", ("--version",)),
+    (("--sysroot", FIXTURES, "check", "--no-confirm", "--size", "16K"), "--path", ("/dev/nvme0n1",)),
+    (("--sysroot", FIXTURES, "check", "--no-confirm", "--size", "16K"), "-p", ("/dev/nvme0n1",)),
+    (("--sysroot", FIXTURES, "probe"), "--format", ("/dev/nvme0n1",)),
+    (("--sysroot", FIXTURES, "probe"), "-o", ("/dev/nvme0n1",)),
+    (("--sysroot", FIXTURES, "list"), "--format", ()),
+    (("advise", "--no-confirm"), "--db", ("/nonexistent",)),
+    (("write", "-O", "0", "-l", "4K", "-p", "1"), "--backend", ("/nonexistent",)),
+    (("write", "-O", "0", "-l", "4K", "-p", "1"), "--hint", ("/nonexistent",)),
+    (("write", "-O", "0", "-l", "4K", "-p", "1"), "--lifetime", ("/nonexistent",)),
+    (("read", "-O", "0", "-l", "4K", "-o", "/nonexistent/out"), "--hint", ("/nonexistent",)),
+    (("torture", "run", "--pages", "1", "--record", "/nonexistent/r"), "--path", ("/nonexistent/t",)),
+]
+
+
+def test_every_offered_value_is_one_the_parser_takes():
+    """Each value completion offers, in each form it offers it (--opt=v, --opt v), is taken by lcloudctl's
+    own parser: never a usage error (exit 2) naming the option or its value."""
+    checked = 0
+    for before, opt, after in VALUE_OPTIONS:
+        words = list(before)
+        if words and words[0] == "--sysroot":
+            words = words[2:]  # completion does not need the tree
+        forms = [("=", complete(*words, opt, "="))]
+        if opt != "--color":  # an optional value: after a space comes the command (test_values)
+            forms.append((" ", complete(*words, opt, "")))
+        for form, offered in forms:
+            for v in offered:
+                if opt.startswith("--") and form == "=":
+                    args = list(before) + [opt + "=" + v] + list(after)
+                elif form == "=":
+                    continue  # -o=json is no short option's form
+                else:
+                    args = list(before) + [opt, v] + list(after)
+                p = subprocess.run([LCLOUDCTL] + args, capture_output=True, text=True)
+                assert p.returncode != 2, ("completion offers %r but the parser refuses it" % " ".join(args),
+                                           p.stderr)
+                checked += 1
+        assert complete(*words, opt, "=") or opt.startswith("-") and not opt.startswith("--"), (opt, "no values")
+    assert checked >= 40, checked
 
 
 def test_devices_and_paths():
@@ -87,4 +136,5 @@ def test_zsh_loads_it():
 
 
 if __name__ == "__main__":
-    main([test_commands_and_options, test_values, test_devices_and_paths, test_zsh_loads_it])
+    main([test_commands_and_options, test_values, test_every_offered_value_is_one_the_parser_takes,
+          test_devices_and_paths, test_zsh_loads_it])

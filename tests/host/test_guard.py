@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 
-from hostlib import layer, lcloudctl, loop_device, main, need_root, probe_json, run, scratch_dir
+from hostlib import (layer, lcloudctl, loop_device, main, need_root, probe_json, run, scratch_dir,
+                     symlink_flipper)
 
 
 def write(path, offset, length, *extra):
@@ -30,23 +31,6 @@ def digest(path):
     return h.hexdigest()
 
 
-FLIPPER = r"""
-import os, sys, time
-link, a, b, stop, seconds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
-tmp = link + ".new"
-end = time.monotonic() + seconds
-n = 0
-while not os.path.exists(stop) and time.monotonic() < end:
-    for target in (a, b):
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        os.symlink(target, tmp)
-        os.rename(tmp, link)  # atomic: LINK always exists, pointing at one or the other
-        n += 1
-print(n)
-"""
 
 
 def test_symlink_swapped_during_write():
@@ -63,8 +47,7 @@ def test_symlink_swapped_during_write():
         # the flipper runs until the writes are done (a slow machine makes fewer writes per second,
         # not fewer writes), or 120 s at most
         stop = os.path.join(d, "stop")
-        flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, link, scratch, dev, stop, "120"],
-                                   stdout=subprocess.PIPE, text=True)
+        flipper = symlink_flipper(link, scratch, dev, stop, 120)
         outcomes = {}
         try:
             for _ in range(400):

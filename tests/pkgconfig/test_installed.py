@@ -56,7 +56,7 @@ def test_outside_program_prints_atomic_limits():
                             "print(lcloud.version(), lcloud.check(sys.argv[2], 4096).answer, lcloud.Hint(write_class='data').write_class)", found[0], prefix],
                            env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib", "x86_64-linux-gnu") + ":" +
                                     os.path.join(prefix, "lib")), capture_output=True, text=True)
-        assert p.returncode == 0 and p.stdout.split()[0] == "0.2.0" and p.stdout.split()[-1] == "data", (p.stdout, p.stderr)
+        assert p.returncode == 0 and p.stdout.split()[0] == "0.3.0" and p.stdout.split()[-1] == "data", (p.stdout, p.stderr)
         # a default install (/usr/local) goes where Debian's python3 searches
         local = os.path.join(d, "build-local")
         run(["meson", "setup", "--prefix", "/usr/local", "-Dtests=false", local, SOURCE_ROOT], check=True)

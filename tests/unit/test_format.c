@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lcloudctl's size rendering: exact where it looks exact, marked where
- * approximate; device strings escaped for a terminal.
+ * approximate; strings this program did not write escaped for a terminal,
+ * once, keeping printable UTF-8 under a UTF-8 locale.
  */
+#include <locale.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -52,11 +55,54 @@ static void test_escape(void **state)
 	assert_string_equal(escape_text(NULL, buf, sizeof(buf)), "");
 }
 
+/* Under a UTF-8 locale printable characters stay; controls and bytes that are not UTF-8 never do. */
+static void test_escape_utf8(void **state)
+{
+	char buf[64], small[8];
+	(void)state;
+
+	if (!setlocale(LC_CTYPE, "C.UTF-8")) {
+		skip(); /* the test host has no UTF-8 locale */
+		return;
+	}
+	assert_string_equal(escape_text("caf\xc3\xa9 \xe2\x82\xac", buf, sizeof(buf)), "caf\xc3\xa9 \xe2\x82\xac");
+	/* CSI as a C1 control (U+009B), DEL, a lone continuation byte, an overlong '/', a cut sequence */
+	assert_string_equal(escape_text("\xc2\x9b" "2J\x7f\x80\xc0\xaf\xe2\x82", buf, sizeof(buf)),
+			    "\\xc2\\x9b" "2J\\x7f\\x80\\xc0\\xaf\\xe2\\x82");
+	/* never half a character */
+	assert_string_equal(escape_text("abcde\xe2\x82\xac", small, sizeof(small)), "abcde");
+	setlocale(LC_CTYPE, "C");
+	assert_string_equal(escape_text("\xc3\xa9", buf, sizeof(buf)), "\\xc3\\xa9");
+}
+
+/* tty_str(): every argument of one printf its own copy, escaped once; tty_json() keeps JSON's backslashes. */
+static void test_tty_str(void **state)
+{
+	const char *s[TTY_STR_SLOTS];
+	char want[32];
+	(void)state;
+
+	for (int i = 0; i < TTY_STR_SLOTS; i++) {
+		snprintf(want, sizeof(want), "%d\x1b", i);
+		s[i] = tty_str(want);
+	}
+	for (int i = 0; i < TTY_STR_SLOTS; i++) {
+		snprintf(want, sizeof(want), "%d\\x1b", i);
+		assert_string_equal(s[i], want);
+	}
+	assert_string_equal(tty_strn("ab\ncd", 3), "ab\\x0a");
+	assert_string_equal(tty_str("C:\\x1b"), "C:\\x5cx1b");
+	assert_string_equal(tty_json("\"a\\u001b\x1b\""), "\"a\\u001b\\x1b\"");
+	assert_string_equal(tty_str(NULL), "(null)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_escape_utf8),
+		cmocka_unit_test(test_tty_str),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

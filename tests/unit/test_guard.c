@@ -3,8 +3,10 @@
  * The write guard's look at who holds a device, over a copy of the dm-stack
  * tree (dm-0 'vg-data' over sdb1 and sdc1) given holders/ entries and a
  * mountinfo: a holder of the target, a holder of a device below it that is
- * not part of the stack, a mount of a device below it. LCLOUD_QUEUE_FORCE
- * changes none of these. (The kernel's O_EXCL claim is tested on the host.)
+ * not part of the stack, a mount of a device below it, and through the
+ * storage map a disk under a held partition or a mounted dm device.
+ * LCLOUD_QUEUE_FORCE changes none of these. (The kernel's O_EXCL claim and
+ * loop devices are tested on the host: test_guard_aliases.py.)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,7 +96,35 @@ static void test_free_devices_pass(void **state)
 	holder(1, "sdb/sdb1", "dm-0");
 	holder(2, "sdc/sdc1", "dm-0");
 	assert_int_equal(guard("/dev/dm-0", false, why, sizeof(why)), 0);
-	assert_int_equal(guard("/dev/sdb", false, why, sizeof(why)), 0); /* a disk whose partition is held: kernel's O_EXCL */
+}
+
+static void test_disk_under_held_partition_refused(void **state)
+{
+	char why[8192];
+	(void)state;
+
+	/* sdb's partition is dm-0's member: the whole disk holds dm-0's data (not only the kernel's O_EXCL says so) */
+	holder(1, "sdb/sdb1", "dm-0");
+	for (int force = 0; force < 2; force++) {
+		assert_int_equal(guard("/dev/sdb", force, why, sizeof(why)), -EBUSY);
+		assert_non_null(strstr(why, "/dev/sdb shares storage with /dev/sdb1"));
+		assert_non_null(strstr(why, "held by dm-0"));
+	}
+}
+
+static void test_disk_under_mounted_dm_refused(void **state)
+{
+	char why[8192];
+	(void)state;
+
+	/* dm-0 (252:0) over sdb1 and sdc1 mounted, no holders/ to tell: the storage map still reaches it */
+	put("/proc/self/mountinfo", "22 1 0:21 / /proc rw - proc proc rw\n"
+				    "31 1 252:0 / /srv rw - xfs /dev/mapper/vg-data rw\n");
+	for (int force = 0; force < 2; force++) {
+		assert_int_equal(guard("/dev/sdc", force, why, sizeof(why)), -EBUSY);
+		assert_non_null(strstr(why, "/dev/sdc shares storage with /dev/dm-0"));
+		assert_non_null(strstr(why, "which is mounted (at /srv)"));
+	}
 }
 
 static void test_held_target_refused(void **state)
@@ -156,6 +186,8 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_free_devices_pass, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_under_held_partition_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_under_mounted_dm_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_target_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_device_below_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mounted_device_below_refused, setup, teardown),

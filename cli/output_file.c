@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The files lcloudctl writes (output_file.h): a regular file whole or not at
+ * all, through a temporary beside it that is synced, given its mode and then
+ * renamed over the name, so that a reader (node_exporter's textfile
+ * collector, a later 'lcloudctl diff', 'torture verify' on a crash image)
+ * never sees half of it and a symlink planted at the name is replaced rather
+ * than followed; a block device only through the write guard.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <linux/loop.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output_file.h"
+
+/* Direct I/O to a device goes through this much aligned memory at a time. */
+#define BOUNCE_SIZE (1u << 20)
+#define BOUNCE_ALIGN 4096
+
+static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_size) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_size, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+static const char *kind_name(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket" : S_ISBLK(m) ? "a block device" : "not a regular file";
+}
+
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
+/* The device's size as its probe says (the "size" fact of the first block layer), or 0. */
+static uint64_t probe_device_size(const struct lcloud_probe *p)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
+		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
+		const struct lcloud_fact *f;
+
+		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM)
+			return 0;
+		f = lcloud_layer_find_fact(l, "size");
+		if (f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT)
+			return lcloud_fact_get_u64(f);
+	}
+	return 0;
+}
+
+static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err, size_t err_size)
+{
+	enum lcloud_target_type t;
+	int r;
+
+	/* the guard opens, claims (O_EXCL) and checks one descriptor: what it checked is what is written */
+	r = lcloud_queue_open(ctx, of->path, 1, LCLOUD_BACKEND_SYNC,
+			      LCLOUD_QUEUE_WRITE | (of->flags & OUTPUT_FILE_FORCE ? LCLOUD_QUEUE_FORCE : 0), &of->queue);
+	if (r < 0) {
+		of->queue = NULL;
+		return fail(err, err_size, r, "%s", lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+	}
+	/* the name was a block device when looked at; a symlink switched since then opens something else */
+	t = lcloud_probe_get_target_type(lcloud_queue_get_probe(of->queue));
+	if (t != LCLOUD_TARGET_DISK && t != LCLOUD_TARGET_PARTITION) {
+		lcloud_queue_free(of->queue);
+		of->queue = NULL;
+		return fail(err, err_size, -EBADFD, "%s changed while it was opened: it is no longer a block device; "
+			    "nothing was written", of->path);
+	}
+	of->device_size = probe_device_size(lcloud_queue_get_probe(of->queue));
+	if (posix_memalign(&of->bounce, BOUNCE_ALIGN, BOUNCE_SIZE)) {
+		of->bounce = NULL;
+		return fail(err, err_size, -ENOMEM, "cannot allocate a buffer for %s", of->path);
+	}
+	return 0;
+}
+
+int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint32_t flags, struct output_file *ret,
+		     char *err, size_t err_size)
+{
+	struct stat lst, st;
+	bool exists = true;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->fd = -1;
+	ret->path = path;
+	ret->mode = mode;
+	ret->flags = flags;
+	if (err && err_size)
+		err[0] = '\0';
+	if (!path[0])
+		return fail(err, err_size, -ENOENT, "an empty output name");
+	if (lstat(path, &lst) < 0) {
+		if (errno != ENOENT)
+			return fail(err, err_size, -errno, "%s: %s", path, strerror(errno));
+		exists = false;
+	}
+	if (exists) {
+		/* what a symlink points at decides only whether it names a device; it is never written through */
+		if (stat(path, &st) < 0)
+			st = lst;
+		if (S_ISBLK(st.st_mode)) {
+			if (!(flags & OUTPUT_FILE_DEVICE))
+				return fail(err, err_size, -EBADFD, "%s is a block device: this output is written to a "
+					    "regular file only", path);
+			return open_device(ctx, ret, err, err_size);
+		}
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			return fail(err, err_size, -EBADFD, "%s is %s%s: not written", path, kind_name(st.st_mode),
+				    S_ISLNK(lst.st_mode) ? " (through a symbolic link)" : "");
+		if ((flags & OUTPUT_FILE_NO_REPLACE) || ((flags & OUTPUT_FILE_KEEP_LINKS) && S_ISLNK(lst.st_mode)))
+			return fail(err, err_size, -EEXIST, "%s exists%s", path,
+				    S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
+	}
+	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
+		ret->tmp[0] = '\0';
+		return fail(err, err_size, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+	}
+	/* mkostemp creates with O_CREAT|O_EXCL (mode 0600): a name planted there makes it pick another */
+	ret->fd = mkostemp(ret->tmp, O_CLOEXEC | O_NOFOLLOW);
+	if (ret->fd < 0) {
+		int e = errno;
+
+		ret->tmp[0] = '\0';
+		return fail(err, err_size, -e, "cannot create a file beside %s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+bool output_file_is_device(const struct output_file *of)
+{
+	return of->queue != NULL;
+}
+
+static int device_pwrite(struct output_file *of, const uint8_t *buf, uint64_t len, uint64_t offset, char *err,
+			 size_t err_size)
+{
+	/* durable when each write completes: the queue has no flush of its own */
+	const struct lcloud_hint fua = { .flags = LCLOUD_IO_FUA };
+
+	while (len) {
+		uint64_t n = len < BOUNCE_SIZE ? len : BOUNCE_SIZE;
+		int64_t w;
+
+		memcpy(of->bounce, buf, n);
+		w = lcloud_queue_write(of->queue, of->bounce, n, offset, &fua, NULL);
+		if (w < 0)
+			return fail(err, err_size, (int)w, "%s", lcloud_queue_get_error(of->queue)[0]
+					 ? lcloud_queue_get_error(of->queue) : strerror((int)-w));
+		if (w == 0)
+			return fail(err, err_size, -EIO, "%s: nothing written at offset %llu", of->path,
+				    (unsigned long long)offset);
+		buf += w;
+		len -= (uint64_t)w;
+		offset += (uint64_t)w;
+	}
+	return 0;
+}
+
+int output_file_pwrite(struct output_file *of, const void *data, uint64_t len, uint64_t offset, char *err,
+		       size_t err_size)
+{
+	const uint8_t *buf = data;
+
+	if (of->queue)
+		return device_pwrite(of, buf, len, offset, err, err_size);
+	if (of->fd < 0)
+		return fail(err, err_size, -EBADF, "%s is closed", of->path);
+	while (len) {
+		ssize_t n = pwrite(of->fd, buf, len, (off_t)offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			return fail(err, err_size, -e, "writing %s: %s", of->path, strerror(e));
+		}
+		buf += n;
+		len -= (uint64_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+int output_file_write(struct output_file *of, const void *buf, uint64_t len, char *err, size_t err_size)
+{
+	int r = output_file_pwrite(of, buf, len, of->pos, err, err_size);
+
+	if (r == 0)
+		of->pos += len;
+	return r;
+}
+
+/* The rename is kept only once the directory that records it is synced too. */
+static void sync_directory_of(const char *path)
+{
+	char dir[4200];
+	char *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int output_file_commit(struct output_file *of, char *err, size_t err_size)
+{
+	int r = 0;
+
+	if (of->queue) {
+		output_file_abort(of);
+		return 0;
+	}
+	if (of->fd < 0 || !of->tmp[0])
+		return fail(err, err_size, -EBADF, "%s is closed", of->path);
+	/* mkostemp made it 0600; the reader may be another user */
+	if (fsync(of->fd) < 0 || fchmod(of->fd, of->mode & ~current_umask()) < 0)
+		r = fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
+	if (close(of->fd) < 0 && r == 0)
+		r = fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
+	of->fd = -1;
+	if (r == 0 && (of->flags & OUTPUT_FILE_NO_REPLACE)) {
+		/* link() never replaces: a name that appeared meanwhile is kept, and this one is refused */
+		if (link(of->tmp, of->path) == 0)
+			unlink(of->tmp);
+		/* no hard links here (vfat): the rename that refuses to replace, where the file system has it */
+		else if ((errno != EPERM && errno != EOPNOTSUPP) ||
+			 renameat2(AT_FDCWD, of->tmp, AT_FDCWD, of->path, RENAME_NOREPLACE) < 0)
+			r = fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
+	} else if (r == 0 && rename(of->tmp, of->path) < 0) {
+		r = fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
+	}
+	if (r < 0) {
+		output_file_abort(of);
+		return r;
+	}
+	of->tmp[0] = '\0';
+	sync_directory_of(of->path);
+	return 0;
+}
+
+void output_file_abort(struct output_file *of)
+{
+	if (of->fd >= 0)
+		close(of->fd);
+	of->fd = -1;
+	if (of->tmp[0])
+		unlink(of->tmp);
+	of->tmp[0] = '\0';
+	lcloud_queue_free(of->queue);
+	of->queue = NULL;
+	free(of->bounce);
+	of->bounce = NULL;
+}
+
+const char *output_file_fd_path(const struct output_file *of, char *buf, size_t size)
+{
+	if (of->queue || of->fd < 0)
+		return NULL;
+	snprintf(buf, size, "/proc/self/fd/%d", of->fd);
+	return buf;
+}
+
+bool output_file_same(const char *out, const char *input)
+{
+	struct stat a, b;
+
+	if (stat(out, &a) < 0 || stat(input, &b) < 0)
+		return false;
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return true;
+	/* two nodes of one device (/dev/loop0, /dev/block/7:0) */
+	return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev;
+}
+
+bool output_file_loop_over(const struct output_file *of, const char *input)
+{
+	struct loop_info64 info;
+	struct stat st;
+	int fd;
+
+	if (!of->queue || stat(input, &st) < 0)
+		return false;
+	/* asked of the descriptor the guard checked: another device under the same name cannot answer */
+	fd = lcloud_queue_get_fd(of->queue);
+	if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
+		return false;
+	return info.lo_device == (uint64_t)st.st_dev && info.lo_inode == (uint64_t)st.st_ino;
+}
+
+int output_file_exit_code(int err)
+{
+	if (err == -EEXIST || err == -EBUSY || err == -EROFS || err == -ESTALE)
+		return EXIT_REFUSED;
+	if (err == -EBADFD)
+		return EXIT_WRONG_KIND;
+	return exit_code_for_error(err);
+}
+
+int write_file_atomically(const char *file, const char *text, size_t len, mode_t mode, char *err, size_t err_size)
+{
+	struct output_file of;
+	int r = output_file_open(NULL, file, mode, 0, &of, err, err_size);
+
+	if (r == 0)
+		r = output_file_write(&of, text, len, err, err_size);
+	if (r == 0)
+		r = output_file_commit(&of, err, err_size);
+	output_file_abort(&of);
+	return r;
+}

@@ -127,6 +127,8 @@ bool parse_output_format(const char *who, const char *arg, enum output_format *r
 const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf, size_t size);
 /* Human size, "16 KiB", "1.5 MiB", "512 B". */
 const char *format_size(uint64_t bytes, char *buf, size_t size);
+/* abs_path.c: PATH made absolute against the current folder, not resolved; 0 or -errno. */
+int absolute_path(const char *path, char *buf, size_t size);
 
 /* JSON value of a fact: number, boolean, string or null when not present. */
 json_object *fact_to_json(const struct lcloud_fact *f);

@@ -88,7 +88,9 @@ static int add_sample(struct export_state *st, const char *target, bool by_name)
 		return -ENOMEM;
 	st->samples = s;
 	s = &st->samples[st->n++];
-	snprintf(s->target, sizeof(s->target), "%s%s", by_name ? "/dev/" : "", target);
+	/* a label names the target from anywhere: a path is made absolute (not resolved) */
+	if (by_name || absolute_path(target, s->target, sizeof(s->target)) < 0)
+		snprintf(s->target, sizeof(s->target), "%s%s", by_name ? "/dev/" : "", target);
 	s->probe = NULL;
 	r = by_name ? lcloud_probe_blockdev(st->ctx, target, LCLOUD_PROBE_NO_SIGNATURES, &s->probe)
 		    : lcloud_probe_path(st->ctx, target, LCLOUD_PROBE_NO_SIGNATURES, &s->probe);

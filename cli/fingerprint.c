@@ -5,6 +5,7 @@
  * what a kernel, firmware or stack change did to the verdict (diff).
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@
 
 json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)
 {
-	json_object *fp = json_object_new_object(), *kernel = json_object_new_object();
+	json_object *fp = json_object_new_object(), *kernel = json_object_new_object(), *probe;
+	char abs[PATH_MAX];
 	struct utsname u;
 	char when[32];
 	time_t now = time(NULL);
@@ -40,7 +42,11 @@ json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)
 		json_object_object_add(kernel, "version", json_object_new_string(u.version));
 	}
 	json_object_object_add(fp, "kernel", kernel);
-	json_object_object_add(fp, "probe", probe_to_json(p));
+	probe = probe_to_json(p);
+	/* diff may run from another folder: the path it probes again is absolute (a link stays a link) */
+	if (!sysroot && absolute_path(lcloud_probe_get_path(p), abs, sizeof(abs)) == 0)
+		json_object_object_add(probe, "path", json_object_new_string(abs));
+	json_object_object_add(fp, "probe", probe);
 	return fp;
 }
 

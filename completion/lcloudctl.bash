@@ -83,7 +83,7 @@ _lcloudctl()
             return ;;
         --color)
             COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-        -d | --db)
+        -d | --db | --for)
             COMPREPLY=($(compgen -W "mysql mariadb postgresql" -- "$cur")); return ;;
         -p | --path)
             case $sub in

@@ -138,15 +138,19 @@ static bool has_partitions(const struct lcloud_ctx *ctx, const char *dir)
 	return found;
 }
 
-/* The first holder of DIR (sysfs holders/) that is neither the target nor on its way down. */
+/*
+ * The first holder of DIR (sysfs holders/) that is neither the target nor on its way down, into NAME;
+ * *BY_STACK tells whether one of them is (a dm or md target claims its own members).
+ */
 static bool other_holder(const struct lcloud_ctx *ctx, const char *dir, const struct storage_map *target,
-			 dev_t target_dev, char *name, size_t size)
+			 dev_t target_dev, char *name, size_t size, bool *by_stack)
 {
 	char rel[SYSFS_PATH_MAX + 16], full[SYSFS_PATH_MAX + 256];
 	struct dirent *de;
 	bool found = false;
 	DIR *d;
 
+	*by_stack = false;
 	if (path_printf(rel, sizeof(rel), "%s/holders", dir) < 0 || ctx_path(ctx, rel, full, sizeof(full)) < 0 ||
 	    !(d = opendir(full)))
 		return false;
@@ -158,8 +162,10 @@ static bool other_holder(const struct lcloud_ctx *ctx, const char *dir, const st
 			continue;
 		if (sysfs_block_dir(ctx, de->d_name, hdir, sizeof(hdir)) == 0 &&
 		    sysfs_read_attr(ctx, hdir, "dev", buf, sizeof(buf)) > 0 && sscanf(buf, "%u:%u", &maj, &min) == 2 &&
-		    (makedev(maj, min) == target_dev || storage_map_passes_through(target, makedev(maj, min))))
+		    (makedev(maj, min) == target_dev || storage_map_passes_through(target, makedev(maj, min)))) {
+			*by_stack = true;
 			continue;
+		}
 		snprintf(name, size, "%s", de->d_name);
 		found = true;
 	}
@@ -207,6 +213,7 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 {
 	char how[600], holder[256], node[SYSFS_PATH_MAX];
 	const char *mp = mount_point_of(&c->mounted, dev);
+	bool by_stack;
 	int fd;
 
 	describe_base(c->target.backing[0] ? &c->target : dm, how, sizeof(how));
@@ -218,13 +225,17 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is an active swap area: a "
 				  "write here corrupts swapped-out memory; --force does not override this: swapoff "
 				  "it first", c->target_name, name, how);
-	if (other_holder(c->ctx, dir, &c->target, c->target_dev, holder, sizeof(holder)))
+	if (other_holder(c->ctx, dir, &c->target, c->target_dev, holder, sizeof(holder), &by_stack))
 		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is held by %s (device-mapper "
 				  "or md): a write here corrupts what that device keeps; --force does not override "
 				  "this: remove it first", c->target_name, name, how, holder);
-	/* a disk's claim state also counts its partitions': those are checked one by one */
-	if (has_partitions(c->ctx, dir) || ctx_has_sysroot(c->ctx))
-		return 0; /* a captured tree has no devices to claim */
+	/*
+	 * A member the target's own dm or md device claims is busy by that claim: what else holds it, the
+	 * kernel would have refused the dm or md device's own claim. A disk's claim state also counts its
+	 * partitions': those are checked one by one. A captured tree has no devices to claim.
+	 */
+	if (by_stack || has_partitions(c->ctx, dir) || ctx_has_sysroot(c->ctx))
+		return 0;
 	if (storage_find_node(c->ctx, dev, node, sizeof(node)) < 0)
 		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which has no device node here: "
 				  "whether a program uses it cannot be checked, so nothing is written",

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,7 +17,7 @@ void cmd_diff_usage(FILE *out)
 	      "path, and every fact of every layer (firmware, limits, promises).\n"
 	      "Exits 0 when nothing changed, 12 when something did but no verdict got\n"
 	      "weaker, 13 when one did (a proved size lost, less done by the device\n"
-	      "itself, or a \"no\" become \"unknown\").\n"
+	      "itself, or a \"no\" become \"unknown\"); 5 when FILE is not a fingerprint.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
@@ -64,7 +65,8 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	enum output_format format = g->format;
 	json_object *saved = NULL, *now = NULL, *report = NULL, *o;
 	struct lcloud_probe *p = NULL;
-	const char *file, *path;
+	const char *file, *saved_path;
+	char *path = NULL, err[512];
 	int c, r, level;
 
 	optind = 0;
@@ -88,19 +90,34 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		return EXIT_USAGE;
 	}
 	file = argv[optind];
-	r = fingerprint_load(file, &saved);
+	r = fingerprint_load(file, &saved, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "lcloudctl diff: %s: %s\n", tty_str(file),
-			r == -EBADMSG ? "not a fingerprint written by 'lcloudctl probe --save'" : strerror(-r));
-		return r == -EBADMSG ? EXIT_USAGE : exit_code_for_error(r);
+		if (r == -EBADMSG)
+			fprintf(stderr, "lcloudctl diff: %s\n", tty_str(err));
+		else
+			fprintf(stderr, "lcloudctl diff: %s: %s\n", tty_str(file), strerror(-r));
+		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
-	path = optind + 1 < argc ? argv[optind + 1] : NULL;
-	if (!path && json_object_object_get_ex(saved, "probe", &o) && json_object_object_get_ex(o, "path", &o))
-		path = json_object_get_string(o);
+	saved_path = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (!saved_path && json_object_object_get_ex(saved, "probe", &o) && json_object_object_get_ex(o, "path", &o))
+		saved_path = json_object_get_string(o);
+	if (!saved_path) {
+		fprintf(stderr, "lcloudctl diff: %s saves no path: give the PATH to probe\n", tty_str(file));
+		json_object_put(saved);
+		return EXIT_USAGE;
+	}
+	/* a copy: the saved path lives in SAVED, and messages below outlive it */
+	path = strdup(saved_path);
+	if (!path) {
+		json_object_put(saved);
+		return EXIT_FAILURE_GENERIC;
+	}
 	r = lcloud_probe_path(ctx, path, 0, &p);
 	if (r < 0) {
 		json_object_put(saved);
-		return report_probe_error("lcloudctl diff", path, r);
+		r = report_probe_error("lcloudctl diff", path, r);
+		free(path);
+		return r;
 	}
 	now = fingerprint_new(p, g->sysroot);
 	lcloud_probe_free(p);
@@ -130,5 +147,6 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	json_object_put(report);
 	json_object_put(now);
 	json_object_put(saved);
+	free(path);
 	return level == 2 ? EXIT_WEAKER : level == 1 ? EXIT_CHANGED : EXIT_OK;
 }

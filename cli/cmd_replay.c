@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json_stream.h"
 #include "replay.h"
 
 void cmd_replay_usage(FILE *out)
@@ -228,11 +229,13 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 static int build_model(const struct replay_opts *o, uint32_t log_sector, struct replay_model *m)
 {
 	char err[400];
+	int r;
 
 	memset(m, 0, sizeof(*m));
-	if (o->model_from && replay_model_from_probe(o->model_from, m, err, sizeof(err)) < 0) {
+	if (o->model_from && (r = replay_model_from_probe(o->model_from, m, err, sizeof(err))) < 0) {
 		fprintf(stderr, "lcloudctl replay: --model-from %s\n", tty_str(err));
-		return EXIT_USAGE;
+		/* the file is not a probe's JSON: the wrong kind of file, as for a log that is not one */
+		return r == -EBADMSG ? EXIT_WRONG_KIND : exit_code_for_error(r);
 	}
 	if (o->have_lba) {
 		m->m.lba = o->lba;
@@ -488,6 +491,53 @@ bool replay_selected(const struct replay_opts *o, const struct oracle_page_write
 	return !o->have_run || w->run_id == o->run;
 }
 
+struct run_seen {
+	uint64_t run_id, first; /* the run, and the index of its first page write */
+};
+
+static int by_run_then_first(const void *a, const void *b)
+{
+	const struct run_seen *x = a, *y = b;
+
+	if (x->run_id != y->run_id)
+		return x->run_id < y->run_id ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int by_first(const void *a, const void *b)
+{
+	const struct run_seen *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The runs of R in the order they first appear; sorted, so a log of many runs costs n log n, not n squared. */
+static json_object *runs_json(const struct oracle_result *r)
+{
+	struct run_seen *seen = malloc((r->n_writes ? r->n_writes : 1) * sizeof(*seen));
+	json_object *runs;
+	uint64_t n = 0;
+
+	if (!seen)
+		return NULL;
+	for (uint64_t i = 0; i < r->n_writes; i++)
+		seen[i] = (struct run_seen){ r->writes[i].run_id, i };
+	qsort(seen, r->n_writes, sizeof(*seen), by_run_then_first);
+	for (uint64_t i = 0; i < r->n_writes; i++)
+		if (!n || seen[n - 1].run_id != seen[i].run_id)
+			seen[n++] = seen[i];
+	qsort(seen, n, sizeof(*seen), by_first);
+	runs = json_object_new_array();
+	for (uint64_t i = 0; i < n; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "0x%016" PRIx64, seen[i].run_id);
+		json_object_array_add(runs, json_object_new_string(id));
+	}
+	free(seen);
+	return runs;
+}
+
 static int analyse(const struct replay_opts *o, const struct writelog *const *logs, const struct replay_model *rm)
 {
 	struct oracle_result r;
@@ -523,29 +573,24 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 	}
 	rc = r.tearable ? EXIT_TEARABLE : EXIT_OK;
 	if (o->format == OUTPUT_JSON) {
-		json_object *doc = json_object_new_object(), *sum = json_object_new_object(), *pws = json_object_new_array();
-		json_object *runs = json_object_new_array(), *infos = json_object_new_array();
+		json_object *head = json_object_new_object(), *sum = json_object_new_object(), *infos = json_object_new_array();
+		json_object *runs = runs_json(&r);
+		struct json_stream js;
 
+		if (!runs) {
+			json_object_put(head);
+			json_object_put(sum);
+			json_object_put(infos);
+			oracle_result_release(&r);
+			fprintf(stderr, "lcloudctl replay: %s\n", strerror(ENOMEM));
+			return EXIT_FAILURE_GENERIC;
+		}
 		for (uint32_t l = 0; l < o->n_logs; l++)
 			json_object_array_add(infos, replay_log_info_json(o->logs[l], logs[l]));
-		json_object_object_add(doc, "schema", json_object_new_int(1));
-		json_object_object_add(doc, "command", json_object_new_string("replay"));
-		json_object_object_add(doc, "logs", infos);
-		json_object_object_add(doc, "model", replay_model_json(rm));
-		for (uint64_t i = 0; i < r.n_writes; i++) {
-			bool seen = false;
-			char id[32];
-
-			for (uint64_t k = 0; k < i && !seen; k++)
-				seen = r.writes[k].run_id == r.writes[i].run_id;
-			if (!seen) {
-				snprintf(id, sizeof(id), "0x%016" PRIx64, r.writes[i].run_id);
-				json_object_array_add(runs, json_object_new_string(id));
-			}
-			if (replay_selected(o, &r.writes[i]) &&
-			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
-				json_object_array_add(pws, page_write_to_json(logs, rm, &r.writes[i]));
-		}
+		json_object_object_add(head, "schema", json_object_new_int(1));
+		json_object_object_add(head, "command", json_object_new_string("replay"));
+		json_object_object_add(head, "logs", infos);
+		json_object_object_add(head, "model", replay_model_json(rm));
 		json_object_object_add(sum, "runs", runs);
 		json_object_object_add(sum, "page_writes", u64_json(selected));
 		json_object_object_add(sum, "atomic", u64_json(r.atomic));
@@ -554,11 +599,18 @@ static int analyse(const struct replay_opts *o, const struct writelog *const *lo
 		json_object_object_add(sum, "not_durable", u64_json(r.not_durable));
 		json_object_object_add(sum, "stamped_blocks", u64_json(r.stamped_blocks));
 		json_object_object_add(sum, "other_blocks", u64_json(r.other_blocks));
-		json_object_object_add(doc, "summary", sum);
-		json_object_object_add(doc, "result", json_object_new_string(r.tearable ? "tearable" : "atomic"));
-		json_object_object_add(doc, "page_writes", pws);
-		print_json(stdout, doc);
-		json_object_put(doc);
+		json_object_object_add(head, "summary", sum);
+		json_object_object_add(head, "result", json_object_new_string(r.tearable ? "tearable" : "atomic"));
+		/* one page write at a time: the document of a large log would not fit in memory whole */
+		json_stream_open(&js, stdout);
+		json_stream_members(&js, head);
+		json_stream_array_open(&js, "page_writes");
+		for (uint64_t i = 0; i < r.n_writes; i++)
+			if (replay_selected(o, &r.writes[i]) &&
+			    (o->all || r.writes[i].verdict != ORACLE_ATOMIC || !r.writes[i].durable))
+				json_stream_element(&js, page_write_to_json(logs, rm, &r.writes[i]));
+		json_stream_array_close(&js);
+		json_stream_close(&js);
 	} else {
 		if (o->n_logs == 1)
 			printf("replay: %s: %" PRIu64 " entries (%" PRIu64 " writes, %" PRIu64 " flushes, %" PRIu64 " FUA, %"

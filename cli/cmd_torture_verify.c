@@ -11,9 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 #include "cli.h"
+#include "json_stream.h"
 #include "page_check.h"
 #include "torture_record.h"
 
@@ -116,6 +120,21 @@ static int read_page(int *fd, const char *target, bool *direct, void *buf, uint6
 		}
 		done += (uint64_t)n;
 	}
+	return 0;
+}
+
+/* The bytes TARGET (open as FD) holds: a file's size, a block device's capacity. */
+static int target_size(int fd, uint64_t *ret)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, ret) < 0 ? -errno : 0;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	*ret = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -279,11 +298,11 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	struct verify_opts o;
 	struct torture_history h;
 	struct verify_counts n = { 0 };
-	json_object *doc = NULL, *pages = NULL;
+	struct json_stream js;
 	char err[512], id[32], size[32];
 	bool direct = true;
 	void *buf = NULL;
-	uint64_t page_size;
+	uint64_t page_size, have_bytes;
 	int fd, r, rc;
 
 	(void)ctx;
@@ -308,6 +327,28 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		torture_history_release(&h);
 		return exit_code_for_error(-errno);
 	}
+	/*
+	 * The record's geometry is the record writer's word: pages that do not
+	 * fit the target were never written there, and reading them would take
+	 * time and memory in proportion to a number anyone can put in a file.
+	 */
+	r = target_size(fd, &have_bytes);
+	if (r < 0) {
+		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", o.target,
+			r == -EBADFD ? "not a regular file or block device" : strerror(-r));
+		close(fd);
+		torture_history_release(&h);
+		return r == -EBADFD ? EXIT_WRONG_KIND : exit_code_for_error(r);
+	}
+	if (o.offset > have_bytes || h.geometry.pages > (have_bytes - o.offset) / page_size) {
+		fprintf(stderr, "lcloudctl torture verify: the record %s claims %" PRIu64 " pages of %" PRIu64 " bytes from "
+			"offset %" PRIu64 ", but %s holds %" PRIu64 " bytes: it is not this run's target, or it lost its "
+			"end after the run (then acknowledged writes are lost)\n", o.record, h.geometry.pages, page_size,
+			o.offset, o.target, have_bytes);
+		close(fd);
+		torture_history_release(&h);
+		return EXIT_WRONG_KIND;
+	}
 	if (posix_memalign(&buf, 4096, page_size)) {
 		close(fd);
 		torture_history_release(&h);
@@ -315,8 +356,28 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	}
 	snprintf(id, sizeof(id), "0x%016" PRIx64, h.geometry.run_id);
 	if (o.format == OUTPUT_JSON) {
-		doc = json_object_new_object();
-		pages = json_object_new_array();
+		json_object *head = json_object_new_object(), *rec = json_object_new_object();
+
+		json_object_object_add(head, "schema", json_object_new_int(1));
+		json_object_object_add(head, "command", json_object_new_string("torture verify"));
+		json_object_object_add(head, "target", json_object_new_string(o.target));
+		json_object_object_add(head, "run_id", json_object_new_string(id));
+		json_object_object_add(head, "page_size", json_object_new_int64((int64_t)page_size));
+		json_object_object_add(head, "pages", json_object_new_int64((int64_t)h.geometry.pages));
+		json_object_object_add(head, "offset", json_object_new_int64((int64_t)o.offset));
+		json_object_object_add(head, "path",
+				       json_object_new_string(lcloud_io_path_to_string((enum lcloud_io_path)h.geometry.path)));
+		json_object_object_add(rec, "file", json_object_new_string(o.record));
+		json_object_object_add(rec, "started", json_object_new_boolean(h.started));
+		json_object_object_add(rec, "filled", json_object_new_boolean(h.filled));
+		json_object_object_add(rec, "ended", json_object_new_boolean(h.ended));
+		json_object_object_add(rec, "acknowledged_writes", json_object_new_int64((int64_t)h.acks));
+		json_object_object_add(rec, "ignored_tail_bytes", json_object_new_int64((int64_t)h.ignored_bytes));
+		json_object_object_add(head, "record", rec);
+		/* the page reports as they are read; the summary, known only then, after them */
+		json_stream_open(&js, stdout);
+		json_stream_members(&js, head);
+		json_stream_array_open(&js, "page_reports");
 	} else {
 		printf("torture verify: %s: %" PRIu64 " pages of %s from offset %" PRIu64 ", run %s\n", tty_str(o.target),
 		       h.geometry.pages, format_size(page_size, size, sizeof(size)), o.offset, id);
@@ -329,7 +390,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	}
 	rc = EXIT_OK;
 	for (uint64_t p = 0; p < h.geometry.pages; p++) {
-		uint64_t off = o.offset + p * page_size, acked = h.last_ack[p];
+		uint64_t off = o.offset + p * page_size, acked = torture_history_last_ack(&h, p);
 		struct page_check c;
 		unsigned int flags = 0;
 
@@ -361,8 +422,8 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 		n.lost += (flags & PAGE_LOST) != 0;
 		n.newer += (flags & PAGE_NEWER) != 0;
 		if (o.all || (c.state != PAGE_INTACT && !(flags & PAGE_UNWRITTEN)) || (flags & PAGE_LOST)) {
-			if (pages)
-				json_object_array_add(pages, page_to_json(p, off, &c, flags, acked));
+			if (o.format == OUTPUT_JSON)
+				json_stream_element(&js, page_to_json(p, off, &c, flags, acked));
 			else
 				print_page(p, off, &c, flags, acked);
 		}
@@ -370,36 +431,20 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	}
 	if (rc == EXIT_OK)
 		rc = n.torn || n.damaged ? EXIT_TORN : n.lost ? EXIT_LOST : EXIT_OK;
-	if (doc) {
-		json_object *rec = json_object_new_object(), *sum = json_object_new_object();
+	if (o.format == OUTPUT_JSON) {
+		json_object *tail = json_object_new_object(), *sum = json_object_new_object();
 
-		json_object_object_add(doc, "schema", json_object_new_int(1));
-		json_object_object_add(doc, "command", json_object_new_string("torture verify"));
-		json_object_object_add(doc, "target", json_object_new_string(o.target));
-		json_object_object_add(doc, "run_id", json_object_new_string(id));
-		json_object_object_add(doc, "page_size", json_object_new_int64((int64_t)page_size));
-		json_object_object_add(doc, "pages", json_object_new_int64((int64_t)h.geometry.pages));
-		json_object_object_add(doc, "offset", json_object_new_int64((int64_t)o.offset));
-		json_object_object_add(doc, "path",
-				       json_object_new_string(lcloud_io_path_to_string((enum lcloud_io_path)h.geometry.path)));
-		json_object_object_add(rec, "file", json_object_new_string(o.record));
-		json_object_object_add(rec, "started", json_object_new_boolean(h.started));
-		json_object_object_add(rec, "filled", json_object_new_boolean(h.filled));
-		json_object_object_add(rec, "ended", json_object_new_boolean(h.ended));
-		json_object_object_add(rec, "acknowledged_writes", json_object_new_int64((int64_t)h.acks));
-		json_object_object_add(rec, "ignored_tail_bytes", json_object_new_int64((int64_t)h.ignored_bytes));
-		json_object_object_add(doc, "record", rec);
+		json_stream_array_close(&js);
 		json_object_object_add(sum, "intact", json_object_new_int64((int64_t)n.intact));
 		json_object_object_add(sum, "torn", json_object_new_int64((int64_t)n.torn));
 		json_object_object_add(sum, "damaged", json_object_new_int64((int64_t)n.damaged));
 		json_object_object_add(sum, "unwritten", json_object_new_int64((int64_t)n.unwritten));
 		json_object_object_add(sum, "lost_acknowledged_writes", json_object_new_int64((int64_t)n.lost));
 		json_object_object_add(sum, "newer_than_record", json_object_new_int64((int64_t)n.newer));
-		json_object_object_add(doc, "summary", sum);
-		json_object_object_add(doc, "result", json_object_new_string(result_word(rc, &n)));
-		json_object_object_add(doc, "page_reports", pages);
-		print_json(stdout, doc);
-		json_object_put(doc);
+		json_object_object_add(tail, "summary", sum);
+		json_object_object_add(tail, "result", json_object_new_string(result_word(rc, &n)));
+		json_stream_members(&js, tail);
+		json_stream_close(&js);
 	} else {
 		printf("summary: %" PRIu64 " pages: %" PRIu64 " intact, %" PRIu64 " torn, %" PRIu64 " damaged, %" PRIu64
 		       " unwritten; %" PRIu64 " lost acknowledged writes; %" PRIu64 " pages newer than the record\n",

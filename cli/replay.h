@@ -33,8 +33,14 @@ struct replay_model {
 	char src_lba[160], src_atomic[160], src_boundary[160], src_cache[160];
 };
 
-/* Fills what PATH (the JSON of 'lcloudctl probe -o json') says; -EINVAL with ERR. */
+/*
+ * Fills what PATH (the JSON of 'lcloudctl probe -o json') says. -EBADMSG with
+ * ERR naming the file and the key when it is not that, -errno (with ERR) when
+ * it cannot be read. PARSE reads SIZE bytes of TEXT, named NAME in ERR.
+ */
 int replay_model_from_probe(const char *path, struct replay_model *m, char *err, size_t err_size);
+int replay_model_parse(const char *name, const void *text, size_t size, struct replay_model *m, char *err,
+		       size_t err_size);
 
 /* One line for a person on why W is tearable, incomplete or not durable, into BUF. */
 const char *replay_reasons(const struct writelog *const *logs, const struct oracle_model *m,

@@ -12,6 +12,8 @@
 #include "torture_page.h"
 
 #define CHUNK (1u << 20)
+/* parts searched for a block before a page write gets its bitmap (page size / 4096 bytes, 256 at most) */
+#define SCAN_PARTS 8u
 
 
 int oracle_model_check(const struct oracle_model *m, char *err, size_t err_size)
@@ -118,9 +120,6 @@ static int new_write(struct oracle_result *r, uint64_t *cap, const struct tortur
 	}
 	w = &r->writes[r->n_writes];
 	memset(w, 0, sizeof(*w));
-	w->seen = calloc(s->page_size / TORTURE_BLOCK_SIZE, 1);
-	if (!w->seen)
-		return -ENOMEM;
 	w->run_id = s->run_id;
 	w->page = s->page;
 	w->generation = s->generation;
@@ -132,11 +131,31 @@ static int new_write(struct oracle_result *r, uint64_t *cap, const struct tortur
 	return 0;
 }
 
+static bool block_seen(const struct oracle_page_write *w, uint32_t block)
+{
+	if (w->seen)
+		return w->seen[block / 8] & (1u << (block % 8));
+	for (uint32_t i = 0; i < w->n_parts; i++)
+		if (block >= w->parts[i].first_block && block - w->parts[i].first_block < w->parts[i].blocks)
+			return true;
+	return false;
+}
+
 static int add_block(struct oracle_page_write *w, uint32_t log, uint64_t entry, uint64_t dev_offset, uint32_t block)
 {
 	struct oracle_part *last = w->n_parts ? &w->parts[w->n_parts - 1] : NULL;
 
-	w->seen[block] = 1;
+	if (!w->seen && w->n_parts >= SCAN_PARTS) {
+		/* many parts: the log paid at least SCAN_PARTS blocks for this page write, a bitmap is cheaper to search */
+		w->seen = calloc((w->page_size / TORTURE_BLOCK_SIZE + 7) / 8, 1);
+		if (!w->seen)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < w->n_parts; i++)
+			for (uint32_t b = 0; b < w->parts[i].blocks; b++)
+				w->seen[(w->parts[i].first_block + b) / 8] |= 1u << ((w->parts[i].first_block + b) % 8);
+	}
+	if (w->seen)
+		w->seen[block / 8] |= 1u << (block % 8);
 	w->blocks_seen++;
 	w->last_log = log;
 	w->last_entry = entry;
@@ -148,7 +167,7 @@ static int add_block(struct oracle_page_write *w, uint32_t log, uint64_t entry, 
 		return 0;
 	}
 	if (w->n_parts == w->cap_parts) {
-		uint32_t ncap = w->cap_parts ? w->cap_parts * 2 : 4;
+		uint32_t ncap = w->cap_parts ? w->cap_parts * 2 : 1; /* most page writes come whole, in one part */
 		struct oracle_part *n = realloc(w->parts, ncap * sizeof(*n));
 
 		if (!n)
@@ -172,7 +191,7 @@ static int attribute(struct oracle_result *r, struct table *t, uint64_t *cap, co
 			return err;
 	}
 	slot = slot_for(t, r, s);
-	if (!*slot || r->writes[*slot - 1].seen[s->block]) {
+	if (!*slot || block_seen(&r->writes[*slot - 1], s->block)) {
 		/* first sight, or this block again: a new copy of the page write */
 		uint32_t copy = *slot ? r->writes[*slot - 1].copy + 1 : 0;
 

@@ -78,7 +78,12 @@ struct oracle_part {
 struct oracle_page_write {
 	uint64_t run_id, page, generation;
 	uint32_t page_size, copy, blocks_seen;
-	uint8_t *seen; /* per block of the page */
+	/*
+	 * A bit per block of the page, only once it came in more than a few
+	 * parts (before that the parts say which blocks came): a log of one
+	 * block per page write costs a part, not a page's worth of flags.
+	 */
+	uint8_t *seen;
 	struct oracle_part *parts;
 	uint32_t n_parts, cap_parts;
 	uint32_t first_log, last_log;     /* the logs of the first and the last part */

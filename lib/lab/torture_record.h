@@ -43,13 +43,26 @@ void torture_record_encode(void *buf, const struct torture_record *rec);
 /* 0, or -EBADMSG when BUF is not a whole, valid record. */
 int torture_record_decode(const void *buf, struct torture_record *ret);
 
-/* What a record file says, read back after a crash. */
+/* A page's last acknowledged generation. */
+struct torture_ack {
+	uint64_t page, generation;
+};
+
+/*
+ * What a record file says, read back after a crash. The acknowledged
+ * generations are kept for the pages that have ACK records only, so that
+ * memory follows the record file's length, never the page count its
+ * geometry claims (which the file's author chose).
+ */
 struct torture_history {
 	struct torture_record geometry; /* the START record (or the first valid one) */
 	bool started, filled, ended;
 	uint64_t acks;            /* ACK records read */
 	uint64_t ignored_bytes;   /* from the first invalid record on: the torn tail */
-	uint64_t *last_ack;       /* per page: last acknowledged generation, TORTURE_NO_GENERATION if none */
+	struct torture_ack *acked; /* sorted by page, one per page */
+	uint64_t n_acked, cap_acked;
+	uint64_t read_bytes;      /* whole records read so far (the reader's position) */
+	bool have, torn;          /* a geometry was read; the tail is torn, nothing after it counts */
 };
 
 /*
@@ -57,6 +70,11 @@ struct torture_history {
  * record, records of two runs or of pages outside the geometry.
  */
 int torture_history_read(const char *path, struct torture_history *ret, char *err, size_t err_size);
+/* The same from SIZE bytes of DATA, named NAME in ERR. */
+int torture_history_parse(const void *data, uint64_t size, const char *name, struct torture_history *ret, char *err,
+			  size_t err_size);
+/* PAGE's last acknowledged generation: 0 after the fill, TORTURE_NO_GENERATION when none. */
+uint64_t torture_history_last_ack(const struct torture_history *h, uint64_t page);
 void torture_history_release(struct torture_history *h);
 
 #endif

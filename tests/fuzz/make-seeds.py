@@ -11,6 +11,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, '..', 'unit', 'fixtures')
 CAPTURES = os.path.join(HERE, '..', 'vm', 'captures')
+# real files: 'probe --save' and 'probe -o json' of the nvme-qemu and scsi fixtures (--sysroot),
+# and the record of 'torture run --path plain_direct --pages 8 --page-size 4K --writes 12 --seed 3'
+SEEDS = os.path.join(HERE, 'seeds')
 
 
 def record(kind, name, data=b''):
@@ -138,6 +141,53 @@ def seeds_writelog():
             yield bytes([0x80 | (n % 4)]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
 
 
+def seeds_torture_record():
+    """The real record, cut short, with a torn tail, and with its geometry claiming 2^24 pages of 1 MiB."""
+    rec = read(os.path.join(SEEDS, 'plain-direct-8x4k.rec'))
+    yield rec
+    yield rec[:64]
+    yield rec + rec[64:94]
+    yield rec[:len(rec) // 2] + b'\xff' * 64 + rec[len(rec) // 2:]
+    head = bytearray(rec[:64])
+    struct.pack_into('<QQ', head, 32, 1 << 20, 1 << 24)
+    struct.pack_into('<I', head, 60, 0)
+    struct.pack_into('<I', head, 60, crc32c(bytes(head)))
+    yield bytes(head)
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def seeds_fingerprint():
+    """The real fingerprint alone, against itself changed, and the shapes that once crashed diff."""
+    fp = read(os.path.join(SEEDS, 'nvme-qemu.fp'))
+    yield fp
+    yield fp + b'\0' + fp.replace(b'"rwf_atomic"', b'"rwf_atomic_old"', 1)
+    yield fp + b'\0' + fp.replace(b'"no"', b'"unknown"', 1)
+    for hostile in (b'{"kind":null,"probe":{}}', b'{"kind":"lcloud-fingerprint","probe":{"layers":{}}}',
+                    b'{"kind":"lcloud-fingerprint","probe":{"layers":[{"layer":"disk","name":"x"}]}}',
+                    b'{"kind":"lcloud-fingerprint","probe":{"verdict":{"buffered":{"above_max":1}}}}'):
+        yield hostile
+        yield fp + b'\0' + hostile
+
+
+def seeds_probe_model():
+    """The real probes of an NVMe namespace and a SCSI disk, and the shapes that once crashed --model-from."""
+    for name in ('nvme-qemu-probe.json', 'scsi-sda-probe.json'):
+        yield read(os.path.join(SEEDS, name))
+    yield b'{"probes":[{"layers":[{"layer":null}]}]}'
+    yield b'{"probes":{}}'
+    yield (b'{"probes":[{"layers":[{"layer":"cloud","name":"c","facts":{"promise_untorn_max_bytes":16384,'
+           b'"promise_boundary_bytes":65536}},{"layer":"disk","name":"d","facts":{"logical_block_size":4096,'
+           b'"write_cache":"write back"}}]}]}')
+
+
 HARNESSES = {
     'fuzz_nvme_identify': seeds_nvme_identify,
     'fuzz_nvme_hints': seeds_nvme_hints,
@@ -146,6 +196,9 @@ HARNESSES = {
     'fuzz_dm_table': seeds_dm_table,
     'fuzz_sysroot': seeds_sysroot,
     'fuzz_writelog': seeds_writelog,
+    'fuzz_torture_record': seeds_torture_record,
+    'fuzz_fingerprint': seeds_fingerprint,
+    'fuzz_probe_model': seeds_probe_model,
 }
 
 

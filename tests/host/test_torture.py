@@ -82,17 +82,22 @@ def test_run_verify_and_simulated_crashes():
         pages[torn] = pages[torn][:PAGE // 2] + older[PAGE // 2:]
         pages[damaged] = pages[damaged][:4096] + b"\xde\xad" * 256 + pages[damaged][4608:]
         pages[lost] = stamps.page(run_id, lost, 0, PAGE)
-        with open(crash, "wb") as f:
-            f.write(b"".join(pages)[:(PAGES - 1) * PAGE])  # and the last page cut off
         crash_record = os.path.join(mnt, "crash.record")
         shutil.copy(record, crash_record)
         with open(crash_record, "ab") as f:
             f.write(b"\x4c\x43\x54\x72" + bytes(26))  # a record torn by the crash
+        # a target shorter than the run's pages is refused, not read past its end
+        with open(crash, "wb") as f:
+            f.write(b"".join(pages)[:(PAGES - 1) * PAGE])
+        p = lcloudctl("torture", "verify", crash, "--record", crash_record)
+        assert p.returncode == 5 and "holds %d bytes" % ((PAGES - 1) * PAGE) in p.stderr, (p.returncode, p.stderr)
+        with open(crash, "wb") as f:
+            f.write(b"".join(pages[:-1]) + bytes(PAGE))  # and the last page zeroed
         rc, v = verify(crash, crash_record)
         assert rc == 9 and v["result"] == "torn", (rc, v["result"])
         s = v["summary"]
         assert (s["torn"], s["damaged"], s["intact"]) == (1, 2, PAGES - 3), s
-        assert s["lost_acknowledged_writes"] == 2, s  # page 11, and the page cut off
+        assert s["lost_acknowledged_writes"] == 2, s  # page 11, and the page zeroed
         assert v["record"]["ignored_tail_bytes"] == 30, v["record"]
         by_page = {p["page"]: p for p in v["page_reports"]}
         assert set(by_page) == {torn, damaged, lost, PAGES - 1}, sorted(by_page)

@@ -126,11 +126,11 @@ def test_boundary_from_probe_json():
         assert rc == 0 and doc["summary"]["page_writes"] == 0 and doc["summary"]["runs"] == ["0x%016x" % RUN], doc
         rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--run", hex(RUN))
         assert rc == 11 and doc["summary"]["page_writes"] == 2, doc["summary"]
-        # not a probe
+        # not a probe: the wrong kind of file, named with the key that is not there
         with open(probe, "w") as f:
             f.write("{}")
         rc, _, err = replay(log, "--model-from", probe)
-        assert rc == 2 and "probe" in err, (rc, err)
+        assert rc == 5 and '"probes" is missing' in err, (rc, err)
 
 
 def test_two_devices():

@@ -231,6 +231,44 @@ static void test_copies_and_durability(void **state)
 	free(c.buf);
 }
 
+/*
+ * A page write in many commands: which blocks came is read from its parts
+ * while they are few, and from a bitmap after that; either way a block seen
+ * again starts a new copy, and the copy still counts its own blocks.
+ */
+static void test_blocks_seen_in_many_parts(void **state)
+{
+	const struct oracle_model m = { .lba = 512, .atomic_bytes = 512 };
+	const uint32_t blocks = PAGE / TORTURE_BLOCK_SIZE;
+	struct craft c;
+	struct writelog *log;
+	struct oracle_result r;
+	uint8_t *p = page(7, 1);
+	(void)state;
+
+	for (uint32_t repeat_after = 2; repeat_after <= blocks; repeat_after += 10) {
+		craft_init(&c);
+		/* one block per command, odd blocks first: no two neighbours in one part */
+		for (uint32_t i = 0; i < repeat_after; i++) {
+			uint32_t b = i < blocks / 2 ? 2 * i + 1 : 2 * (i - blocks / 2);
+
+			craft_write(&c, (uint64_t)b * TORTURE_BLOCK_SIZE, p + b * TORTURE_BLOCK_SIZE, TORTURE_BLOCK_SIZE, 0);
+		}
+		/* block 1 again: the second copy of the page write */
+		craft_write(&c, 100 * PAGE, p + TORTURE_BLOCK_SIZE, TORTURE_BLOCK_SIZE, 0);
+		r = judge(&c, &m, &log);
+		assert_int_equal(r.n_writes, 2);
+		assert_int_equal(find(&r, 7, 1, 0)->blocks_seen, repeat_after);
+		assert_int_equal(find(&r, 7, 1, 0)->n_parts, repeat_after);
+		assert_int_equal(find(&r, 7, 1, 0)->verdict, repeat_after == blocks ? ORACLE_TEARABLE : ORACLE_INCOMPLETE);
+		assert_int_equal(find(&r, 7, 1, 1)->blocks_seen, 1);
+		assert_int_equal(find(&r, 7, 1, 1)->parts[0].dev_offset, 100 * PAGE);
+		oracle_result_release(&r);
+		writelog_free(log);
+		free(c.buf);
+	}
+}
+
 static void test_two_devices(void **state)
 {
 	const struct oracle_model m = { .lba = 4096, .atomic_bytes = 16384, .volatile_cache = true };
@@ -358,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_copies_and_durability),
+		cmocka_unit_test(test_blocks_seen_in_many_parts),
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_model_check),
 		cmocka_unit_test(test_crash_image),

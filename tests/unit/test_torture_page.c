@@ -169,9 +169,9 @@ static void test_record_torn_tail(void **state)
 	assert_true(h.started && h.filled && !h.ended);
 	assert_int_equal(h.acks, 3);
 	assert_int_equal(h.ignored_bytes, 30);
-	assert_int_equal(h.last_ack[0], 0);
-	assert_int_equal(h.last_ack[1], 9);
-	assert_int_equal(h.last_ack[2], 5);
+	assert_int_equal(torture_history_last_ack(&h, 0), 0);
+	assert_int_equal(torture_history_last_ack(&h, 1), 9);
+	assert_int_equal(torture_history_last_ack(&h, 2), 5);
 	torture_history_release(&h);
 	/* a flipped bit in the middle record: it and all after it are ignored */
 	rec[3][20] ^= 4;

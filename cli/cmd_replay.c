@@ -306,7 +306,7 @@ const char *replay_reasons(const struct writelog *const *logs, const struct orac
 			ADD("%sarrived in %u commands (entries %" PRIu64 " to %" PRIu64 "): a cut between them leaves "
 			    "part of the page old", n ? "; " : "", cmds, w->first_entry, w->last_entry);
 	}
-	if (w->rules & (ORACLE_OVER_UNIT | ORACLE_BOUNDARY)) {
+	if (w->rules & (ORACLE_OVER_UNIT | ORACLE_BOUNDARY | ORACLE_MISALIGNED)) {
 		const struct writelog_entry *e = writelog_entry(logs[w->rule_log], w->rule_entry);
 		uint64_t cs = e->sector * writelog_sector_size(logs[w->rule_log]);
 
@@ -314,6 +314,10 @@ const char *replay_reasons(const struct writelog *const *logs, const struct orac
 			ADD("%sentry %" PRIu64 ": a command of %" PRIu64 " bytes at %" PRIu64 " is larger than the atomic "
 			    "unit (%" PRIu64 ") and carries more than one logical block of the page", n ? "; " : "",
 			    e->index, e->data_bytes, cs, m->atomic_bytes);
+		else if (w->rules & ORACLE_MISALIGNED)
+			ADD("%sentry %" PRIu64 ": the command [%" PRIu64 ", %" PRIu64 ") is not aligned to its own size, "
+			    "which the promise asks, and carries more than one logical block of the page", n ? "; " : "",
+			    e->index, cs, cs + e->data_bytes);
 		else
 			ADD("%sentry %" PRIu64 ": the command [%" PRIu64 ", %" PRIu64 ") crosses the atomic boundary at "
 			    "%" PRIu64 ", so no more than each logical block of it is atomic, and it carries more than "
@@ -351,6 +355,8 @@ static json_object *page_write_to_json(const struct writelog *const *logs, const
 		json_object_array_add(rules, json_object_new_string("over-unit"));
 	if (w->rules & ORACLE_BOUNDARY)
 		json_object_array_add(rules, json_object_new_string("boundary"));
+	if (w->rules & ORACLE_MISALIGNED)
+		json_object_array_add(rules, json_object_new_string("misaligned"));
 	json_object_object_add(j, "rules", rules);
 	json_object_object_add(j, "reason", json_object_new_string(replay_reasons(logs, &rm->m, w, why, sizeof(why))));
 	json_object_object_add(j, "durable", json_object_new_boolean(w->durable));
@@ -465,6 +471,7 @@ json_object *replay_model_json(const struct replay_model *rm)
 	json_object_object_add(j, "atomic_bytes", u64_json(rm->m.atomic_bytes));
 	json_object_object_add(j, "boundary", u64_json(rm->m.boundary));
 	json_object_object_add(j, "boundary_offset", u64_json(rm->m.boundary_offset));
+	json_object_object_add(j, "aligned_to_size", json_object_new_boolean(rm->m.natural));
 	json_object_object_add(j, "volatile_cache", json_object_new_boolean(rm->m.volatile_cache));
 	json_object_object_add(src, "lba", json_object_new_string(rm->src_lba));
 	json_object_object_add(src, "atomic_bytes", json_object_new_string(rm->src_atomic));
@@ -483,6 +490,8 @@ static void print_model(const struct replay_model *rm)
 		       tty_str(rm->src_boundary));
 	else
 		printf("no boundary (%s), ", tty_str(rm->src_boundary));
+	if (rm->m.natural)
+		printf("only writes aligned to their own size (%s), ", tty_str(rm->src_atomic));
 	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", tty_str(rm->src_cache));
 }
 

@@ -58,7 +58,11 @@ const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
 
 	if (page != 16384 || !fs || !disk || !nvme || layer_of(p, LCLOUD_LAYER_DM) || layer_of(p, LCLOUD_LAYER_MD))
 		return NULL;
-	if (u64_of(nvme, "atomic_write_power_fail_bytes") < 16384 || u64_of(disk, "nomerges") != 2)
+	/* the verdict's own model (lib/power_fail.c, the one the lab proves) must keep the page whole here */
+	if (lcloud_verdict_check_size(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), page) != LCLOUD_ANSWER_UNTORN)
+		return NULL;
+	/* the proved stacks ran with merges off: the same stack shape, not only the same answer */
+	if (u64_of(disk, "nomerges") != 2)
 		return NULL;
 	for (size_t i = 0; i < sizeof(innodb_proofs) / sizeof(innodb_proofs[0]); i++)
 		if (strcmp(lcloud_layer_get_name(fs), innodb_proofs[i].fstype) == 0 &&

@@ -40,15 +40,15 @@ static const struct innodb_proof {
 	  "namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
 	  "ext4-bigalloc-16k-nomerges and the MariaDB lab, where 18973 InnoDB page writes with "
 	  "innodb_doublewrite=OFF reached the device and none could tear, and MariaDB's crash recovery brought "
-	  "crash images cut in the middle of the load back sound (tests/vm/matrix.md and the README "
-	  "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)" },
+	  "crash images cut in the middle of the load back sound (tests/vm/matrix.md and the section "
+	  "'MariaDB without the doublewrite buffer, proved' of docs/GUIDE.md in liblcloud's source)" },
 	{ "xfs", "block_size",
 	  "proved in liblcloud's crash lab on this kind of stack (XFS with 16 KiB blocks on an NVMe namespace "
 	  "with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row xfs-16k-nomerges and "
 	  "the MariaDB lab, where 10358 InnoDB page writes with innodb_doublewrite=OFF reached the device and none "
 	  "could tear, and MariaDB's crash recovery brought crash images cut in the middle of the load back sound "
-	  "(tests/vm/matrix.md and the README section 'MariaDB without the doublewrite buffer, "
-	  "proved' in liblcloud's source)" },
+	  "(tests/vm/matrix.md and the section 'MariaDB without the doublewrite buffer, proved' "
+	  "of docs/GUIDE.md in liblcloud's source)" },
 };
 
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)

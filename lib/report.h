@@ -4,12 +4,15 @@
 #define LCLOUD_REPORT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "facts.h"
 #include "lcloud/lcloud.h"
 
 struct lcloud_fact {
-	char *name;
+	enum fact_id id;
+	char *name; /* the catalogue's, or a family member's own (dm_target_0) */
 	enum lcloud_fact_type type;
 	enum lcloud_fact_unit unit;
 	enum lcloud_fact_state state;
@@ -60,17 +63,42 @@ struct lcloud_probe *report_new(const char *path);
 int report_add_layer(struct lcloud_probe *p, enum lcloud_layer_kind kind, const char *name, int parent);
 struct lcloud_layer *report_layer(struct lcloud_probe *p, int index);
 
-int layer_add_u64(struct lcloud_layer *l, const char *name, enum lcloud_fact_unit unit,
-		  uint64_t value, const char *source);
-int layer_add_bool(struct lcloud_layer *l, const char *name, int value, const char *source);
-int layer_add_string(struct lcloud_layer *l, const char *name, const char *value, const char *source);
+/*
+ * Facts by catalogue id: the name, type and unit come from facts.def;
+ * SOURCE NULL means the catalogue's usual source.
+ */
+int layer_add_u64(struct lcloud_layer *l, enum fact_id id, uint64_t value, const char *source);
+int layer_add_bool(struct lcloud_layer *l, enum fact_id id, int value, const char *source);
+int layer_add_string(struct lcloud_layer *l, enum fact_id id, const char *value, const char *source);
 /* A fact that could not be given a value, with the reason a person needs. */
-int layer_add_missing(struct lcloud_layer *l, const char *name, enum lcloud_fact_type type,
-		      enum lcloud_fact_unit unit, enum lcloud_fact_state state,
+int layer_add_missing(struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_state state,
 		      const char *source, const char *reason);
-const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, const char *name);
-/* The fact's value when it is a present number, else FALLBACK. */
-uint64_t layer_u64_or(const struct lcloud_layer *l, const char *name, uint64_t fallback);
+/* A member of a family of facts (dm_target_N): NAME is the member's full name. */
+int layer_add_u64_named(struct lcloud_layer *l, enum fact_id id, const char *name, uint64_t value,
+			const char *source);
+int layer_add_string_named(struct lcloud_layer *l, enum fact_id id, const char *name, const char *value,
+			   const char *source);
+
+/* The layer's fact ID in any state (the first of a family), or NULL. */
+const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, enum fact_id id);
+/* The fact named NAME, found through the catalogue; for the public API, which names facts by string. */
+const struct lcloud_fact *layer_fact_by_name(const struct lcloud_layer *l, const char *name);
+
+/*
+ * Typed getters, with no fallback: each caller decides what absence means.
+ * They return 1 with *RET set when the fact is present; 0 when it is absent
+ * (no such layer, not produced, or not provided by this kernel or device);
+ * -ENODATA when it is there but unread (needs root, unreadable: see
+ * layer_unread_reason()). *RET is left alone unless 1 is returned.
+ * layer_get_bytes() converts from the catalogue's unit and is for facts that
+ * have one; layer_get_u64() gives counts, masks and flags as they are.
+ */
+int layer_get_u64(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
+int layer_get_bytes(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
+int layer_get_bool(const struct lcloud_layer *l, enum fact_id id, bool *ret);
+int layer_get_string(const struct lcloud_layer *l, enum fact_id id, const char **ret);
+/* Why fact ID of L is unread, or NULL when it is not unread. */
+const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id);
 
 __attribute__((format(printf, 5, 6)))
 int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, const char *code,

@@ -130,29 +130,24 @@ static int check_partition(struct lcloud_probe *p, int index)
 			   "is off the device's natural alignment", align_off, l->name);
 }
 
-/* dm "linear" lines: "<start> <length> linear <major>:<minor> <offset>". */
+/* dm "linear" segments: "<start> <length> linear <major>:<minor> <offset>". */
 static int check_dm(struct lcloud_probe *p, int index)
 {
 	const struct lcloud_layer *l = &p->layers[index];
 
-	for (unsigned int i = 0; i < l->n_facts; i++) {
-		const struct lcloud_fact *f = &l->facts[i];
-		unsigned long long start, length, offset;
-		unsigned int major, minor;
-		char type[16], what[160];
+	for (unsigned int i = 0; i < l->n_dm_segments; i++) {
+		const struct layer_dm_segment *seg = &l->dm_segments[i];
+		char what[160];
 		uint64_t byte;
 		int dev, r;
 
-		if (f->id != FACT_DM_TARGET || f->state != LCLOUD_FACT_PRESENT)
+		if (!seg->linear)
 			continue;
-		if (sscanf(f->string, "%llu %llu %15s %u:%u %llu", &start, &length, type, &major, &minor,
-			   &offset) != 6 || !streq(type, "linear"))
-			continue;
-		dev = child_with_dev(p, index, major, minor);
+		dev = child_with_dev(p, index, seg->major, seg->minor);
 		if (dev < 0)
 			continue;
 		/* A target on a partition lands at the partition's start plus its offset on the disk. */
-		byte = (uint64_t)offset * 512;
+		byte = seg->offset * 512;
 		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION) {
 			uint64_t part_start = 0; /* unknown: checked as if at the disk's start, as before */
 
@@ -162,8 +157,8 @@ static int check_dm(struct lcloud_probe *p, int index)
 		}
 		if (dev < 0)
 			continue;
-		snprintf(what, sizeof(what), "dm target %s of %s (its sector %llu, via %u:%u + %llu sectors)",
-			 f->name + 10, l->name, start, major, minor, offset);
+		snprintf(what, sizeof(what), "dm target %u of %s (its sector %" PRIu64 ", via %u:%u + %" PRIu64 " sectors)",
+			 i, l->name, seg->start, seg->major, seg->minor, seg->offset);
 		r = check_offset(p, index, what, "dm-target-misaligned", byte, dev);
 		if (r < 0)
 			return r;

@@ -107,7 +107,8 @@ int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr)
 	if (r >= 0)
 		r = layer_add_u64(l, FACT_PROMISE_BOUNDARY_BYTES, pr->boundary, pr->evidence);
 	if (r >= 0)
-		r = layer_add_string(l, FACT_PROMISE_ALIGNMENT, pr->aligned_to_size ? "size" : "boundary", pr->evidence);
+		r = layer_set_promise_alignment(l, pr->aligned_to_size ? LAYER_PROMISE_ALIGNED_TO_SIZE
+								       : LAYER_PROMISE_INSIDE_BOUNDARY, pr->evidence);
 	if (r >= 0)
 		r = layer_add_string(l, FACT_PROMISE_CONDITIONS, pr->conditions, pr->evidence);
 	if (r >= 0)

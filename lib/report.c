@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Building the probe report. Allocation failures surface as -ENOMEM to the probe. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,9 @@ static struct lcloud_fact *layer_push(struct lcloud_layer *l, enum fact_id id, c
 	return f;
 }
 
-int layer_add_u64_named(struct lcloud_layer *l, enum fact_id id, const char *name, uint64_t value,
-			const char *source)
+/* NAME: a family member's full name (dm_target_0), NULL for the catalogue's own. */
+static int layer_add_u64_named(struct lcloud_layer *l, enum fact_id id, const char *name, uint64_t value,
+			       const char *source)
 {
 	struct lcloud_fact *f = layer_push(l, id, name, source);
 
@@ -94,8 +96,8 @@ int layer_add_bool(struct lcloud_layer *l, enum fact_id id, int value, const cha
 	return layer_add_u64_named(l, id, NULL, !!value, source);
 }
 
-int layer_add_string_named(struct lcloud_layer *l, enum fact_id id, const char *name, const char *value,
-			   const char *source)
+static int layer_add_string_named(struct lcloud_layer *l, enum fact_id id, const char *name, const char *value,
+				  const char *source)
 {
 	struct lcloud_fact *f = layer_push(l, id, name, source);
 
@@ -120,6 +122,64 @@ int layer_add_missing(struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_
 	f->state = state;
 	f->reason = strdup(reason ? reason : "");
 	return f->reason ? 0 : -ENOMEM;
+}
+
+int layer_add_dm_segment(struct lcloud_layer *l, uint64_t start, uint64_t length, const char *type,
+			 const char *params, const char *source)
+{
+	struct layer_dm_segment *segs = realloc(l->dm_segments, (l->n_dm_segments + 1) * sizeof(*segs));
+	struct layer_dm_segment *s;
+	char name[32], value[320];
+
+	if (!segs)
+		return -ENOMEM;
+	l->dm_segments = segs;
+	s = &segs[l->n_dm_segments];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->length = length;
+	snprintf(s->type, sizeof(s->type), "%s", type);
+	snprintf(s->params, sizeof(s->params), "%s", params);
+	/* the one target whose placement is a plain shift: "major:minor offset" */
+	s->linear = streq(s->type, "linear") &&
+		    sscanf(s->params, "%u:%u %" SCNu64, &s->major, &s->minor, &s->offset) == 3;
+	snprintf(name, sizeof(name), "dm_target_%u", l->n_dm_segments);
+	snprintf(value, sizeof(value), "%" PRIu64 " %" PRIu64 " %s %s", start, length, s->type, s->params);
+	l->n_dm_segments++;
+	return layer_add_string_named(l, FACT_DM_TARGET, name, value, source);
+}
+
+int layer_add_md_member(struct lcloud_layer *l, const char *member, uint64_t data_offset, const char *source)
+{
+	struct layer_md_member *members = realloc(l->md_members, (l->n_md_members + 1) * sizeof(*members));
+	char name[300];
+
+	if (!members)
+		return -ENOMEM;
+	l->md_members = members;
+	members[l->n_md_members].name = strdup(member);
+	if (!members[l->n_md_members].name)
+		return -ENOMEM;
+	members[l->n_md_members].data_offset = data_offset;
+	l->n_md_members++;
+	snprintf(name, sizeof(name), "md_data_offset_%s", member);
+	return layer_add_u64_named(l, FACT_MD_DATA_OFFSET, name, data_offset, source);
+}
+
+const struct layer_md_member *layer_md_member(const struct lcloud_layer *l, const char *member)
+{
+	for (unsigned int i = 0; l && i < l->n_md_members; i++)
+		if (streq(l->md_members[i].name, member))
+			return &l->md_members[i];
+	return NULL;
+}
+
+int layer_set_promise_alignment(struct lcloud_layer *l, enum layer_promise_alignment alignment,
+				const char *source)
+{
+	l->promise_alignment = alignment;
+	return layer_add_string(l, FACT_PROMISE_ALIGNMENT,
+				alignment == LAYER_PROMISE_ALIGNED_TO_SIZE ? "size" : "boundary", source);
 }
 
 const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, enum fact_id id)
@@ -265,6 +325,10 @@ LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
 		}
 		free(l->facts);
 		free(l->name);
+		for (unsigned int j = 0; j < l->n_md_members; j++)
+			free(l->md_members[j].name);
+		free(l->md_members);
+		free(l->dm_segments);
 	}
 	for (unsigned int i = 0; i < p->n_notes; i++) {
 		free(p->notes[i].code);

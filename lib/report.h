@@ -22,6 +22,31 @@ struct lcloud_fact {
 	char *reason;
 };
 
+/*
+ * Structure behind families of facts, kept typed on the layer for the
+ * readers; the public facts (dm_target_N, md_data_offset_MEMBER,
+ * promise_alignment) are rendered from it when it is added.
+ */
+struct layer_dm_segment {     /* one device-mapper table line, as DM_TABLE_STATUS gives it */
+	uint64_t start, length; /* sectors, in the dm device */
+	char type[16];          /* "linear", "striped", ... */
+	char params[256];       /* as dmsetup table prints them */
+	bool linear;            /* a linear target whose params read "major:minor offset" */
+	unsigned int major, minor;
+	uint64_t offset;        /* sectors, on major:minor (linear only) */
+};
+
+struct layer_md_member {
+	char *name;           /* the member device, as in md/dev-NAME */
+	uint64_t data_offset; /* bytes: where its data starts (md metadata sits before it) */
+};
+
+enum layer_promise_alignment {
+	LAYER_PROMISE_NO_ALIGNMENT = 0,  /* no promise on this layer */
+	LAYER_PROMISE_ALIGNED_TO_SIZE,   /* writes aligned to their own size (rendered "size") */
+	LAYER_PROMISE_INSIDE_BOUNDARY,   /* writes inside one aligned boundary block ("boundary") */
+};
+
 struct lcloud_layer {
 	enum lcloud_layer_kind kind;
 	char *name;
@@ -34,6 +59,11 @@ struct lcloud_layer {
 		LAYER_SIGNATURES_READ = 1,
 		LAYER_SIGNATURES_UNREAD = 2,     /* no access, libblkid failed, or the node was another device */
 	} signatures;
+	struct layer_dm_segment *dm_segments; /* the dm table, when it was read */
+	unsigned int n_dm_segments;
+	struct layer_md_member *md_members;
+	unsigned int n_md_members;
+	enum layer_promise_alignment promise_alignment; /* a cloud layer's promise */
 };
 
 struct lcloud_note {
@@ -73,11 +103,16 @@ int layer_add_string(struct lcloud_layer *l, enum fact_id id, const char *value,
 /* A fact that could not be given a value, with the reason a person needs. */
 int layer_add_missing(struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_state state,
 		      const char *source, const char *reason);
-/* A member of a family of facts (dm_target_N): NAME is the member's full name. */
-int layer_add_u64_named(struct lcloud_layer *l, enum fact_id id, const char *name, uint64_t value,
-			const char *source);
-int layer_add_string_named(struct lcloud_layer *l, enum fact_id id, const char *name, const char *value,
-			   const char *source);
+/* A dm table line (TYPE and PARAMS as the kernel gives them), and its fact dm_target_N. */
+int layer_add_dm_segment(struct lcloud_layer *l, uint64_t start, uint64_t length, const char *type,
+			 const char *params, const char *source);
+/* Where md member MEMBER's data starts, in bytes, and its fact md_data_offset_MEMBER. */
+int layer_add_md_member(struct lcloud_layer *l, const char *member, uint64_t data_offset, const char *source);
+/* Member MEMBER of md layer L, or NULL when its offset was not read. */
+const struct layer_md_member *layer_md_member(const struct lcloud_layer *l, const char *member);
+/* A cloud promise's alignment, and its fact promise_alignment. */
+int layer_set_promise_alignment(struct lcloud_layer *l, enum layer_promise_alignment alignment,
+				const char *source);
 
 /* The layer's fact ID in any state (the first of a family), or NULL. */
 const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, enum fact_id id);

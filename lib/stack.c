@@ -131,12 +131,8 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 		return report_note(p, LCLOUD_NOTE_INFO, "dm-table-unavailable", index,
 				   "%s: device-mapper table not available (%s)", l->name, strerror(-n));
 	for (int i = 0; i < n; i++) {
-		char name[32], value[320];
-
-		snprintf(name, sizeof(name), "dm_target_%d", i);
-		snprintf(value, sizeof(value), "%llu %llu %s %s", (unsigned long long)targets[i].start,
-			 (unsigned long long)targets[i].length, targets[i].type, targets[i].params);
-		r = layer_add_string_named(l, FACT_DM_TARGET, name, value, "dm:table");
+		r = layer_add_dm_segment(l, targets[i].start, targets[i].length, targets[i].type, targets[i].params,
+					 "dm:table");
 		if (r < 0)
 			return r;
 	}
@@ -159,15 +155,14 @@ static int add_md_data_offsets(int dirfd, struct lcloud_layer *l)
 		return 0;
 	}
 	while (r >= 0 && (de = readdir(dir))) {
-		char sub[300], name[300];
+		char sub[300];
 		uint64_t sectors;
 
 		if (!has_prefix(de->d_name, "dev-") ||
 		    path_printf(sub, sizeof(sub), "%s/offset", de->d_name) < 0 ||
 		    sysfs_read_u64_at(fd, sub, &sectors) < 0)
 			continue;
-		snprintf(name, sizeof(name), "md_data_offset_%s", de->d_name + 4);
-		r = layer_add_u64_named(l, FACT_MD_DATA_OFFSET, name, sectors * 512, "sysfs:md/dev-*/offset");
+		r = layer_add_md_member(l, de->d_name + 4, sectors * 512, "sysfs:md/dev-*/offset");
 	}
 	closedir(dir);
 	return r;

@@ -215,8 +215,7 @@ void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, 
 			pr->lba = 512;
 		(void)layer_get_bytes(cloud, FACT_PROMISE_UNTORN_GRANULARITY_BYTES, &pr->lba);
 		/* "size": aligned to the write's own size (AWS); "boundary": inside one boundary block (Google) */
-		pr->natural = !streq(fact(cloud, FACT_PROMISE_ALIGNMENT) ? fact(cloud, FACT_PROMISE_ALIGNMENT)->string : NULL,
-				     "boundary");
+		pr->natural = cloud->promise_alignment != LAYER_PROMISE_INSIDE_BOUNDARY;
 		pr->boundary = 0; /* absent: the promise sets no boundary */
 		(void)layer_get_bytes(cloud, FACT_PROMISE_BOUNDARY_BYTES, &pr->boundary);
 		pr->boundary_offset = 0;

@@ -19,13 +19,10 @@
 
 /* ---- plain_direct -------------------------------------------------------- */
 
-/* Did the probe read the dm device's table (dm_target_N facts)? */
+/* Did the probe read the dm device's table? */
 static bool has_dm_table(const struct lcloud_layer *l)
 {
-	for (unsigned int f = 0; f < l->n_facts; f++)
-		if (l->facts[f].id == FACT_DM_TARGET && l->facts[f].state == LCLOUD_FACT_PRESENT)
-			return true;
-	return false;
+	return l->n_dm_segments > 0;
 }
 
 #define STARTS_MAX 16
@@ -78,38 +75,32 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 			continue;
 		}
 		if (up->kind == LCLOUD_LAYER_MD) {
-			char name[96];
-			const struct lcloud_fact *off;
+			const struct layer_md_member *member = layer_md_member(up, p->layers[i].name);
 
-			snprintf(name, sizeof(name), "md_data_offset_%s", p->layers[i].name);
-			off = layer_fact_by_name(up, name);
-			if (!off || off->state != LCLOUD_FACT_PRESENT) {
+			if (!member) {
 				r = unknown(v, "sysfs:md/dev-*/offset", "%s: where member %s's data starts could not be "
 					    "read, so where writes land on it is unknown", up->name, p->layers[i].name);
 				return r < 0 ? r : 0;
 			}
 			for (int k = 0; k < n; k++)
-				if (off->u64 > (uint64_t)PLACEMENT_MAX || !add_placement(&starts[k], (int64_t)off->u64))
+				if (member->data_offset > (uint64_t)PLACEMENT_MAX ||
+				    !add_placement(&starts[k], (int64_t)member->data_offset))
 					goto out_of_range;
 			continue;
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
 			continue;
-		for (unsigned int f = 0; f < up->n_facts && dev && dev->string; f++) {
-			unsigned long long ts, tl, off;
-			unsigned int ma, mi;
-			char type[16], want[32];
+		for (unsigned int s = 0; s < up->n_dm_segments && dev && dev->string; s++) {
+			const struct layer_dm_segment *seg = &up->dm_segments[s];
+			uint64_t ts = seg->start, off = seg->offset;
+			char want[32];
 
-			if (up->facts[f].id != FACT_DM_TARGET || !up->facts[f].string)
-				continue;
-			if (sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
-			    !streq(type, "linear")) {
+			if (!seg->linear) {
 				n_shifts = -1; /* a target type whose placement is not a plain shift */
-				if (sscanf(up->facts[f].string, "%*s %*s %15s", unfollowed) != 1)
-					unfollowed[0] = '\0';
+				snprintf(unfollowed, sizeof(unfollowed), "%s", seg->type);
 				break;
 			}
-			snprintf(want, sizeof(want), "%u:%u", ma, mi);
+			snprintf(want, sizeof(want), "%u:%u", seg->major, seg->minor);
 			if (!streq(dev->string, want))
 				continue;
 			if (n_shifts == STARTS_MAX) {
@@ -627,12 +618,10 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		}
 		if (l->kind == LCLOUD_LAYER_DM) {
 			/* each segment's start in the dm device is an edge too */
-			for (unsigned int f = 0; f < l->n_facts; f++) {
-				unsigned long long ts;
-				uint64_t cap;
+			for (unsigned int s = 0; s < l->n_dm_segments; s++) {
+				uint64_t ts = l->dm_segments[s].start, cap;
 
-				if (l->facts[f].id != FACT_DM_TARGET || !l->facts[f].string ||
-				    sscanf(l->facts[f].string, "%llu", &ts) != 1 || !ts)
+				if (!ts)
 					continue;
 				natural = true;
 				/* modulo 2^64 keeps every power of two that divides the difference */
@@ -640,8 +629,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				if (cap < limit) {
 					limit = cap;
 					definite = min_u64(definite, cap);
-					r = reason(v, "dm:table", "%s: a segment starts at byte %llu, and writes across it "
-						   "are split", l->name, ts * 512);
+					r = reason(v, "dm:table", "%s: a segment starts at byte %" PRIu64 ", and writes across "
+						   "it are split", l->name, ts * 512);
 					if (r < 0)
 						return r;
 				}

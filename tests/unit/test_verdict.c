@@ -162,6 +162,18 @@ static void test_dm_segments_each_checked(void **state)
 	 * only writes up to 4 KiB stay inside one, though segment 0 alone would allow 16 KiB */
 	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 4096);
 	assert_true(any_reason(pd, "3149824"));
+	{
+		/* the table is typed on the layer, and its public facts are rendered from it as the kernel's lines */
+		const struct lcloud_layer *dm = layer_of_kind(p, LCLOUD_LAYER_DM);
+
+		assert_int_equal(dm->n_dm_segments, 2);
+		assert_true(dm->dm_segments[1].linear);
+		assert_int_equal(dm->dm_segments[1].major, 259);
+		assert_int_equal(dm->dm_segments[1].minor, 4);
+		assert_int_equal(dm->dm_segments[1].offset, 8200);
+		assert_string_equal(fact_str(dm, "dm_target_0"), "0 2048 linear 259:4 0");
+		assert_string_equal(fact_str(dm, "dm_target_1"), "2048 2048 linear 259:4 8200");
+	}
 	lcloud_probe_free(p);
 
 	/* without the table (no root): placement unknown, no promise */
@@ -804,6 +816,34 @@ static void test_awupf_read_from_every_path(void **state)
 }
 
 /*
+ * md member offsets and a cloud promise's alignment are typed on their
+ * layers, and their public facts are rendered from them as before.
+ */
+static void test_md_members_and_promise_alignment_typed(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("stacks", "/dev/md0");
+	const struct lcloud_layer *md = layer_of_kind(p, LCLOUD_LAYER_MD);
+	(void)state;
+
+	assert_int_equal(md->n_md_members, 2);
+	assert_non_null(layer_md_member(md, "nvme0n1"));
+	assert_int_equal(layer_md_member(md, "nvme0n1")->data_offset, 2048 * 512);
+	assert_int_equal(layer_md_member(md, "nvme1n1")->data_offset, 2056 * 512);
+	assert_null(layer_md_member(md, "nvme2n1"));
+	assert_int_equal(fact_u64(md, "md_data_offset_nvme1n1"), 2056 * 512);
+	lcloud_probe_free(p);
+
+	p = fixture_probe("nvme-crafted", "/dev/nvme1n1");
+	assert_int_equal(layer_of_kind(p, LCLOUD_LAYER_CLOUD)->promise_alignment, LAYER_PROMISE_ALIGNED_TO_SIZE);
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "promise_alignment"), "size");
+	lcloud_probe_free(p);
+	p = fixture_probe("scsi", "/dev/sda");
+	assert_int_equal(layer_of_kind(p, LCLOUD_LAYER_CLOUD)->promise_alignment, LAYER_PROMISE_INSIDE_BOUNDARY);
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "promise_alignment"), "boundary");
+	lcloud_probe_free(p);
+}
+
+/*
  * Fixture TREE copied into a new temporary folder (its path in ROOT), for a
  * test to take an attribute away, then DEV probed there.
  */
@@ -928,6 +968,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_passthrough_within_transfer_limit),
 		cmocka_unit_test(test_awupf_on_a_shared_namespace),
 		cmocka_unit_test(test_awupf_read_from_every_path),
+		cmocka_unit_test(test_md_members_and_promise_alignment_typed),
 		cmocka_unit_test(test_passthrough_transfer_limit_unread),
 		cmocka_unit_test(test_md_chunk_size_unread),
 		cmocka_unit_test(test_multipath_paths_unread),

@@ -45,45 +45,48 @@ static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lc
 	return NULL;
 }
 
-/*
- * The NVMe namespace directly under the target (no file system, dm, md or
- * loop), with the target's byte offset on it: OFFSET_UNKNOWN when a
- * partition's start was not read.
- */
-#define OFFSET_UNKNOWN UINT64_MAX
-static const struct lcloud_layer *direct_namespace(const struct lcloud_probe *p, uint64_t *ret_offset)
+int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
+			   uint64_t *ret_size)
 {
-	uint64_t offset = 0;
+	uint64_t offset = 0, size = 0;
+	bool unread = false, partition = false;
 
+	*ret_nvme = NULL;
 	if (layer_of(p, LCLOUD_LAYER_FILESYSTEM))
-		return NULL;
+		return -ENODEV;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 
 		if (l->kind == LCLOUD_LAYER_PARTITION) {
 			uint64_t start;
 
-			/* a start not read is no start of 0: writes would land before the partition */
-			if (layer_get_bytes(l, FACT_START_BYTES, &start) <= 0)
-				offset = OFFSET_UNKNOWN;
-			else if (offset != OFFSET_UNKNOWN)
+			/* a start not read is no start of 0, a size not read no end: writes could leave the partition */
+			if (layer_get_bytes(l, FACT_START_BYTES, &start) <= 0 ||
+			    (!partition && layer_get_bytes(l, FACT_SIZE, &size) <= 0))
+				unread = true;
+			else
 				offset += start;
+			partition = true;
 			continue;
 		}
 		if (l->kind != LCLOUD_LAYER_DISK)
-			return NULL;
+			return -ENODEV;
 		for (unsigned int k = 0; k < p->n_layers; k++)
 			if (p->layers[k].kind == LCLOUD_LAYER_NVME && p->layers[k].parent == (int)i) {
+				*ret_nvme = &p->layers[k];
+				if (unread)
+					return -ENODATA;
 				*ret_offset = offset;
-				return &p->layers[k];
+				*ret_size = size;
+				return 0;
 			}
-		return NULL;
+		return -ENODEV;
 	}
-	return NULL;
+	return -ENODEV;
 }
 
 static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,
-			    uint64_t offset)
+			    int span, uint64_t offset)
 {
 	uint64_t metadata = 0, lba = 0, nsid;
 	unsigned int c, n;
@@ -91,9 +94,9 @@ static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q
 
 	if (sscanf(nvme->name, "nvme%un%u", &c, &n) != 2)
 		return queue_fail(q, -ENODEV, "%s is not an NVMe namespace name", nvme->name);
-	if (offset == OFFSET_UNKNOWN)
-		return queue_fail(q, -ENODATA, "%s: where the partition starts on the namespace could not be read: "
-				  "passthrough cannot place writes in it", nvme->name);
+	if (span == -ENODATA)
+		return queue_fail(q, -ENODATA, "%s: where the partition starts on the namespace, or its size, could "
+				  "not be read: passthrough cannot keep writes inside it", nvme->name);
 	/* metadata and LBA size come from the same Identify: absent, the LBA size check below refuses */
 	if (layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
 		return queue_fail(q, -EOPNOTSUPP, "%s is formatted with %" PRIu64 " metadata bytes per block, which "
@@ -115,22 +118,6 @@ static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q
 	q->lba = lba;
 	q->dev_offset = offset;
 	q->mem_align = 4; /* NVMe needs dword-aligned buffers */
-	return 0;
-}
-
-/*
- * The partition's own size when the target is one (passthrough must not run
- * past it), else 0 (a whole namespace: the device says when it ends);
- * -ENODATA when the partition's size was not read.
- */
-static int64_t partition_size(const struct lcloud_probe *p)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].kind == LCLOUD_LAYER_PARTITION) {
-			uint64_t size;
-
-			return layer_get_bytes(&p->layers[i], FACT_SIZE, &size) > 0 ? (int64_t)size : -ENODATA;
-		}
 	return 0;
 }
 
@@ -163,9 +150,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 {
 	const struct lcloud_layer *nvme;
 	struct lcloud_queue *q;
-	uint64_t offset = 0;
+	uint64_t offset = 0, span_size = 0;
 	bool auto_chosen;
-	int r;
+	int span, r;
 
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
 	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
@@ -194,7 +181,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		queue_fail(q, r, "%s: %s", path, strerror(-r));
 		goto fail;
 	}
-	nvme = direct_namespace(q->probe, &offset);
+	span = queue_passthrough_span(q->probe, &nvme, &offset, &span_size);
 	if (q->writable && q->probe->target_type == LCLOUD_TARGET_NVME_CHAR) {
 		/* nothing claims a generic node: claim its namespace's block device, as a block target is */
 		r = queue_claim_namespace(ctx, q);
@@ -215,7 +202,8 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		goto fail;
 	}
 	q->backend = backend;
-	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, offset) : open_direct(q, path);
+	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, span, offset)
+							  : open_direct(q, path);
 	if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_PASSTHROUGH &&
 	    (r == -EACCES || r == -EPERM || r == -ENODATA) && q->probe->target_type != LCLOUD_TARGET_NVME_CHAR) {
 		/* the generic node is not ours to use: the block device, opened already, still is */
@@ -231,7 +219,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
 			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &q->probe->layers[i];
-		/* 0, no bound checked here, for a file, or a device whose size was not read: the kernel ends I/O at its end */
+		/* 0, no bound checked here: a file, or a device whose size was not read (the kernel stops at its end) */
 		q->dev_size = 0;
 		if (!layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) && top)
 			(void)layer_get_bytes(top, FACT_SIZE, &q->dev_size);
@@ -241,16 +229,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		 */
 		q->max_transfer = 0;
 		(void)layer_get_bytes(layer_of(q->probe, LCLOUD_LAYER_DISK), FACT_MAX_HW_SECTORS_KB, &q->max_transfer);
-		if (backend == LCLOUD_BACKEND_PASSTHROUGH) {
-			int64_t size = partition_size(q->probe);
-
-			if (size < 0) {
-				r = queue_fail(q, -ENODATA, "%s: the partition's size could not be read: passthrough "
-					       "could write past its end", path);
-				goto fail;
-			}
-			q->dev_size = (uint64_t)size;
-		}
+		/* a partition's own size (passthrough must not run past it); a whole namespace's device says */
+		if (backend == LCLOUD_BACKEND_PASSTHROUGH)
+			q->dev_size = span_size;
 	}
 	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
 							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);

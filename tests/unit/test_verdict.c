@@ -20,6 +20,7 @@
 
 #include "fixture.h"
 #include "dm_table.h"
+#include "queue.h"
 #include "report.h"
 #include "verdict.h"
 
@@ -843,6 +844,55 @@ static void test_md_members_and_promise_alignment_typed(void **state)
 	lcloud_probe_free(p);
 }
 
+/* Fact ID of L, forced into STATE (as a probe that could not read it leaves it); returns the old state. */
+static enum lcloud_fact_state force_state(const struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_state state)
+{
+	struct lcloud_fact *f = (struct lcloud_fact *)layer_fact(l, id);
+	enum lcloud_fact_state old;
+
+	assert_non_null(f);
+	old = f->state;
+	f->state = state;
+	return old;
+}
+
+/*
+ * Where passthrough writes land: a partition's start and size on its
+ * namespace. Either one not read is no start of 0 or no end: writes would
+ * land before the partition (on its table) or run past it, so passthrough
+ * is refused (the block device stays usable).
+ */
+static void test_passthrough_span_unread(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme7n1p2");
+	const struct lcloud_layer *part = layer_of_kind(p, LCLOUD_LAYER_PARTITION), *nvme = NULL;
+	uint64_t offset = 1, size = 1;
+	enum lcloud_fact_state old;
+	(void)state;
+
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), 0);
+	assert_ptr_equal(nvme, layer_of_kind(p, LCLOUD_LAYER_NVME));
+	assert_int_equal(offset, 2097152);
+	assert_int_equal(size, fact_u64(part, "size"));
+
+	old = force_state(part, FACT_START_BYTES, LCLOUD_FACT_UNREADABLE);
+	nvme = NULL;
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), -ENODATA);
+	assert_non_null(nvme);
+	force_state(part, FACT_START_BYTES, old);
+
+	old = force_state(part, FACT_SIZE, LCLOUD_FACT_NEEDS_ROOT);
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), -ENODATA);
+	force_state(part, FACT_SIZE, old);
+	lcloud_probe_free(p);
+
+	p = fixture_probe("nvme-crafted", "/dev/nvme7n1");
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), 0);
+	assert_int_equal(offset, 0);
+	assert_int_equal(size, 0);
+	lcloud_probe_free(p);
+}
+
 /*
  * Fixture TREE copied into a new temporary folder (its path in ROOT), for a
  * test to take an attribute away, then DEV probed there.
@@ -970,6 +1020,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_awupf_read_from_every_path),
 		cmocka_unit_test(test_md_members_and_promise_alignment_typed),
 		cmocka_unit_test(test_passthrough_transfer_limit_unread),
+		cmocka_unit_test(test_passthrough_span_unread),
 		cmocka_unit_test(test_md_chunk_size_unread),
 		cmocka_unit_test(test_multipath_paths_unread),
 	};

@@ -210,8 +210,8 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
 		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
 		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
-		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_bytes / 1024, nomerges->u64,
-		      max_bytes / 1024, pr->bytes, lba, d->name, pr->bytes / 1024);
+		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_bytes / 1024,
+		      nomerges->u64, max_bytes / 1024, pr->bytes, lba, d->name, pr->bytes / 1024);
 }
 
 /* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
@@ -652,12 +652,22 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 	/* The file system must keep a page in one extent: one block, or one bigalloc cluster. */
 	if (fs && limit) {
+		const char *what = fact(fs, FACT_CLUSTER_SIZE) ? "cluster size" : "block size";
 		uint64_t unit = 0;
 
-		/* the cluster when there is one, else the block; neither read (statfs failed): no cap from them */
+		/* the cluster when there is one, else the block */
 		if (layer_get_bytes(fs, FACT_CLUSTER_SIZE, &unit) <= 0)
 			(void)layer_get_bytes(fs, FACT_BLOCK_SIZE, &unit);
-		const char *what = fact(fs, FACT_CLUSTER_SIZE) ? "cluster size" : "block size";
+		/* neither read (statfs failed): a block is no smaller than 512 bytes, and no more is sure */
+		if (!unit && limit > 512) {
+			const char *why = layer_unread_reason(fs, FACT_BLOCK_SIZE);
+
+			limit = 512;
+			r = unknown(v, "statfs:f_bsize", "%s: its block size could not be read (%s), so whether it keeps "
+				    "a write of more than 512 bytes in one extent is unknown", fs->name, why ? why : "not read");
+			if (r < 0)
+				return r;
+		}
 
 		if (fact_unread(fs, FACT_CLUSTER_SIZE) && unit && unit < limit) {
 			r = unknown(v, "ext4:superblock:s_log_cluster_size", "%s: its cluster size (bigalloc) could not be "

@@ -894,6 +894,36 @@ static void test_passthrough_span_unread(void **state)
 }
 
 /*
+ * A file whose file system's block size was not read (statfs failed): how
+ * the file system splits a write into extents is unknown above the
+ * smallest block, 512 bytes, instead of not limiting the write at all.
+ */
+static void test_file_system_block_size_unread(void **state)
+{
+	struct lcloud_layer *fs;
+	struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", "xfs", 4096, &fs);
+	const struct lcloud_verdict *pd;
+	char why[512];
+	(void)state;
+
+	/* one extent, whose edges are aligned to 1 MiB: the extent map limits nothing */
+	assert_int_equal(layer_add_u64(fs, FACT_EXTENTS, 1, "test"), 0);
+	assert_int_equal(layer_add_u64(fs, FACT_EXTENT_EDGE_ALIGNMENT, 1048576, "test"), 0);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	force_state(fs, FACT_BLOCK_SIZE, LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(verdict_compute(p), 0);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_true(lcloud_verdict_get_max_untorn_bytes(pd) <= 512);
+	assert_non_null(lcloud_verdict_get_unknown_reason(pd));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "block size could not be read"));
+	lcloud_probe_free(p);
+}
+
+/*
  * Fixture TREE copied into a new temporary folder (its path in ROOT), for a
  * test to take an attribute away, then DEV probed there.
  */
@@ -1021,6 +1051,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_md_members_and_promise_alignment_typed),
 		cmocka_unit_test(test_passthrough_transfer_limit_unread),
 		cmocka_unit_test(test_passthrough_span_unread),
+		cmocka_unit_test(test_file_system_block_size_unread),
 		cmocka_unit_test(test_md_chunk_size_unread),
 		cmocka_unit_test(test_multipath_paths_unread),
 	};

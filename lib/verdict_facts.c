@@ -81,16 +81,16 @@ int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...
 	return 0;
 }
 
-const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)
+const struct lcloud_fact *fact(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = l ? layer_fact(l, name) : NULL;
+	const struct lcloud_fact *f = l ? layer_fact(l, id) : NULL;
 
 	return f && f->state == LCLOUD_FACT_PRESENT ? f : NULL;
 }
 
-const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, const char *name)
+const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = l ? layer_fact(l, name) : NULL;
+	const struct lcloud_fact *f = l ? layer_fact(l, id) : NULL;
 
 	return f && (f->state == LCLOUD_FACT_NEEDS_ROOT || f->state == LCLOUD_FACT_UNREADABLE) ? f : NULL;
 }
@@ -105,16 +105,9 @@ bool has_note(const struct lcloud_probe *p, const char *code)
 
 bool file_without_direct_io(const struct lcloud_layer *fs)
 {
-	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+	const struct lcloud_fact *f = fs ? fact(fs, FACT_STX_DIO_OFFSET_ALIGN) : NULL;
 
 	return f && f->u64 == 0;
-}
-
-uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback)
-{
-	const struct lcloud_fact *f = fact(l, name);
-
-	return f && f->type != LCLOUD_FACT_STRING ? f->u64 : fallback;
 }
 
 const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
@@ -160,59 +153,75 @@ void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, 
 	const struct lcloud_layer *nvme = child_of_kind(p, disk, LCLOUD_LAYER_NVME);
 	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
 	const struct lcloud_layer *cloud = child_of_kind(p, index_of(p, nvme ? nvme : scsi), LCLOUD_LAYER_CLOUD);
-	const struct lcloud_fact *pf = fact(nvme, "atomic_write_power_fail_bytes");
+	const struct lcloud_fact *pf = fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
+	uint64_t paths = 1, cloud_max = 0;
+	int paths_read;
 
 	memset(pr, 0, sizeof(*pr));
 	if (pf) {
 		pr->bytes = pf->u64;
-		pr->lba = num(nvme, "lba_size", 512);
-		pr->boundary = num(nvme, "atomic_boundary_power_fail_bytes", 0);
-		pr->boundary_offset = pr->boundary ? num(nvme, "atomic_boundary_offset_bytes", 0) : 0;
+		/* the sizes below come from the same Identify data as the promise itself */
+		if (layer_get_bytes(nvme, FACT_LBA_SIZE, &pr->lba) <= 0)
+			pr->lba = 512; /* the smallest block: the least a promise of one block can mean */
+		(void)layer_get_bytes(nvme, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, &pr->boundary);
+		if (pr->boundary)
+			(void)layer_get_bytes(nvme, FACT_ATOMIC_BOUNDARY_OFFSET_BYTES, &pr->boundary_offset);
 		pr->evidence = pf->source;
 		snprintf(pr->what, sizeof(pr->what), "%s promises power-fail atomic writes up to %" PRIu64 " bytes",
 			 nvme->name, pr->bytes);
+		/* absent: one path (the probe records only several); unread: maybe several, as below */
+		paths_read = layer_get_u64(nvme, FACT_MULTIPATH_PATHS, &paths);
 		/*
 		 * AWUPF is each controller's own: on a namespace shared by several, Identify went
 		 * through one of them while writes take any. The smallest AWUPF read from every
 		 * controller holds on each path; unread, one logical block (AWUPF 0) is the least
 		 * any controller promises.
 		 */
-		if (streq(pf->source, "nvme:id-ctrl:awupf") && num(nvme, "multipath_paths", 1) > 1 &&
-		    pr->bytes > pr->lba) {
-			const struct lcloud_fact *every = fact(nvme, "atomic_write_power_fail_bytes_every_path");
-			const struct lcloud_fact *unread = fact_unread(nvme, "atomic_write_power_fail_bytes_every_path");
+		if (streq(pf->source, "nvme:id-ctrl:awupf") && (paths_read < 0 || paths > 1) && pr->bytes > pr->lba) {
+			const struct lcloud_fact *every = fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH);
+			const struct lcloud_fact *unread = fact_unread(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH);
 
 			if (every && every->u64 >= pr->lba) {
 				pr->bytes = min_u64(pr->bytes, every->u64);
 				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers; the smallest "
 					 "AWUPF among them (each read from its own device) promises power-fail atomic "
-					 "writes up to %" PRIu64 " bytes", nvme->name, num(nvme, "multipath_paths", 1),
-					 pr->bytes);
+					 "writes up to %" PRIu64 " bytes", nvme->name, paths, pr->bytes);
 				pr->evidence = every->source;
+			} else if (paths_read < 0) {
+				snprintf(pr->what, sizeof(pr->what), "how many controllers share %s could not be read "
+					 "(%s), and AWUPF is each one's own (%" PRIu64 " bytes on the one that answered): "
+					 "only one %" PRIu64 "-byte block is sure on every path", nvme->name,
+					 layer_unread_reason(nvme, FACT_MULTIPATH_PATHS), pr->bytes, pr->lba);
+				pr->bytes = pr->lba;
+				pr->evidence = "sysfs:multipath";
 			} else {
 				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers and AWUPF "
 					 "is each one's own (%" PRIu64 " bytes on the one that answered; the others': "
 					 "%s): only one %" PRIu64 "-byte block is sure on every path", nvme->name,
-					 num(nvme, "multipath_paths", 1), pr->bytes,
+					 paths, pr->bytes,
 					 unread && unread->reason ? unread->reason : "not read", pr->lba);
 				pr->bytes = pr->lba;
 				pr->evidence = "sysfs:multipath";
 			}
 		}
 	}
-	if (include_cloud && cloud && num(cloud, "promise_untorn_max_bytes", 0) > pr->bytes) {
-		const struct lcloud_fact *cf = fact(cloud, "promise_untorn_max_bytes");
+	/* the promise's facts are written together from liblcloud's own table: never unread */
+	if (include_cloud && cloud && layer_get_bytes(cloud, FACT_PROMISE_UNTORN_MAX_BYTES, &cloud_max) > 0 &&
+	    cloud_max > pr->bytes) {
+		const struct lcloud_fact *cf = fact(cloud, FACT_PROMISE_UNTORN_MAX_BYTES);
 
 		pr->bytes = cf->u64;
-		pr->lba = num(cloud, "promise_untorn_granularity_bytes", pr->lba ? pr->lba : 512);
+		if (!pr->lba)
+			pr->lba = 512;
+		(void)layer_get_bytes(cloud, FACT_PROMISE_UNTORN_GRANULARITY_BYTES, &pr->lba);
 		/* "size": aligned to the write's own size (AWS); "boundary": inside one boundary block (Google) */
-		pr->natural = !streq(fact(cloud, "promise_alignment") ? fact(cloud, "promise_alignment")->string : NULL,
-				     "boundary");
-		pr->boundary = num(cloud, "promise_boundary_bytes", 0);
+		pr->natural = cloud->promise_alignment != LAYER_PROMISE_INSIDE_BOUNDARY;
+		pr->boundary = 0; /* absent: the promise sets no boundary */
+		(void)layer_get_bytes(cloud, FACT_PROMISE_BOUNDARY_BYTES, &pr->boundary);
 		pr->boundary_offset = 0;
 		pr->evidence = cf->source;
 		snprintf(pr->what, sizeof(pr->what), "%s (%s) promises untorn writes up to %" PRIu64 " bytes, %s",
-			 cloud->name, fact(cloud, "product") ? fact(cloud, "product")->string : "", pr->bytes,
+			 cloud->name, fact(cloud, FACT_PRODUCT) ? fact(cloud, FACT_PRODUCT)->string : "", pr->bytes,
 			 pr->natural ? "aligned to their size" : "each inside one of its aligned blocks of that size");
 	}
 }

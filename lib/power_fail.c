@@ -25,7 +25,8 @@ static uint64_t or_default(uint64_t v, uint64_t fallback)
 /* AWUPF is each controller's own: on a namespace shared by several, the smallest holds on every path. */
 static void every_path(const struct power_fail_facts *f, struct power_fail_model *m)
 {
-	if (!same(f->power_fail_source, "nvme:id-ctrl:awupf") || f->multipath_paths <= 1 || m->bytes <= m->lba)
+	if (!same(f->power_fail_source, "nvme:id-ctrl:awupf") || (!f->multipath_unread && f->multipath_paths <= 1) ||
+	    m->bytes <= m->lba)
 		return;
 	if (f->has_every_path && f->every_path_bytes >= m->lba) {
 		m->bytes = m->bytes < f->every_path_bytes ? m->bytes : f->every_path_bytes;
@@ -36,10 +37,15 @@ static void every_path(const struct power_fail_facts *f, struct power_fail_model
 		return;
 	}
 	/* unread: one logical block (AWUPF 0) is the least any controller promises */
-	snprintf(m->what, sizeof(m->what), "%s is shared by %" PRIu64 " controllers and AWUPF is each one's own (%" PRIu64
-		 " bytes on the one that answered; the others': %s): only one %" PRIu64 "-byte block is sure on every "
-		 "path", f->nvme_name, f->multipath_paths, m->bytes, f->every_path_unread ? f->every_path_unread : "not read",
-		 m->lba);
+	if (f->multipath_unread)
+		snprintf(m->what, sizeof(m->what), "how many controllers share %s could not be read (%s), and AWUPF is "
+			 "each one's own (%" PRIu64 " bytes on the one that answered): only one %" PRIu64 "-byte block is "
+			 "sure on every path", f->nvme_name, f->multipath_unread, m->bytes, m->lba);
+	else
+		snprintf(m->what, sizeof(m->what), "%s is shared by %" PRIu64 " controllers and AWUPF is each one's own "
+			 "(%" PRIu64 " bytes on the one that answered; the others': %s): only one %" PRIu64 "-byte block "
+			 "is sure on every path", f->nvme_name, f->multipath_paths, m->bytes,
+			 f->every_path_unread ? f->every_path_unread : "not read", m->lba);
 	m->bytes = m->lba;
 	m->evidence = "sysfs:multipath";
 }

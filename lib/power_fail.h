@@ -24,6 +24,7 @@ struct power_fail_facts {
 	uint64_t boundary_bytes;         /* atomic_boundary_power_fail_bytes */
 	uint64_t boundary_offset_bytes;  /* atomic_boundary_offset_bytes */
 	uint64_t multipath_paths;        /* multipath_paths (0 or 1: one path) */
+	const char *multipath_unread;    /* why multipath_paths could not be read (maybe several paths); NULL: read */
 	bool has_every_path;             /* atomic_write_power_fail_bytes_every_path was read */
 	uint64_t every_path_bytes;
 	const char *every_path_source;

@@ -7,6 +7,8 @@
  * partition) and whether they are aligned. The default columns cost what
  * lsblk -t costs: the probe reads sysfs only (no device commands, no
  * signatures, no verdicts); a verdict column turns the verdicts on.
+ * Where lsblk has a convention, list follows it: the TYPE word "part",
+ * sector and I/O sizes as plain numbers.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +25,7 @@ enum column_kind {
 	COL_PATH,
 	COL_TYPE,
 	COL_FACT,     /* a sysfs fact of the device or, for a partition, of its disk */
+	COL_IO_SIZE,  /* a COL_FACT that lsblk prints as a plain number of bytes, even without -b */
 	COL_WC,       /* write_cache, one word */
 	COL_ALIGN,
 	COL_MODEL,
@@ -52,10 +55,10 @@ static const struct list_column columns[] = {
 	{ "SIZE", "size", COL_FACT, "size", 0, 0.06, SCOLS_FL_RIGHT, true },
 	{ "RO", "ro", COL_FACT, "ro", 0, 0.02, SCOLS_FL_RIGHT, false },
 	{ "ROTA", "rota", COL_FACT, "rotational", 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "LOG-SEC", "log-sec", COL_FACT, "logical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "PHY-SEC", "phy-sec", COL_FACT, "physical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "MIN-IO", "min-io", COL_FACT, "minimum_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "OPT-IO", "opt-io", COL_FACT, "optimal_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "LOG-SEC", "log-sec", COL_IO_SIZE, "logical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "PHY-SEC", "phy-sec", COL_IO_SIZE, "physical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "MIN-IO", "min-io", COL_IO_SIZE, "minimum_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "OPT-IO", "opt-io", COL_IO_SIZE, "optimal_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "AWU-MIN", "awu-min", COL_FACT, "atomic_write_unit_min_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "AWU-MAX", "awu-max", COL_FACT, "atomic_write_unit_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "AW-MAX", "aw-max", COL_FACT, "atomic_write_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
@@ -235,13 +238,17 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 		j = t ? json_object_new_string(t) : NULL;
 		break;
 	case COL_TYPE:
-		t = strdup(lcloud_layer_kind_to_string(lcloud_layer_get_kind(top)));
+		/* lsblk's word for a partition; the probe's layer kind stays "partition" */
+		t = strdup(lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION
+				   ? "part"
+				   : lcloud_layer_kind_to_string(lcloud_layer_get_kind(top)));
 		j = json_object_new_string(t);
 		break;
-	case COL_FACT: {
+	case COL_FACT:
+	case COL_IO_SIZE: {
 		const struct lcloud_fact *f = stack_fact(p, col->fact);
 
-		t = fact_text(f, st->g->bytes, st->one_field);
+		t = fact_text(f, st->g->bytes || col->kind == COL_IO_SIZE, st->one_field);
 		j = f ? fact_to_json(f) : NULL;
 		break;
 	}
@@ -489,11 +496,12 @@ void cmd_list_usage(FILE *out)
 	      "\n"
 	      "Columns:\n"
 	      "  NAME          device name             PATH          /dev/NAME\n"
-	      "  TYPE          disk, partition, loop, dm, md\n"
+	      "  TYPE          disk, part, loop, dm, md\n"
 	      "  SIZE          size                    RO            read-only (1, 0)\n"
 	      "  ROTA          rotational (1, 0)       LOG-SEC       logical sector size\n"
 	      "  PHY-SEC       physical sector size    MIN-IO        minimum I/O size\n"
 	      "  OPT-IO        optimal I/O size        AWU-MIN       atomic write unit min\n"
+	      "  (LOG-SEC, PHY-SEC, MIN-IO and OPT-IO in bytes, as lsblk prints them)\n"
 	      "  AWU-MAX       atomic write unit max   AW-MAX        atomic write max bytes\n"
 	      "  AW-BOUND      atomic write boundary   STREAMS       write streams\n"
 	      "  STREAM-GRAN   write stream granularity\n"

@@ -180,7 +180,7 @@ def test_tree_live_partitions():
             kids = sorted(n for n in os.listdir("/sys/class/block/" + name) if n.startswith(name + "p"))
             assert [t["name"] for t in tree] == [name]
             assert [c["name"] for c in tree[0]["children"]] == kids and len(kids) == 2
-            assert {c["type"] for c in tree[0]["children"]} == {"partition"}
+            assert {c["type"] for c in tree[0]["children"]} == {"part"}
 
 
 def test_filters():

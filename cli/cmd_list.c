@@ -8,7 +8,8 @@
  * lsblk -t costs: the probe reads sysfs only (no device commands, no
  * signatures, no verdicts); a verdict column turns the verdicts on.
  * Where lsblk has a convention, list follows it: the TYPE word "part",
- * sector and I/O sizes as plain numbers.
+ * devices sorted by device number, sector and I/O sizes as plain numbers,
+ * a named device listed with what is built on it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "cli.h"
 
@@ -80,6 +82,10 @@ static const struct list_column columns[] = {
 
 struct row {
 	char *name;
+	uint64_t devno; /* lsblk's sort key (dev_t value) */
+	bool has_devno;
+	bool wanted;    /* named, or built on a named device; everything without a filter */
+	bool root;      /* named, or (without a filter) built on no listed device */
 	bool probed;
 	char **parents; /* a partition's disk; a dm/md/loop device's slaves */
 	size_t n_parents;
@@ -397,15 +403,32 @@ static bool is_child_of(const struct row *child, const char *parent)
 	return false;
 }
 
-/* Probe ROW and, for --tree, everything built on it (partitions, holders). */
-static void probe_with_children(struct list_state *st, struct row *row, bool tree, int depth)
+/* ROW and everything built on it (partitions, holders): what lsblk lists for a named device, tree or not. */
+static void want_with_children(struct list_state *st, struct row *row, int depth)
 {
-	probe_row(st, row);
-	if (!tree || depth > 16)
+	row->wanted = true;
+	if (depth > 16)
 		return;
 	for (size_t i = 0; i < st->n_rows; i++)
 		if (&st->rows[i] != row && is_child_of(&st->rows[i], row->name))
-			probe_with_children(st, &st->rows[i], tree, depth + 1);
+			want_with_children(st, &st->rows[i], depth + 1);
+}
+
+/*
+ * lsblk's order (its default sort column is MAJ:MIN, compared as dev_t
+ * values): loop2 before loop10, a disk before the partitions the kernel
+ * numbered after it. A device whose number cannot be read goes last, in
+ * the natural order of its name.
+ */
+static int compare_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->has_devno != y->has_devno)
+		return x->has_devno ? -1 : 1;
+	if (x->has_devno && x->devno != y->devno)
+		return x->devno < y->devno ? -1 : 1;
+	return strverscmp(x->name, y->name);
 }
 
 static bool has_parent_in_list(struct list_state *st, const struct row *row)
@@ -419,14 +442,19 @@ static bool has_parent_in_list(struct list_state *st, const struct row *row)
 	return false;
 }
 
+/*
+ * ROW's line and, with DESCEND, the lines of what is built on it after it:
+ * drawn under it with NEST (--tree), flat rows in tree order without it
+ * (-r and -P, as lsblk -r and -P keep a device's children after it).
+ */
 static void add_table_line(struct list_state *st, struct libscols_table *table, struct libscols_line *parent,
-			   struct row *row, bool tree, int depth)
+			   struct row *row, bool descend, bool nest, int depth)
 {
 	struct libscols_line *line;
 
 	if (!row->json)
 		return;
-	line = scols_table_new_line(table, parent);
+	line = scols_table_new_line(table, nest ? parent : NULL);
 	for (size_t k = 0; line && k < st->n_selected; k++) {
 		int c = st->selected[k];
 
@@ -435,11 +463,11 @@ static void add_table_line(struct list_state *st, struct libscols_table *table, 
 		if (st->g->color && row->colored[c])
 			scols_cell_set_color(scols_line_get_cell(line, k), color_name(row->role[c]));
 	}
-	if (!tree || depth > 16 || !line)
+	if (!descend || depth > 16 || !line)
 		return;
 	for (size_t i = 0; i < st->n_rows; i++)
 		if (is_child_of(&st->rows[i], row->name))
-			add_table_line(st, table, line, &st->rows[i], tree, depth + 1);
+			add_table_line(st, table, line, &st->rows[i], descend, nest, depth + 1);
 }
 
 static json_object *row_json(struct list_state *st, struct row *row, bool tree, int depth)
@@ -471,9 +499,11 @@ void cmd_list_usage(FILE *out)
 	      "\n"
 	      "List block devices with their sector sizes, atomic write limits (AWU-MIN,\n"
 	      "AWU-MAX, AW-MAX, AW-BOUND), write streams and alignment, as lsblk -t lists\n"
-	      "its topology. DEVICE (nvme0n1, /dev/sda, /dev/mapper/NAME) lists only those.\n"
-	      "'-' marks a value this kernel or device does not provide. Loop devices with\n"
-	      "no file attached are left out, as lsblk does.\n"
+	      "its topology, in lsblk's order (by device number). DEVICE (nvme0n1, /dev/sda,\n"
+	      "/dev/mapper/NAME) lists only those and what is built on them (partitions,\n"
+	      "dm and md devices), as lsblk DEVICE does. '-' marks a value this kernel or\n"
+	      "device does not provide. Loop devices with no file attached are left out,\n"
+	      "as lsblk does.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output COLUMNS  the columns to show, e.g. NAME,SIZE,AWU-MAX;\n"
@@ -489,6 +519,7 @@ void cmd_list_usage(FILE *out)
 	      "                        write limits): undoes an -o or -O before it\n"
 	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
 	      "                        the devices they are built on\n"
+	      "  -l, --list            one flat line per device (the default; undoes -T)\n"
 	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
 	      "                        asked for); a power of two, e.g. 16K\n"
 	      "  -a, --all             also list loop devices with no file attached\n"
@@ -535,6 +566,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "topology", no_argument, NULL, 't' },
 		{ "tree", no_argument, NULL, 'T' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -550,7 +582,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		if (columns[k].in_default)
 			st.selected[st.n_selected++] = (int)k;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTs:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTls:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
@@ -591,6 +623,9 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			break;
 		case 'T':
 			tree = true;
+			break;
+		case 'l':
+			tree = false; /* lsblk's -l; flat rows are already the default here */
 			break;
 		case 's':
 			if (parse_size(optarg, &st.untorn_size) < 0 || !st.untorn_size ||
@@ -643,15 +678,17 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	}
 	if (opts.format == OUTPUT_JSON)
 		st.errors = json_object_new_array();
-	for (size_t i = 0; tree && i < st.n_rows; i++)
+	for (size_t i = 0; i < st.n_rows; i++) {
 		block_parents(st.sysroot, st.rows[i].name, &st.rows[i].parents, &st.rows[i].n_parents);
+		st.rows[i].has_devno = block_devno(st.sysroot, st.rows[i].name, &st.rows[i].devno) == 0;
+	}
+	qsort(st.rows, st.n_rows, sizeof(*st.rows), compare_rows);
 
-	/* which rows: the named devices in the order given, or all */
-	struct row **order = calloc(st.n_rows + (size_t)argc + 1, sizeof(*order));
-	size_t n_order = 0;
-
-	if (!order)
-		return EXIT_FAILURE_GENERIC;
+	/*
+	 * The roots, in lsblk's order whatever the order given: the named
+	 * devices, each with what is built on it (its partitions, the dm and
+	 * md devices on it), or every device not built on another listed one.
+	 */
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
 			char *name = block_device_name(st.sysroot, argv[i]);
@@ -663,26 +700,39 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 					json_object_array_add(st.errors, probe_error_to_json(argv[i], -ENOENT));
 				rc = EXIT_NOT_FOUND;
 			} else {
-				probe_with_children(&st, row, tree, 0);
-				order[n_order++] = row;
+				row->root = true;
+				want_with_children(&st, row, 0);
 			}
 			free(name);
 		}
+		for (size_t i = 0; i < st.n_rows; i++)
+			if (st.rows[i].wanted)
+				probe_row(&st, &st.rows[i]);
 	} else {
-		for (size_t i = 0; i < st.n_rows; i++)
+		for (size_t i = 0; i < st.n_rows; i++) {
+			st.rows[i].wanted = true;
 			probe_row(&st, &st.rows[i]);
+		}
 		for (size_t i = 0; i < st.n_rows; i++)
-			if (!tree || !has_parent_in_list(&st, &st.rows[i]))
-				order[n_order++] = &st.rows[i];
+			st.rows[i].root = !has_parent_in_list(&st, &st.rows[i]);
 	}
+
+	/*
+	 * As lsblk: --tree draws each root with what is built on it; -r and -P
+	 * print the same order flat; the plain table and JSON without --tree
+	 * list each device once in device number order (lsblk -l, -J -l).
+	 */
+	bool tree_order = tree || (opts.format != OUTPUT_JSON && (raw || pairs));
 
 	if (opts.format == OUTPUT_JSON) {
 		json_object *root = json_object_new_object(), *devices = json_object_new_array();
 
 		json_object_object_add(root, "schema", json_object_new_int(1));
 		json_object_object_add(root, "blockdevices", devices);
-		for (size_t i = 0; i < n_order; i++) {
-			json_object *o = row_json(&st, order[i], tree, 0);
+		for (size_t i = 0; i < st.n_rows; i++) {
+			json_object *o = (tree_order ? st.rows[i].root : st.rows[i].wanted)
+						 ? row_json(&st, &st.rows[i], tree, 0)
+						 : NULL;
 
 			if (o)
 				json_object_array_add(devices, o);
@@ -707,12 +757,12 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 				fl |= SCOLS_FL_TREE;
 			scols_table_new_column(table, col->header, col->width, fl);
 		}
-		for (size_t i = 0; i < n_order; i++)
-			add_table_line(&st, table, NULL, order[i], tree, 0);
+		for (size_t i = 0; i < st.n_rows; i++)
+			if (tree_order ? st.rows[i].root : st.rows[i].wanted)
+				add_table_line(&st, table, NULL, &st.rows[i], tree_order, tree, 0);
 		scols_print_table(table);
 		scols_unref_table(table);
 	}
-	free(order);
 	for (size_t i = 0; i < st.n_rows; i++) {
 		free(st.rows[i].name);
 		for (size_t k = 0; k < N_COLUMNS; k++)

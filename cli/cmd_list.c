@@ -9,7 +9,8 @@
  * signatures, no verdicts); a verdict column turns the verdicts on.
  * Where lsblk has a convention, list follows it: the TYPE word "part",
  * devices sorted by device number, sector and I/O sizes as plain numbers,
- * a named device listed with what is built on it.
+ * a named device listed with what is built on it, a Unicode tree under a
+ * UTF-8 locale and ASCII with --ascii.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -520,6 +521,8 @@ void cmd_list_usage(FILE *out)
 	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
 	      "                        the devices they are built on\n"
 	      "  -l, --list            one flat line per device (the default; undoes -T)\n"
+	      "  -i, --ascii           draw the tree in ASCII (the default under a locale\n"
+	      "                        that is not UTF-8)\n"
 	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
 	      "                        asked for); a power of two, e.g. 16K\n"
 	      "  -a, --all             also list loop devices with no file attached\n"
@@ -566,6 +569,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "topology", no_argument, NULL, 't' },
 		{ "tree", no_argument, NULL, 'T' },
+		{ "ascii", no_argument, NULL, 'i' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -574,6 +578,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	struct global_opts opts = *g;
 	struct list_state st = { .ctx = ctx, .g = &opts };
 	bool output_all = false, noheadings = false, raw = false, pairs = false, tree = false, has_untorn = false;
+	bool ascii = false;
 	uint32_t flags = 0;
 	int c, r, rc = EXIT_OK;
 
@@ -582,7 +587,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		if (columns[k].in_default)
 			st.selected[st.n_selected++] = (int)k;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTls:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTils:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
@@ -623,6 +628,9 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			break;
 		case 'T':
 			tree = true;
+			break;
+		case 'i':
+			ascii = true;
 			break;
 		case 'l':
 			tree = false; /* lsblk's -l; flat rows are already the default here */
@@ -748,6 +756,8 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		scols_table_enable_noheadings(table, noheadings);
 		scols_table_enable_raw(table, raw);
 		scols_table_enable_export(table, pairs);
+		/* libsmartcols draws the tree with line characters under a UTF-8 LC_CTYPE, in ASCII otherwise */
+		scols_table_enable_ascii(table, ascii);
 		scols_table_enable_colors(table, opts.color && !raw && !pairs);
 		for (size_t k = 0; k < st.n_selected; k++) {
 			const struct list_column *col = &columns[st.selected[k]];

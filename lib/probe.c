@@ -431,3 +431,16 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	*ret_probe = p;
 	return 0;
 }
+
+/*
+ * The pipeline made the report and attached the verdicts to it, so it frees
+ * both: the report never calls the verdict, which reads the report.
+ */
+LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
+{
+	if (!p)
+		return;
+	verdict_free(p->verdicts);
+	p->verdicts = NULL;
+	report_free(p);
+}

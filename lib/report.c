@@ -7,7 +7,6 @@
 
 #include "report.h"
 #include "util.h"
-#include "verdict.h"
 
 struct lcloud_probe *report_new(const char *path)
 {
@@ -166,7 +165,8 @@ int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, cons
 	return 0;
 }
 
-LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
+/* The report's own parts: the verdicts attached to it are the pipeline's to free (probe.c). */
+void report_free(struct lcloud_probe *p)
 {
 	if (!p)
 		return;
@@ -186,7 +186,6 @@ LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
 		free(p->notes[i].code);
 		free(p->notes[i].message);
 	}
-	verdict_free(p->verdicts);
 	free(p->layers);
 	free(p->notes);
 	free(p->path);

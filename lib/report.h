@@ -55,6 +55,8 @@ struct lcloud_probe {
 };
 
 struct lcloud_probe *report_new(const char *path);
+/* Frees the layers, facts and notes and P itself; not its verdicts (lcloud_probe_free frees both). */
+void report_free(struct lcloud_probe *p);
 
 /* Returns the new layer's index or -ENOMEM. */
 int report_add_layer(struct lcloud_probe *p, enum lcloud_layer_kind kind, const char *name, int parent);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Every verdict on every captured tree, for a restructuring to show it changed none:
 # each fixture sysroot, check at 4K..64K on every path and max_untorn_bytes
 # per path from probe -o json. Usage: verdict-snapshot.sh LCLOUDCTL FIXTURES

@@ -141,6 +141,28 @@ int top_block(const struct lcloud_probe *p)
 	return -1;
 }
 
+/*
+ * Linux cannot carry metadata interleaved in the data over PCIe: unless the
+ * controller strips it (protection information), it sets the block device's
+ * capacity to 0 and no block I/O reaches the namespace. Both facts must be
+ * read: the format alone does not say what this kernel and transport did.
+ */
+const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p)
+{
+	int top = top_block(p);
+	const struct lcloud_layer *nvme;
+	uint64_t size, flbas, metadata;
+
+	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM) || p->layers[top].kind != LCLOUD_LAYER_DISK)
+		return NULL;
+	nvme = child_of_kind(p, top, LCLOUD_LAYER_NVME);
+	if (!nvme || layer_get_bytes(&p->layers[top], FACT_SIZE, &size) <= 0 || size ||
+	    layer_get_u64(nvme, FACT_FLBAS, &flbas) <= 0 || !(flbas & 0x10) ||
+	    layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata) <= 0 || !metadata)
+		return NULL;
+	return nvme;
+}
+
 bool is_stack_layer(enum lcloud_layer_kind k)
 {
 	return k == LCLOUD_LAYER_PARTITION || k == LCLOUD_LAYER_DM || k == LCLOUD_LAYER_MD ||

@@ -34,6 +34,12 @@ int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);
 /* The first block layer: the device the target is, or the file system sits on. */
 int top_block(const struct lcloud_probe *p);
 bool is_stack_layer(enum lcloud_layer_kind k);
+/*
+ * The NVMe layer of a target whose namespace interleaves metadata with each
+ * block (extended LBA, FLBAS bit 4) and whose block device Linux left at
+ * capacity 0 for it; NULL for any other target.
+ */
+const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p);
 /* Does the probe carry a note with CODE? */
 bool has_note(const struct lcloud_probe *p, const char *code);
 /*

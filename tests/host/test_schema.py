@@ -94,9 +94,10 @@ def test_captured_trees():
             json_of("probe", "--sysroot", root, "probe", "--format", "json", "/dev/" + dev, codes=(0, 1, 3, 5, 8))
             json_of("check", "--sysroot", root, "check", "--format", "json", "/dev/" + dev, "--size", "4K",
                     codes=(0, 6, 8))
-            # advise needs room for a page: an unbound loop device (size 0) is a usage error there
+            # advise needs room for a page: an unbound loop device (size 0) is a usage error there; a
+            # namespace Linux left at size 0 for its interleaved metadata (nvme-crafted nvme9n1) has an answer
             with open(os.path.join(root, "sys", "class", "block", dev, "size")) as f:
-                empty = f.read().strip() == "0"
+                empty = f.read().strip() == "0" and not (root.endswith("nvme-crafted") and dev == "nvme9n1")
             if empty:
                 p = lcloudctl("--sysroot", root, "advise", "-o", "json", "--db", "mysql", "/dev/" + dev)
                 assert p.returncode == 2 and "larger than" in p.stderr, (dev, p.returncode, p.stderr)

@@ -443,6 +443,59 @@ static void test_check_answers_and_errors(void **state)
 }
 
 /*
+ * nvme9n1 interleaves 8 metadata bytes with every 4 KiB block (FLBAS bit 4)
+ * and Linux left its block device at capacity 0: every path is 0 for that
+ * reason, and a size check answers "no" with it, not "larger than the
+ * device". nvme10n1 has the same format with a capacity (a transport that
+ * carries the metadata): its paths are read as for any namespace.
+ */
+static void test_extended_lba_namespace(void **state)
+{
+	static const enum lcloud_io_path paths[] = { LCLOUD_PATH_RWF_ATOMIC, LCLOUD_PATH_PASSTHROUGH,
+						     LCLOUD_PATH_PLAIN_DIRECT, LCLOUD_PATH_BUFFERED };
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme9n1");
+	const struct lcloud_layer *nvme = NULL;
+	enum lcloud_io_path path = LCLOUD_PATH_BEST;
+	char why[1024];
+	(void)state;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_NVME)
+			nvme = lcloud_probe_get_layer(p, i);
+	assert_non_null(nvme);
+	/* the facts the rule rests on, as the NVMe layer decodes them */
+	assert_int_equal(fact_u64(nvme, "flbas") & 0x10, 0x10);
+	assert_int_equal(fact_u64(nvme, "lba_metadata_size"), 8);
+	assert_int_equal(fact_u64(nvme, "atomic_write_power_fail_bytes"), 16384);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, paths[i]);
+
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(v), 0);
+		assert_true(any_reason(v, "extended LBA format"));
+		assert_true(any_reason(v, "nvme:id-ns:flbas"));
+		assert_int_equal(lcloud_probe_check(p, paths[i], 16384, NULL, why, sizeof(why)), 0);
+		assert_non_null(strstr(why, "capacity 0"));
+	}
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 16384, &path, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "Linux refuses block I/O on nvme9n1 (capacity 0)"));
+	assert_non_null(strstr(why, "interleaves 8 metadata bytes with every 4096-byte block"));
+	assert_non_null(strstr(why, "passthrough would need the metadata inside every buffer"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 16384, NULL, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "a passthrough write to nvme9n1 would need the metadata inside every buffer"));
+	lcloud_probe_free(p);
+
+	/* the same format where the block device has its capacity: no passthrough, the kernel's limits */
+	p = fixture_probe("nvme-crafted", "/dev/nvme10n1");
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)),
+			 16384);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)), 0);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "carries metadata"));
+	assert_false(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC), "extended LBA format"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 1ull << 31, NULL, NULL, 0), -ERANGE);
+	lcloud_probe_free(p);
+}
+
+/*
  * A captured tree without an NVMe namespace's Identify data (md-nvme): the
  * device's power-fail atomic size was not read, which is unknown, not "no";
  * and the namespace is still an NVMe namespace for passthrough.
@@ -1054,6 +1107,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_file_system_block_size_unread),
 		cmocka_unit_test(test_md_chunk_size_unread),
 		cmocka_unit_test(test_multipath_paths_unread),
+		cmocka_unit_test(test_extended_lba_namespace),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

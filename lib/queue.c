@@ -26,7 +26,6 @@
 #include "queue_uring.h"
 #include "report.h"
 #include "util.h"
-#include "verdict.h"
 
 #define QUEUE_DEPTH_MAX 4096
 
@@ -357,10 +356,11 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 				  " bytes, MDTS)", len, q->max_transfer);
 	if (!write || !h || !(h->flags & LCLOUD_IO_ATOMIC))
 		return 0;
-	if (!q->atomic_verdict || !q->atomic_verdict->max_untorn)
-		return queue_fail(q, -EOPNOTSUPP, "atomic write refused: %s", q->atomic_verdict &&
-				  q->atomic_verdict->n_reasons ? q->atomic_verdict->reasons[0].text
-							       : "no atomic writes on this path");
+	if (!lcloud_verdict_get_max_untorn_bytes(q->atomic_verdict))
+		return queue_fail(q, -EOPNOTSUPP, "atomic write refused: %s",
+				  lcloud_verdict_get_reason_count(q->atomic_verdict)
+					  ? lcloud_verdict_get_reason(q->atomic_verdict, 0)
+					  : "no atomic writes on this path");
 	r = lcloud_verdict_allows(q->atomic_verdict, offset, len, why, sizeof(why));
 	if (r != 1)
 		return queue_fail(q, -EINVAL, "atomic write refused before submission: %s", why);

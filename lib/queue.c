@@ -143,13 +143,22 @@ static int open_backend(struct lcloud_queue *q)
 	const struct queue_backend_target t = {
 		.fd = q->fd, .depth = q->depth, .nsid = q->nsid, .lba = q->lba, .dev_offset = q->dev_offset,
 	};
-	int r = q->backend->open(&t, &q->backend_state, &q->error);
+	const bool inline_ring = q->backend_caps & QUEUE_CAP_INLINE_RING;
+	void *state = inline_ring ? &q->inline_ring : calloc(1, q->backend->state_size);
+	int r;
 
+	if (!state)
+		return -ENOMEM;
+	r = q->backend->open(&t, state, &q->error);
 	if (r < 0) {
-		q->backend_state = NULL;
+		if (inline_ring)
+			memset(state, 0, sizeof(q->inline_ring));
+		else
+			free(state);
 		return r;
 	}
-	q->ring = q->backend_caps & QUEUE_CAP_INLINE_RING ? q->backend_state : NULL;
+	q->backend_state = state;
+	q->ring = inline_ring ? &q->inline_ring : NULL;
 	return 0;
 }
 
@@ -274,8 +283,11 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 {
 	if (!q)
 		return;
-	if (q->backend_state)
+	if (q->backend_state) {
 		q->backend->free(q->backend_state);
+		if (q->backend_state != &q->inline_ring)
+			free(q->backend_state);
+	}
 	if (q->fd >= 0)
 		close(q->fd);
 	if (q->hold_fd >= 0)
@@ -444,7 +456,7 @@ LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *bu
 					  const struct lcloud_hint *hint, uint64_t user_data)
 {
 	if (q && q->fast_write && !hint && fast_ok(q, buf, len, offset)) {
-		if (uring_fast_sqe(q->ring, q->ring->sqe_head_write, buf, len, offset, user_data))
+		if (uring_fast_sqe(&q->inline_ring, q->inline_ring.sqe_head_write, buf, len, offset, user_data))
 			return 0;
 		return prep_write_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
@@ -455,7 +467,7 @@ LCLOUD_EXPORT int lcloud_queue_prep_read(struct lcloud_queue *q, void *buf, uint
 					 const struct lcloud_hint *hint, uint64_t user_data)
 {
 	if (q && q->fast_read && !hint && fast_ok(q, buf, len, offset)) {
-		if (uring_fast_sqe(q->ring, q->ring->sqe_head_read, buf, len, offset, user_data))
+		if (uring_fast_sqe(&q->inline_ring, q->inline_ring.sqe_head_read, buf, len, offset, user_data))
 			return 0;
 		return prep_read_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
@@ -481,7 +493,7 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 {
 	if (__builtin_expect(q && q->ring, 1)) {
-		int r = io_uring_submit(&q->ring->ring);
+		int r = io_uring_submit(&q->inline_ring.ring);
 
 		if (__builtin_expect(r >= 0, 1)) {
 			q->inflight += (uint32_t)r;
@@ -509,7 +521,7 @@ static __attribute__((noinline, cold)) int reap_slow(struct lcloud_queue *q, str
 /* The inline ring's completions; the in-flight count follows. */
 static inline int reap_ring(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
 {
-	int r = uring_fast_reap(q->ring, out, max, min, &q->error);
+	int r = uring_fast_reap(&q->inline_ring, out, max, min, &q->error);
 
 	if (__builtin_expect(r > 0, 1))
 		q->inflight -= (uint32_t)r;
@@ -530,7 +542,7 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 		return -EINVAL;
 	if (__builtin_expect(q->ring != NULL, 1)) {
 		/* one io_uring_enter() submits and waits until the ring holds MIN (counted from its head) */
-		int r = io_uring_submit_and_wait(&q->ring->ring, min);
+		int r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));

@@ -14,8 +14,7 @@
 #include "lcloud/lcloud.h"
 #include "queue_backend.h"
 #include "queue_error.h"
-
-struct uring_state;
+#include "queue_uring.h"
 
 #define QUEUE_FDP_PIDS_MAX 16
 /* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
@@ -58,7 +57,8 @@ struct lcloud_queue {
 	 * one mask test instead of validate(), and the SQE filled from what
 	 * open worked out once (queue_uring.h)
 	 */
-	struct uring_state *ring; /* the backend's state when it has QUEUE_CAP_INLINE_RING, else NULL */
+	struct uring_state *ring; /* &inline_ring when the backend has QUEUE_CAP_INLINE_RING, else NULL */
+	struct uring_state inline_ring; /* that backend's state, at a fixed offset for the fast path */
 	bool fast_write, fast_read;
 	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */

@@ -5,14 +5,17 @@
  * queue.c chooses a table at open and from then on asks the flags, never
  * which backend it is: a new backend (SG_IO WRITE ATOMIC, libaio) decides
  * each capability in its table. Each backend keeps its state in a struct of
- * its own behind PRIV; errors come back as -errno with their sentence in the
- * struct queue_error the caller passes. Backends never call queue.c: the
- * slots queue.c hands out come back in a struct queue_slots.
+ * its own, STATE_SIZE bytes that queue.c provides zeroed (in the queue itself
+ * for the inline ring, so that the fast path reaches it at a fixed offset);
+ * errors come back as -errno with their sentence in the struct queue_error
+ * the caller passes. Backends never call queue.c: the slots queue.c hands
+ * out come back in a struct queue_slots.
  */
 #ifndef LCLOUD_QUEUE_BACKEND_H
 #define LCLOUD_QUEUE_BACKEND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -69,7 +72,7 @@ enum queue_backend_cap {
 	QUEUE_CAP_SLOTS = 1u << 6,
 	/* completions arrive after submit returns: what submit took is in flight until reaped */
 	QUEUE_CAP_ASYNC = 1u << 7,
-	/* PRIV is a struct uring_state on which queue.c may run the inline fast path (queue_uring.h) */
+	/* STATE is a struct uring_state, kept in the queue, on which queue.c may run the inline fast path (queue_uring.h) */
 	QUEUE_CAP_INLINE_RING = 1u << 8,
 };
 
@@ -79,20 +82,23 @@ struct queue_backend_ops {
 	/* the path whose verdict says which atomic writes are untorn through this backend */
 	enum lcloud_io_path atomic_path;
 	uint32_t caps; /* enum queue_backend_cap */
-	int (*open)(const struct queue_backend_target *t, void **ret_priv, struct queue_error *e);
+	size_t state_size;
+	/* fills STATE (zeroed); on failure it holds nothing to free */
+	int (*open)(const struct queue_backend_target *t, void *state, struct queue_error *e);
 	/* SLOT is queue.c's when QUEUE_CAP_SLOTS, else UINT32_MAX; a failed prep queues nothing */
-	int (*prep)(void *priv, uint32_t slot, const struct queue_op *op, const struct hint_map *m,
+	int (*prep)(void *state, uint32_t slot, const struct queue_op *op, const struct hint_map *m,
 		    struct queue_error *e);
 	/* how many I/Os it handed to the device (or did); slots it is done with in DONE */
-	int (*submit)(void *priv, struct queue_slots *done, struct queue_error *e);
+	int (*submit)(void *state, struct queue_slots *done, struct queue_error *e);
 	/* at most MAX completions, waiting for MIN; their slots in DONE */
-	int (*reap)(void *priv, struct lcloud_completion *out, uint32_t max, uint32_t min, struct queue_slots *done,
+	int (*reap)(void *state, struct lcloud_completion *out, uint32_t max, uint32_t min, struct queue_slots *done,
 		    struct queue_error *e);
 	/* NULL without QUEUE_CAP_REGISTERED_BUFFERS; IOV is copied */
-	int (*register_buffers)(void *priv, const struct iovec *iov, uint32_t n, struct queue_error *e);
+	int (*register_buffers)(void *state, const struct iovec *iov, uint32_t n, struct queue_error *e);
 	/* prepared and not yet submitted; completed and not yet reaped */
-	void (*pending)(const void *priv, uint32_t *ret_queued, uint32_t *ret_to_reap);
-	void (*free)(void *priv);
+	void (*pending)(const void *state, uint32_t *ret_queued, uint32_t *ret_to_reap);
+	/* releases what open took, not STATE's memory */
+	void (*free)(void *state);
 };
 
 /* queue_uring.c: io_uring on a file or block device; io_uring NVMe passthrough (/dev/ngXnY) */

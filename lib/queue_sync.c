@@ -30,16 +30,13 @@ static void sync_free(void *priv)
 	free(s->queued);
 	free(s->queued_slots);
 	free(s->done);
-	free(s);
 }
 
-static int sync_open(const struct queue_backend_target *t, void **ret_priv, struct queue_error *e)
+static int sync_open(const struct queue_backend_target *t, void *state, struct queue_error *e)
 {
-	struct sync_state *s = calloc(1, sizeof(*s));
+	struct sync_state *s = state;
 
 	(void)e;
-	if (!s)
-		return -ENOMEM;
 	s->fd = t->fd;
 	s->depth = t->depth;
 	s->queued = calloc(t->depth, sizeof(*s->queued));
@@ -49,7 +46,6 @@ static int sync_open(const struct queue_backend_target *t, void **ret_priv, stru
 		sync_free(s);
 		return -ENOMEM;
 	}
-	*ret_priv = s;
 	return 0;
 }
 
@@ -118,6 +114,7 @@ const struct queue_backend_ops queue_backend_sync = {
 	.atomic_path = LCLOUD_PATH_RWF_ATOMIC,
 	/* the slot is held from prep to submit, so that a full queue is refused before the hint is applied */
 	.caps = QUEUE_CAP_RWF_ATOMIC | QUEUE_CAP_KERNEL_HINTS | QUEUE_CAP_SLOTS,
+	.state_size = sizeof(struct sync_state),
 	.open = sync_open,
 	.prep = sync_prep,
 	.submit = sync_submit,

@@ -30,34 +30,29 @@ static void uring_free(void *priv)
 	io_uring_queue_exit(&u->ring);
 	free(u->reg);
 	free(u->slots);
-	free(u);
 }
 
-static int uring_open_ring(const struct queue_backend_target *t, bool nvme, void **ret_priv, struct queue_error *e)
+static int uring_open_ring(const struct queue_backend_target *t, bool nvme, void *state, struct queue_error *e)
 {
 	struct io_uring_params params;
-	struct uring_state *u = calloc(1, sizeof(*u));
+	struct uring_state *u = state;
 	int r;
 
-	if (!u)
-		return -ENOMEM;
 	u->nvme = nvme;
 	u->fd = t->fd;
 	u->depth = t->depth;
 	u->nsid = t->nsid;
 	u->lba = t->lba;
 	u->dev_offset = t->dev_offset;
-	if (nvme && !(u->slots = calloc(t->depth, sizeof(*u->slots)))) {
-		free(u);
+	if (nvme && !(u->slots = calloc(t->depth, sizeof(*u->slots))))
 		return -ENOMEM;
-	}
 	memset(&params, 0, sizeof(params));
 	if (nvme)
 		params.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 	r = io_uring_queue_init_params(t->depth, &u->ring, &params);
 	if (r < 0) {
 		free(u->slots);
-		free(u);
+		u->slots = NULL;
 		return queue_error_set(e, r, "io_uring setup failed: %s%s", strerror(-r),
 				       r == -EPERM || r == -ENOSYS ? " (io_uring is disabled here: use the sync backend)"
 								   : "");
@@ -72,18 +67,17 @@ static int uring_open_ring(const struct queue_backend_target *t, bool nvme, void
 		io_uring_prep_read(&s, u->fd, NULL, 0, 0);
 		memcpy(&u->sqe_head_read, &s, sizeof(u->sqe_head_read));
 	}
-	*ret_priv = u;
 	return 0;
 }
 
-static int uring_open(const struct queue_backend_target *t, void **ret_priv, struct queue_error *e)
+static int uring_open(const struct queue_backend_target *t, void *state, struct queue_error *e)
 {
-	return uring_open_ring(t, false, ret_priv, e);
+	return uring_open_ring(t, false, state, e);
 }
 
-static int uring_nvme_open(const struct queue_backend_target *t, void **ret_priv, struct queue_error *e)
+static int uring_nvme_open(const struct queue_backend_target *t, void *state, struct queue_error *e)
 {
-	return uring_open_ring(t, true, ret_priv, e);
+	return uring_open_ring(t, true, state, e);
 }
 
 static int fixed_index(const struct uring_state *u, const void *buf, uint64_t len)
@@ -279,6 +273,7 @@ const struct queue_backend_ops queue_backend_uring = {
 	.atomic_path = LCLOUD_PATH_RWF_ATOMIC,
 	.caps = QUEUE_CAP_RWF_ATOMIC | QUEUE_CAP_KERNEL_HINTS | QUEUE_CAP_WRITE_STREAMS |
 		QUEUE_CAP_REGISTERED_BUFFERS | QUEUE_CAP_ASYNC | QUEUE_CAP_INLINE_RING,
+	.state_size = sizeof(struct uring_state),
 	.open = uring_open,
 	.prep = uring_prep,
 	.submit = uring_submit,
@@ -294,6 +289,7 @@ const struct queue_backend_ops queue_backend_uring_nvme = {
 	.id = LCLOUD_BACKEND_PASSTHROUGH,
 	.atomic_path = LCLOUD_PATH_PASSTHROUGH,
 	.caps = QUEUE_CAP_NVME_COMMAND | QUEUE_CAP_ONE_COMMAND | QUEUE_CAP_SLOTS | QUEUE_CAP_ASYNC,
+	.state_size = sizeof(struct uring_state),
 	.open = uring_nvme_open,
 	.prep = uring_nvme_prep,
 	.submit = uring_submit,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 #include "output_file.h"
 
 /* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
@@ -253,7 +254,7 @@ static void io_error(const char *cmd, const char *path, const char *message)
 static uint64_t device_size(const struct lcloud_queue *q)
 {
 	const struct lcloud_probe *p = lcloud_queue_get_probe(q);
-	const struct lcloud_fact *f;
+	uint64_t size;
 
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
@@ -265,8 +266,8 @@ static uint64_t device_size(const struct lcloud_queue *q)
 		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME || lcloud_layer_get_kind(l) == LCLOUD_LAYER_SCSI ||
 		    lcloud_layer_get_kind(l) == LCLOUD_LAYER_CLOUD)
 			continue;
-		f = lcloud_layer_find_fact(l, "size");
-		return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
+		/* not read: 0, no size to check against, as for a file */
+		return cli_fact_u64(l, FACT_SIZE, &size) > 0 ? size : 0;
 	}
 	return 0;
 }

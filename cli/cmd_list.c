@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 
 enum column_kind {
 	COL_NAME,
@@ -37,7 +38,7 @@ struct list_column {
 	const char *header;
 	const char *json_key; /* the header lowercased, as lsblk -J */
 	enum column_kind kind;
-	const char *fact; /* COL_FACT, COL_WC, COL_MODEL */
+	enum fact_id fact; /* COL_FACT, COL_WC, COL_MODEL; FACT__COUNT for the others */
 	int io_path;      /* COL_VERDICT */
 	double width;
 	int flags;
@@ -46,32 +47,32 @@ struct list_column {
 
 /* The order here is the order of -O and of lcloudctl(8)'s COLUMNS. */
 static const struct list_column columns[] = {
-	{ "NAME", "name", COL_NAME, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
-	{ "PATH", "path", COL_PATH, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
-	{ "TYPE", "type", COL_TYPE, NULL, 0, 0.05, 0, true },
-	{ "SIZE", "size", COL_FACT, "size", 0, 0.06, SCOLS_FL_RIGHT, true },
-	{ "RO", "ro", COL_FACT, "ro", 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "ROTA", "rota", COL_FACT, "rotational", 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "LOG-SEC", "log-sec", COL_FACT, "logical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "PHY-SEC", "phy-sec", COL_FACT, "physical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "MIN-IO", "min-io", COL_FACT, "minimum_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "OPT-IO", "opt-io", COL_FACT, "optimal_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AWU-MIN", "awu-min", COL_FACT, "atomic_write_unit_min_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AWU-MAX", "awu-max", COL_FACT, "atomic_write_unit_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AW-MAX", "aw-max", COL_FACT, "atomic_write_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AW-BOUND", "aw-bound", COL_FACT, "atomic_write_boundary_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "STREAMS", "streams", COL_FACT, "max_write_streams", 0, 0.04, SCOLS_FL_RIGHT, true },
-	{ "STREAM-GRAN", "stream-gran", COL_FACT, "write_stream_granularity", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "WC", "wc", COL_WC, "write_cache", 0, 0.06, 0, true },
-	{ "ALIGN", "align", COL_ALIGN, NULL, 0, 0.05, 0, true },
-	{ "MODEL", "model", COL_MODEL, "model", 0, 0.1, SCOLS_FL_TRUNC, false },
-	{ "TRAN", "tran", COL_TRAN, NULL, 0, 0.04, 0, false },
-	{ "FSTYPE", "fstype", COL_FSTYPE, NULL, 0, 0.05, 0, false },
-	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, NULL, 0, 0.1, SCOLS_FL_TRUNC, false },
-	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, NULL, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
-	{ "PASSTHROUGH", "passthrough", COL_VERDICT, NULL, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
-	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, NULL, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
-	{ "UNTORN", "untorn", COL_UNTORN, NULL, 0, 0.05, 0, false },
+	{ "NAME", "name", COL_NAME, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
+	{ "PATH", "path", COL_PATH, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
+	{ "TYPE", "type", COL_TYPE, FACT__COUNT, 0, 0.05, 0, true },
+	{ "SIZE", "size", COL_FACT, FACT_SIZE, 0, 0.06, SCOLS_FL_RIGHT, true },
+	{ "RO", "ro", COL_FACT, FACT_RO, 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "ROTA", "rota", COL_FACT, FACT_ROTATIONAL, 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "LOG-SEC", "log-sec", COL_FACT, FACT_LOGICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "PHY-SEC", "phy-sec", COL_FACT, FACT_PHYSICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "MIN-IO", "min-io", COL_FACT, FACT_MINIMUM_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "OPT-IO", "opt-io", COL_FACT, FACT_OPTIMAL_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MIN", "awu-min", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MAX", "awu-max", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-MAX", "aw-max", COL_FACT, FACT_ATOMIC_WRITE_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-BOUND", "aw-bound", COL_FACT, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "STREAMS", "streams", COL_FACT, FACT_MAX_WRITE_STREAMS, 0, 0.04, SCOLS_FL_RIGHT, true },
+	{ "STREAM-GRAN", "stream-gran", COL_FACT, FACT_WRITE_STREAM_GRANULARITY, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "WC", "wc", COL_WC, FACT_WRITE_CACHE, 0, 0.06, 0, true },
+	{ "ALIGN", "align", COL_ALIGN, FACT__COUNT, 0, 0.05, 0, true },
+	{ "MODEL", "model", COL_MODEL, FACT_MODEL, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "TRAN", "tran", COL_TRAN, FACT__COUNT, 0, 0.04, 0, false },
+	{ "FSTYPE", "fstype", COL_FSTYPE, FACT__COUNT, 0, 0.05, 0, false },
+	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, FACT__COUNT, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PASSTHROUGH", "passthrough", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
+	{ "UNTORN", "untorn", COL_UNTORN, FACT__COUNT, 0, 0.05, 0, false },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
@@ -149,19 +150,19 @@ static bool parse_columns(struct list_state *st, const char *arg)
  * the devices a dm or md device is built on: their model or limits are not
  * the dm device's.
  */
-static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, const char *name)
+static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, enum fact_id id)
 {
 	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
-	const struct lcloud_fact *f = lcloud_layer_find_fact(top, name);
+	const struct lcloud_fact *f = cli_fact(top, id);
 
 	if (!f && lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1)
-		f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 1), name);
+		f = cli_fact(lcloud_probe_get_layer(p, 1), id);
 	return f;
 }
 
-static const char *present_string(const struct lcloud_probe *p, const char *name)
+static const char *present_string(const struct lcloud_probe *p, enum fact_id id)
 {
-	const struct lcloud_fact *f = stack_fact(p, name);
+	const struct lcloud_fact *f = stack_fact(p, id);
 
 	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_string(f) : NULL;
 }
@@ -219,7 +220,7 @@ static char *one_word(const char *s)
 static void fill_cell(struct list_state *st, struct row *row, const struct lcloud_probe *p, int c)
 {
 	const struct list_column *col = &columns[c];
-	const char *devno = present_string(p, "dev");
+	const char *devno = present_string(p, FACT_DEV);
 	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
 	json_object *j = NULL;
 	char *t = NULL;

@@ -70,6 +70,17 @@ struct lcloud_queue {
 /* Sets the queue's error and returns ERR (queue_error.c: nothing in the queue family calls back into queue.c). */
 #define queue_fail(q, err, ...) queue_error_set(&(q)->error, (err), __VA_ARGS__)
 
+/*
+ * Where passthrough writes to P's target land: the NVMe namespace directly
+ * under it (no file system, dm, md or loop) in *RET_NVME, the target's
+ * byte offset on it, and its size (0: a whole namespace, which ends where
+ * the device says). 0; -ENODEV without such a namespace; -ENODATA, with
+ * *RET_NVME set, when a partition's start or size was not read, for then
+ * writes could land before the partition or run past its end.
+ */
+int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
+			   uint64_t *ret_size);
+
 /* hint_map.c */
 void hint_caps_read(struct lcloud_queue *q);
 void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool write, struct hint_map *ret);

@@ -58,7 +58,11 @@ static int cap_for_shifted_boundary(const struct lcloud_probe *p, struct lcloud_
 {
 	for (unsigned int i = 0; i < p->n_layers && v->max_untorn; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
-		uint64_t off = num(l, "atomic_boundary_offset_bytes", 0), b = num(l, "atomic_boundary_power_fail_bytes", 0);
+		uint64_t off = 0, b = 0;
+
+		/* no offset or no boundary read: nothing shifted to cap (device_promise() holds the boundary) */
+		(void)layer_get_bytes(l, FACT_ATOMIC_BOUNDARY_OFFSET_BYTES, &off);
+		(void)layer_get_bytes(l, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, &b);
 
 		if (l->kind != LCLOUD_LAYER_NVME || !off || !b || pow2_dividing(off) >= v->max_untorn)
 			continue;

@@ -268,7 +268,12 @@ static uint64_t target_size(const struct lcloud_probe *p)
 			return UINT64_MAX;
 		if (p->layers[i].kind != LCLOUD_LAYER_NVME && p->layers[i].kind != LCLOUD_LAYER_SCSI &&
 		    p->layers[i].kind != LCLOUD_LAYER_CLOUD)
-			return layer_u64_or(&p->layers[i], "size", UINT64_MAX);
+		{
+			uint64_t size;
+
+			/* a size absent or unread limits nothing the check can know about */
+			return layer_get_bytes(&p->layers[i], FACT_SIZE, &size) > 0 ? size : UINT64_MAX;
+		}
 	}
 	return UINT64_MAX;
 }

@@ -25,10 +25,9 @@ __attribute__((format(printf, 3, 4)))
 int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...);
 
 /* A PRESENT fact, or NULL. */
-const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name);
+const struct lcloud_fact *fact(const struct lcloud_layer *l, enum fact_id id);
 /* A fact that exists but could not be read (needs root, unreadable), or NULL. */
-const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, const char *name);
-uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback);
+const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id id);
 const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind);
 const struct lcloud_layer *child_of_kind(const struct lcloud_probe *p, int parent, enum lcloud_layer_kind kind);
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);

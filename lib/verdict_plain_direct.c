@@ -19,13 +19,10 @@
 
 /* ---- plain_direct -------------------------------------------------------- */
 
-/* Did the probe read the dm device's table (dm_target_N facts)? */
+/* Did the probe read the dm device's table? */
 static bool has_dm_table(const struct lcloud_layer *l)
 {
-	for (unsigned int f = 0; f < l->n_facts; f++)
-		if (has_prefix(l->facts[f].name, "dm_target_") && l->facts[f].state == LCLOUD_FACT_PRESENT)
-			return true;
-	return false;
+	return l->n_dm_segments > 0;
 }
 
 #define STARTS_MAX 16
@@ -58,18 +55,19 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 	starts[0] = 0;
 	for (int i = leaf; i != top && p->layers[i].parent >= 0; i = p->layers[i].parent) {
 		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
-		const struct lcloud_fact *dev = layer_fact(&p->layers[i], "dev");
+		const struct lcloud_fact *dev = layer_fact(&p->layers[i], FACT_DEV);
 		int64_t shifts[STARTS_MAX];
 		char unfollowed[16] = "";
 		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
-			if (!fact(up, "start_bytes")) {
+			uint64_t start;
+
+			if (layer_get_bytes(up, FACT_START_BYTES, &start) <= 0) {
 				r = unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so where "
 					    "writes land on %s is unknown", up->name, p->layers[leaf].name);
 				return r < 0 ? r : 0;
 			}
-			uint64_t start = num(up, "start_bytes", 0);
 
 			for (int k = 0; k < n; k++)
 				if (start > (uint64_t)PLACEMENT_MAX || !add_placement(&starts[k], (int64_t)start))
@@ -77,38 +75,32 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 			continue;
 		}
 		if (up->kind == LCLOUD_LAYER_MD) {
-			char name[96];
-			const struct lcloud_fact *off;
+			const struct layer_md_member *member = layer_md_member(up, p->layers[i].name);
 
-			snprintf(name, sizeof(name), "md_data_offset_%s", p->layers[i].name);
-			off = fact(up, name);
-			if (!off) {
+			if (!member) {
 				r = unknown(v, "sysfs:md/dev-*/offset", "%s: where member %s's data starts could not be "
 					    "read, so where writes land on it is unknown", up->name, p->layers[i].name);
 				return r < 0 ? r : 0;
 			}
 			for (int k = 0; k < n; k++)
-				if (off->u64 > (uint64_t)PLACEMENT_MAX || !add_placement(&starts[k], (int64_t)off->u64))
+				if (member->data_offset > (uint64_t)PLACEMENT_MAX ||
+				    !add_placement(&starts[k], (int64_t)member->data_offset))
 					goto out_of_range;
 			continue;
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
 			continue;
-		for (unsigned int f = 0; f < up->n_facts && dev && dev->string; f++) {
-			unsigned long long ts, tl, off;
-			unsigned int ma, mi;
-			char type[16], want[32];
+		for (unsigned int s = 0; s < up->n_dm_segments && dev && dev->string; s++) {
+			const struct layer_dm_segment *seg = &up->dm_segments[s];
+			uint64_t ts = seg->start, off = seg->offset;
+			char want[32];
 
-			if (!has_prefix(up->facts[f].name, "dm_target_") || !up->facts[f].string)
-				continue;
-			if (sscanf(up->facts[f].string, "%llu %llu %15s %u:%u %llu", &ts, &tl, type, &ma, &mi, &off) != 6 ||
-			    !streq(type, "linear")) {
+			if (!seg->linear) {
 				n_shifts = -1; /* a target type whose placement is not a plain shift */
-				if (sscanf(up->facts[f].string, "%*s %*s %15s", unfollowed) != 1)
-					unfollowed[0] = '\0';
+				snprintf(unfollowed, sizeof(unfollowed), "%s", seg->type);
 				break;
 			}
-			snprintf(want, sizeof(want), "%u:%u", ma, mi);
+			snprintf(want, sizeof(want), "%u:%u", seg->major, seg->minor);
 			if (!streq(dev->string, want))
 				continue;
 			if (n_shifts == STARTS_MAX) {
@@ -183,10 +175,10 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 		       uint64_t *ok)
 {
 	const struct lcloud_layer *d = &p->layers[leaf];
-	const struct lcloud_fact *nomerges = fact(d, "nomerges");
-	uint64_t max_kb = num(d, "max_sectors_kb", 0), lba = pr->lba ? pr->lba : 512;
-	/* commands no larger than the promise are whole, unless one can cross a boundary */
-	bool small = max_kb && max_kb * 1024 <= pr->bytes;
+	const struct lcloud_fact *nomerges = fact(d, FACT_NOMERGES);
+	uint64_t max_bytes = 0, lba = pr->lba ? pr->lba : 512;
+	/* commands no larger than the promise are whole, unless one can cross a boundary; unread: not known small */
+	bool small = layer_get_bytes(d, FACT_MAX_SECTORS_KB, &max_bytes) > 0 && max_bytes && max_bytes <= pr->bytes;
 
 	if (*ok <= lba || (small && !pr->boundary))
 		return 0;
@@ -211,15 +203,15 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 			      "and two writes on either side of one of the device's %" PRIu64 "-byte atomic boundaries "
 			      "make a command that crosses it: such a command is untorn only per %" PRIu64 "-byte block; "
 			      "echo 2 > /sys/block/%s/queue/nomerges keeps each write its own command, and a udev rule "
-			      "keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, larger, pr->boundary,
-			      lba, d->name);
+			      "keeps that across reboots", d->name, max_bytes / 1024, nomerges->u64, max_bytes / 1024,
+			      larger, pr->boundary, lba, d->name);
 	}
 	return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one command "
 		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
 		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
 		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
-		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_kb, nomerges->u64, max_kb, pr->bytes, lba, d->name,
-		      pr->bytes / 1024);
+		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_bytes / 1024,
+		      nomerges->u64, max_bytes / 1024, pr->bytes, lba, d->name, pr->bytes / 1024);
 }
 
 /* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
@@ -228,13 +220,13 @@ static bool cloud_without_promise(const struct lcloud_probe *p, int disk)
 	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
 	const struct lcloud_layer *cloud = scsi ? child_of_kind(p, index_of(p, scsi), LCLOUD_LAYER_CLOUD) : NULL;
 
-	return cloud && !fact(cloud, "promise_untorn_max_bytes");
+	return cloud && !fact(cloud, FACT_PROMISE_UNTORN_MAX_BYTES);
 }
 
 /* Parity RAID updates data and parity in separate writes: a crash can leave a stripe torn. */
 static bool parity_raid(const struct lcloud_layer *l)
 {
-	const struct lcloud_fact *level = fact(l, "md_level");
+	const struct lcloud_fact *level = fact(l, FACT_MD_LEVEL);
 
 	return level && level->string &&
 	       (streq(level->string, "raid4") || streq(level->string, "raid5") || streq(level->string, "raid6"));
@@ -305,11 +297,13 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 
 	for (unsigned int i = 0; i < p->n_layers && limit > 512; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
-		const struct lcloud_fact *segs = fact(l, "max_segments"), *seg_size = fact(l, "max_segment_size");
-		const struct lcloud_fact *vbm = fact(l, "virt_boundary_mask");
-		/* the kernel's default buffer alignment is 512 bytes (mask 511) */
-		uint64_t buf_align = num(l, "dma_alignment", 511) + 1;
-		uint64_t per_page, cap;
+		const struct lcloud_fact *segs = fact(l, FACT_MAX_SEGMENTS), *seg_size = fact(l, FACT_MAX_SEGMENT_SIZE);
+		const struct lcloud_fact *vbm = fact(l, FACT_VIRT_BOUNDARY_MASK);
+		/* the kernel's default buffer alignment is 512 bytes (mask 511); not read, the page bounds it below */
+		uint64_t dma_mask = 511, buf_align, per_page, cap;
+
+		(void)layer_get_u64(l, FACT_DMA_ALIGNMENT, &dma_mask);
+		buf_align = dma_mask + 1;
 
 		if (l->kind != LCLOUD_LAYER_DISK && l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DM &&
 		    l->kind != LCLOUD_LAYER_MD)
@@ -378,13 +372,14 @@ static const char *const single_device_fs[] = { "xfs", "ext4", "ext3", "ext2" };
 static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct lcloud_verdict *v)
 {
 	const struct lcloud_fact *f;
+	bool realtime = false;
 	int r;
 
-	if ((f = fact_unread(fs, "realtime"))) {
+	if ((f = fact_unread(fs, FACT_REALTIME))) {
 		r = unknown(v, f->source, "%s", f->reason);
 		return r < 0 ? r : 1;
 	}
-	if (num(fs, "realtime", 0) && (f = fact_unread(fs, "realtime_device"))) {
+	if (layer_get_bool(fs, FACT_REALTIME, &realtime) > 0 && realtime && (f = fact_unread(fs, FACT_REALTIME_DEVICE))) {
 		r = unknown(v, f->source, "the file is an XFS realtime file, whose data is on the realtime device, but %s",
 			    f->reason);
 		return r < 0 ? r : 1;
@@ -401,7 +396,7 @@ static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct 
 		if (streq(fs->name, single_device_fs[i]))
 			return 0;
 	if (streq(fs->name, "btrfs")) {
-		if ((f = fact(fs, "btrfs_devices")) && f->u64 == 1)
+		if ((f = fact(fs, FACT_BTRFS_DEVICES)) && f->u64 == 1)
 			return 0;
 		if (f)
 			r = reason(v, f->source, "the btrfs file system spans %" PRIu64 " devices and may put the "
@@ -409,14 +404,14 @@ static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct 
 				   "names: no promise is claimed for it", f->u64);
 		else
 			r = unknown(v, "sysfs:fs/btrfs/devices", "btrfs may spread a file's data over several devices, "
-				    "and %s", fact_unread(fs, "btrfs_devices") ? fact_unread(fs, "btrfs_devices")->reason
+				    "and %s", fact_unread(fs, FACT_BTRFS_DEVICES) ? fact_unread(fs, FACT_BTRFS_DEVICES)->reason
 									 : "which devices this one spans was not read");
 		return r < 0 ? r : 1;
 	}
 	r = unknown(v, "mountinfo:fstype", "liblcloud does not know how %s places a file's O_DIRECT writes on its "
 		    "device (it follows XFS, ext2/3/4 and single-device btrfs), so none is claimed untorn; "
 		    "use the block device or one of those file systems",
-		    fact(fs, "fstype") ? fs->name : "this file system (its mount was not found)");
+		    fact(fs, FACT_FSTYPE) ? fs->name : "this file system (its mount was not found)");
 	return r < 0 ? r : 1;
 }
 
@@ -429,7 +424,7 @@ static int data_placement(const struct lcloud_layer *fs, bool has_stack, struct 
  */
 static int direct_io_floor(const struct lcloud_layer *fs, uint64_t lba, struct lcloud_verdict *v)
 {
-	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+	const struct lcloud_fact *f = fs ? fact(fs, FACT_STX_DIO_OFFSET_ALIGN) : NULL;
 
 	if (!f || f->u64 <= lba || !v->max_untorn)
 		return 0;
@@ -473,11 +468,16 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		if (p->layers[i].kind == LCLOUD_LAYER_MD && parity_raid(&p->layers[i]))
 			return reason(v, "sysfs:md/level", "%s is %s: a partial-stripe write updates data and parity "
 				      "separately, so a crash can leave it torn whatever the disks promise",
-				      p->layers[i].name, fact(&p->layers[i], "md_level")->string);
+				      p->layers[i].name, fact(&p->layers[i], FACT_MD_LEVEL)->string);
 	/* where the target starts on the device directly below its partitions (for chunk edges) */
 	for (int i = top; i >= 0 && p->layers[i].kind == LCLOUD_LAYER_PARTITION;
-	     i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK)))
-		top_start += num(&p->layers[i], "start_bytes", 0);
+	     i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK))) {
+		uint64_t start = 0;
+
+		/* unread, chunk edges are checked from 0; the placement check says "unknown" for it */
+		(void)layer_get_bytes(&p->layers[i], FACT_START_BYTES, &start);
+		top_start += start;
+	}
 
 	/* Every disk a write may reach must promise it; the smallest promise counts. */
 	for (int k = 0; k < n_leaves; k++) {
@@ -564,31 +564,40 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	 */
 	for (unsigned int i = 0; i < p->n_layers && limit; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
-		uint64_t max_kb = num(l, "max_sectors_kb", 0), chunk = num(l, "chunk_sectors", 0) * 512;
-		uint64_t md_chunk = l->kind == LCLOUD_LAYER_MD ? num(l, "md_chunk_size", 0) : 0;
+		uint64_t max_bytes = 0, chunk = 0, md_chunk = 0;
+		/* a split limit not read: none of these, and "unknown" above one page just below */
+		enum fact_id missing = !fact(l, FACT_MAX_SECTORS_KB) ? FACT_MAX_SECTORS_KB
+				       : !fact(l, FACT_CHUNK_SECTORS) ? FACT_CHUNK_SECTORS
+				       : l->kind == LCLOUD_LAYER_MD && !fact(l, FACT_MD_CHUNK_SIZE) ? FACT_MD_CHUNK_SIZE
+												     : FACT__COUNT;
 
 		if (!is_stack_layer(l->kind))
 			continue;
+		(void)layer_get_bytes(l, FACT_MAX_SECTORS_KB, &max_bytes);
+		(void)layer_get_bytes(l, FACT_CHUNK_SECTORS, &chunk);
+		if (l->kind == LCLOUD_LAYER_MD)
+			(void)layer_get_bytes(l, FACT_MD_CHUNK_SIZE, &md_chunk);
 		/* a queue (not a partition's) whose split limits are missing, as in a capture that missed them */
 		if ((l->kind == LCLOUD_LAYER_DISK || l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DM ||
-		     l->kind == LCLOUD_LAYER_MD) && (!fact(l, "max_sectors_kb") || !fact(l, "chunk_sectors"))) {
+		     l->kind == LCLOUD_LAYER_MD) && missing != FACT__COUNT) {
 			const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+			const char *attr = missing == FACT_MD_CHUNK_SIZE ? "md/chunk_size" : fact_def(missing)->name;
 
 			if (limit > page) {
 				limit = page;
-				r = unknown(v, !fact(l, "max_sectors_kb") ? "sysfs:queue/max_sectors_kb"
-									: "sysfs:queue/chunk_sectors",
-					    "%s: queue/%s could not be read, so whether the block layer splits writes of "
+				r = unknown(v, fact_def(missing)->source,
+					    "%s: %s%s could not be read, so whether the block layer splits writes of "
 					    "more than one memory page (%" PRIu64 " bytes) is unknown", l->name,
-					    !fact(l, "max_sectors_kb") ? "max_sectors_kb" : "chunk_sectors", page);
+					    missing == FACT_MD_CHUNK_SIZE ? "" : "queue/", attr, page);
 				if (r < 0)
 					return r;
 			}
 		}
-		if (max_kb && max_kb * 1024 < limit) {
-			limit = pow2_floor(max_kb * 1024);
+		if (max_bytes && max_bytes < limit) {
+			limit = pow2_floor(max_bytes);
 			definite = min_u64(definite, limit);
-			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name, max_kb);
+			r = reason(v, "sysfs:queue/max_sectors_kb", "%s splits writes above %" PRIu64 " KiB", l->name,
+				   max_bytes / 1024);
 			if (r < 0)
 				return r;
 		}
@@ -609,12 +618,10 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		}
 		if (l->kind == LCLOUD_LAYER_DM) {
 			/* each segment's start in the dm device is an edge too */
-			for (unsigned int f = 0; f < l->n_facts; f++) {
-				unsigned long long ts;
-				uint64_t cap;
+			for (unsigned int s = 0; s < l->n_dm_segments; s++) {
+				uint64_t ts = l->dm_segments[s].start, cap;
 
-				if (!has_prefix(l->facts[f].name, "dm_target_") || !l->facts[f].string ||
-				    sscanf(l->facts[f].string, "%llu", &ts) != 1 || !ts)
+				if (!ts)
 					continue;
 				natural = true;
 				/* modulo 2^64 keeps every power of two that divides the difference */
@@ -622,8 +629,8 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				if (cap < limit) {
 					limit = cap;
 					definite = min_u64(definite, cap);
-					r = reason(v, "dm:table", "%s: a segment starts at byte %llu, and writes across it "
-						   "are split", l->name, ts * 512);
+					r = reason(v, "dm:table", "%s: a segment starts at byte %" PRIu64 ", and writes across "
+						   "it are split", l->name, ts * 512);
 					if (r < 0)
 						return r;
 				}
@@ -645,13 +652,27 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 	/* The file system must keep a page in one extent: one block, or one bigalloc cluster. */
 	if (fs && limit) {
-		uint64_t unit = num(fs, "cluster_size", num(fs, "block_size", 0));
-		const char *what = fact(fs, "cluster_size") ? "cluster size" : "block size";
+		const char *what = fact(fs, FACT_CLUSTER_SIZE) ? "cluster size" : "block size";
+		uint64_t unit = 0;
 
-		if (fact_unread(fs, "cluster_size") && unit && unit < limit) {
+		/* the cluster when there is one, else the block */
+		if (layer_get_bytes(fs, FACT_CLUSTER_SIZE, &unit) <= 0)
+			(void)layer_get_bytes(fs, FACT_BLOCK_SIZE, &unit);
+		/* neither read (statfs failed): a block is no smaller than 512 bytes, and no more is sure */
+		if (!unit && limit > 512) {
+			const char *why = layer_unread_reason(fs, FACT_BLOCK_SIZE);
+
+			limit = 512;
+			r = unknown(v, "statfs:f_bsize", "%s: its block size could not be read (%s), so whether it keeps "
+				    "a write of more than 512 bytes in one extent is unknown", fs->name, why ? why : "not read");
+			if (r < 0)
+				return r;
+		}
+
+		if (fact_unread(fs, FACT_CLUSTER_SIZE) && unit && unit < limit) {
 			r = unknown(v, "ext4:superblock:s_log_cluster_size", "%s: its cluster size (bigalloc) could not be "
 				    "read (%s), so whether it keeps writes of more than its %" PRIu64 "-byte blocks in one "
-				    "extent is unknown; run as root", fs->name, fact_unread(fs, "cluster_size")->reason,
+				    "extent is unknown; run as root", fs->name, fact_unread(fs, FACT_CLUSTER_SIZE)->reason,
 				    unit);
 			if (r < 0)
 				return r;
@@ -659,9 +680,9 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 		if (unit && unit < limit) {
 			limit = pow2_floor(unit);
-			if (!fact_unread(fs, "cluster_size"))
+			if (!fact_unread(fs, FACT_CLUSTER_SIZE))
 				definite = min_u64(definite, limit);
-			r = reason(v, fact(fs, "cluster_size") ? "ext4:superblock:s_log_cluster_size" : "statfs:f_bsize",
+			r = reason(v, fact(fs, FACT_CLUSTER_SIZE) ? "ext4:superblock:s_log_cluster_size" : "statfs:f_bsize",
 				   "%s allocates in %" PRIu64 "-byte units (%s): a larger write can span two extents and "
 				   "reach the device as two writes; %s", fs->name, unit, what,
 				   streq(fs->name, "ext4") ? "ext4 with bigalloc (mkfs.ext4 -O bigalloc -C SIZE) allocates "
@@ -681,15 +702,20 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	 * showed a 16 KiB write there reach the device as 4 KiB and 12 KiB).
 	 */
 	if (fs && limit && p->target_type == LCLOUD_TARGET_REGULAR) {
-		uint64_t edges = num(fs, "extent_edge_alignment", 0), block = num(fs, "block_size", 0);
+		uint64_t edges = 0, block = 0, worst = 0;
 
-		if (fact_unread(fs, "extent_edge_alignment") || !fact(fs, "extents")) {
+		/* edges unread are caught below; a block size not read caps nothing */
+		(void)layer_get_bytes(fs, FACT_EXTENT_EDGE_ALIGNMENT, &edges);
+		(void)layer_get_bytes(fs, FACT_BLOCK_SIZE, &block);
+		(void)layer_get_bytes(fs, FACT_EXTENT_EDGE_WORST, &worst);
+
+		if (fact_unread(fs, FACT_EXTENT_EDGE_ALIGNMENT) || !fact(fs, FACT_EXTENTS)) {
 			/* extents are made of blocks: a write inside one block crosses no edge */
 			limit = block && block < limit ? pow2_floor(block) : (block ? limit : 0);
 			r = unknown(v, "ioctl:FS_IOC_FIEMAP", "this file's extent map could not be read (%s), so whether a "
 				    "write larger than a %" PRIu64 "-byte block crosses from one extent into another is "
 				    "unknown; run as a user who can read the file",
-				    fact_unread(fs, "extent_edge_alignment") ? fact_unread(fs, "extent_edge_alignment")->reason
+				    fact_unread(fs, FACT_EXTENT_EDGE_ALIGNMENT) ? fact_unread(fs, FACT_EXTENT_EDGE_ALIGNMENT)->reason
 									     : "not read", block);
 			if (r < 0)
 				return r;
@@ -701,7 +727,7 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				   "is mapped in two pieces and reaches the device as two writes (a write of less than a "
 				   "cluster, a punched hole or a sparse copy leaves such edges); writing the file again in "
 				   "whole aligned pages (e.g. a copy with 'cp --sparse=never') removes them",
-				   num(fs, "extent_edge_worst", 0), edges);
+				   worst, edges);
 			if (r < 0)
 				return r;
 		} else if (block && block < limit) {

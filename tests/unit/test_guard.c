@@ -81,7 +81,7 @@ static int guard(const char *dev, bool force, char *why, size_t size)
 	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
 	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &q.probe), 0);
 	r = write_guard_check(ctx, &q, force);
-	snprintf(why, size, "%s", q.error);
+	snprintf(why, size, "%s", q.error.text);
 	lcloud_probe_free(q.probe);
 	lcloud_ctx_free(ctx);
 	return r;

@@ -50,14 +50,16 @@ def install_liblcloud(source_root, scratch):
 
 def build_extension(source_dir, scratch, pkg_config_path, config):
     """Copies the extension's sources, builds them with PGXS and installs them under SCRATCH/root
-    (make install DESTDIR=...); returns that DESTDIR."""
+    (make install DESTDIR=...); returns that DESTDIR. The install runs without PKG_CONFIG_PATH,
+    as `sudo make install` does (sudo resets the environment), the way the README says."""
     src = os.path.join(scratch, "extension")
-    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc"))
+    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc", "lcloud-flags.mk"))
     env = dict(os.environ, PKG_CONFIG_PATH=pkg_config_path)
+    sudo_env = {k: v for k, v in os.environ.items() if k != "PKG_CONFIG_PATH"}
     destdir = os.path.join(scratch, "root")
-    for args in (["make", "PG_CONFIG=" + config, "PG_CFLAGS=-Werror"],
-                 ["make", "PG_CONFIG=" + config, "install", "DESTDIR=" + destdir]):
-        p = subprocess.run(args, cwd=src, env=env, capture_output=True, text=True)
+    for args, run_env in ((["make", "PG_CONFIG=" + config, "PG_CFLAGS=-Werror"], env),
+                          (["make", "PG_CONFIG=" + config, "install", "DESTDIR=" + destdir], sudo_env)):
+        p = subprocess.run(args, cwd=src, env=run_env, capture_output=True, text=True)
         assert p.returncode == 0, "%s failed: %s%s" % (" ".join(args), p.stdout[-3000:], p.stderr[-3000:])
         assert "warning:" not in p.stderr, p.stderr
     return destdir

@@ -195,18 +195,20 @@ class Server:
         with open(self.host(self.logfile)) as f:
             return [m.groups() for m in map(LOG_LINE.match, f.read().splitlines()) if m]
 
-    def messages(self, start=0):
-        """lcloud's messages from line START of the log on: (severity, text, detail, hint)."""
+    def messages(self, start=0, debug=False):
+        """lcloud's messages from line START of the log on: (severity, text, detail, hint); with DEBUG,
+        only its DEBUG1 ones (the details), else all others."""
         lines = self.log_lines()
         out = []
         for i in range(start, len(lines)):
             pid, severity, text = lines[i]
-            if not text.startswith("lcloud: "):
+            if not text.startswith("lcloud: ") or (severity == "DEBUG") != debug:
                 continue
             extra = {}
-            for j in range(i + 1, min(i + 3, len(lines))):
-                if lines[j][0] == pid and lines[j][1] in ("DETAIL", "HINT"):
-                    extra[lines[j][1]] = lines[j][2]
+            for j in range(i + 1, min(i + 3, len(lines))):  # its own DETAIL and HINT follow it directly
+                if lines[j][0] != pid or lines[j][1] not in ("DETAIL", "HINT"):
+                    break
+                extra[lines[j][1]] = lines[j][2]
             out.append((severity, text, extra.get("DETAIL"), extra.get("HINT")))
         return out
 

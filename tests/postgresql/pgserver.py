@@ -238,11 +238,12 @@ def row_from_lcloudctl(doc, probe):
             "mount_point": fs["mount_point"], "device": fs["mount_source"]}
 
 
-def wait_for_messages(server, start, count, what, seconds=60):
-    """The server's lcloud messages since START, once there are COUNT (or SECONDS passed: then fail)."""
+def wait_for_messages(server, start, count, what, seconds=60, debug=False):
+    """The server's lcloud messages since START (with DEBUG: the DEBUG1 details), once there are COUNT
+    (or SECONDS passed: then fail)."""
     end = time.monotonic() + seconds
     while True:
-        msgs = server.messages(start)
+        msgs = server.messages(start, debug=debug)
         if len(msgs) >= count or time.monotonic() > end:
             assert len(msgs) == count, "%s: expected %d lcloud messages, got %s" % (what, count, msgs)
             return msgs

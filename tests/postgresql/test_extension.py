@@ -440,8 +440,7 @@ def test_details_only_at_debug1():
     s.sql("ALTER SYSTEM SET full_page_writes = on")
     start = reload_and_wait("debug1")
     assert_messages_for_all(wait_for_messages(start, len(names), "debug1"), full_page_writes=True)
-    details = s.messages(start, debug=True)
-    assert len(details) == len(names), details
+    details = pg.wait_for_messages(s, start, len(names), "debug1 details", debug=True)  # after each line
     for n in names:
         mine = [m for m in details if m[1] == "lcloud: details for %s" % where(n)]
         assert len(mine) == 1, (n, details)

@@ -179,7 +179,8 @@ def messages_by_location(msgs, start):
     """(message, details, label, path) for each place relation pages live: exactly one line each, and
     its DEBUG1 details (the server runs at log_min_messages=debug1)."""
     out = []
-    details = LAB["server"].messages(start, debug=True)
+    # each line's details come after it (they take more probes): wait for all of them
+    details = pg.wait_for_messages(LAB["server"], start, len(msgs), "details", debug=True)
     for where, path in page_locations():
         mine = [m for m in msgs if " to %s " % where in m[1]]
         assert len(mine) == 1, (where, msgs)

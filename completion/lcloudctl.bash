@@ -5,6 +5,11 @@
 # completion follows the program it completes; values that --help lists in
 # words (formats, paths, databases, hints) are completed from the lists below.
 
+# The lcloudctl this file was installed with (the install writes its path here): asked
+# when the word typed is no program bash can run, e.g. "lcloudctl" through an alias or
+# sudo with the install's sbin not on PATH. In the source tree it names no program.
+_lcloudctl_installed='@LCLOUDCTL@'
+
 _lcloudctl_help_options()
 {
     # "  -s, --size N   ..." and "      --no-confirm   ...": every option name
@@ -39,6 +44,9 @@ _lcloudctl()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
     prog=${COMP_WORDS[0]}
+    if ! type -P -- "$prog" >/dev/null && [[ -x $_lcloudctl_installed ]]; then
+        prog=$_lcloudctl_installed
+    fi
 
     # the command: the first word that is not an option or a global option's value
     for ((i = 1; i < COMP_CWORD; i++)); do

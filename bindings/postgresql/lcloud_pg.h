@@ -80,6 +80,9 @@ extern enum lcloud_io_path lcloud_server_data_io_path(void);
 extern enum lcloud_io_path lcloud_server_wal_io_path(void);
 extern List *lcloud_server_locations(void);
 
+/* tablespace_names.c: user tablespaces' names, read by a short-lived connected worker */
+extern void lcloud_name_tablespaces(List *locations);
+
 /* answer.c */
 extern void lcloud_answer_for(const char *path, uint32 size, enum lcloud_io_path io_path,
 							  LcloudAnswer *ret);

@@ -2,10 +2,10 @@
 /*
  * Loaded through shared_preload_libraries, the extension starts one
  * background worker that checks the page writes of every tablespace when
- * the server starts and again after each configuration reload: a WARNING
- * when full_page_writes is off where a page write is not proved untorn, a
- * LOG line saying where pages stand and what would make them untorn
- * otherwise.
+ * the server starts and again after each configuration reload: one line
+ * per tablespace, a WARNING when full_page_writes is off where a page write
+ * is not proved untorn, a LOG line saying where pages stand otherwise; the
+ * details (storage, what would make the pages untorn) at DEBUG1.
  *
  * A worker, not the postmaster: PostgreSQL 15 has no hook after a reload,
  * and an assign hook on full_page_writes belongs to the core. The worker
@@ -38,12 +38,7 @@ PGDLLEXPORT void lcloud_checker_main(Datum arg);
 /* What the last messages were about; NULL before the first check. */
 static char *last_signature;
 
-/*
- * User tablespaces by OID: their names are in pg_tablespace, which a worker
- * bound to no database cannot read (it is not one of the catalogs loaded
- * without a database), and holding a connection to one would block
- * CREATE DATABASE from it or dropping it.
- */
+/* The names come from pg_tablespace (tablespace_names.c); the OID when it could not be read. */
 static char *
 tablespace_label(const LcloudLocation *l)
 {
@@ -61,6 +56,12 @@ storage_label(const LcloudAnswer *a)
 					a->mount_point ? a->mount_point : "?", a->device ? a->device : "?");
 }
 
+/*
+ * One line per tablespace at LOG or WARNING: where, the answer, the rule
+ * that decided. The storage and what would make the pages untorn go to
+ * DEBUG1 (and lcloud_datadir()): at every start and reload they were most
+ * of the log's lines.
+ */
 static void
 say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 {
@@ -73,9 +74,11 @@ say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 	{
 		ereport(WARNING,
 				(errmsg("lcloud: could not check %u-byte page writes to %s within %s: the file system did not "
-						"answer", l->size, where, lcloud_probe_timeout_text()),
-				 errdetail("full_page_writes is %s; until the file system answers, these page writes are not "
-						   "proved untorn.", full_page_writes ? "on" : "off"),
+						"answer; full_page_writes is %s", l->size, where, lcloud_probe_timeout_text(),
+						full_page_writes ? "on" : "off")));
+		ereport(DEBUG1,
+				(errmsg("lcloud: details for %s", where),
+				 errdetail("Until the file system answers, these page writes are not proved untorn."),
 				 errhint("A frozen file system (fsfreeze) answers again once thawed: check again then with "
 						 "SELECT * FROM lcloud_datadir() or a configuration reload. lcloud.probe_timeout sets "
 						 "how long a check waits.")));
@@ -87,30 +90,37 @@ say(bool full_page_writes, const LcloudLocation *l, const LcloudAnswer *a)
 		ereport(LOG,
 				(errmsg("lcloud: full_page_writes is %s; %u-byte page writes to %s are untorn on the %s path%s",
 						full_page_writes ? "on" : "off", l->size, where, io,
-						full_page_writes ? ", so full_page_writes could be turned off" : ""),
+						full_page_writes ? ", so full_page_writes could be turned off" : "")));
+		ereport(DEBUG1,
+				(errmsg("lcloud: details for %s", where),
 				 errdetail("%s: %s.", storage, a->reason),
 				 errhint("This holds while the storage stays as it is: check again with "
 						 "SELECT * FROM lcloud_datadir() after moving files or changing the "
 						 "file system or device.")));
 		return;
 	}
-	/* more probes, each bounded; a shutdown request during them ends the check unsaid */
-	safe = lcloud_what_would_make_it_safe(l->path, l->size, l->io_path);
-	if (ShutdownRequestPending)
-		return;
 	if (!full_page_writes)
 		ereport(WARNING,
 				(errmsg("lcloud: full_page_writes is off, but %u-byte page writes to %s are not proved untorn "
-						"(answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
-				 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
-				 errhint("Turn full_page_writes on: without it a page torn by a crash cannot be repaired "
-						 "from the WAL. What would make these page writes untorn: %s.", safe)));
+						"(answer: %s): %s; turn full_page_writes on", l->size, where,
+						lcloud_answer_to_string(a->answer), a->reason)));
 	else
 		ereport(LOG,
 				(errmsg("lcloud: full_page_writes is on and needed: %u-byte page writes to %s are not "
-						"proved untorn (answer: %s)", l->size, where, lcloud_answer_to_string(a->answer)),
-				 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
-				 errhint("What would make these page writes untorn: %s.", safe)));
+						"proved untorn (answer: %s): %s", l->size, where, lcloud_answer_to_string(a->answer),
+						a->reason)));
+	/* more probes, each bounded: only when someone reads DEBUG1 */
+	if (!message_level_is_interesting(DEBUG1))
+		return;
+	safe = lcloud_what_would_make_it_safe(l->path, l->size, l->io_path);
+	if (ShutdownRequestPending)
+		return;
+	ereport(DEBUG1,
+			(errmsg("lcloud: details for %s", where),
+			 errdetail("%s; PostgreSQL writes these pages on the %s path: %s.", storage, io, a->reason),
+			 errhint("%sWhat would make these page writes untorn: %s.",
+					 full_page_writes ? "" : "Turn full_page_writes on: without it a page torn by a crash "
+					 "cannot be repaired from the WAL. ", safe)));
 }
 
 /* Checks every place data pages live; speaks at startup and when something changed. */
@@ -127,6 +137,9 @@ check_tablespaces(bool startup)
 	ListCell   *lc,
 			   *la;
 
+	lcloud_name_tablespaces(locations);
+	if (ShutdownRequestPending)
+		goto out;
 	initStringInfo(&signature);
 	appendStringInfo(&signature, "full_page_writes=%d", full_page_writes);
 	foreach(lc, locations)
@@ -143,8 +156,8 @@ check_tablespaces(bool startup)
 			goto out;			/* the server is shutting down: nothing to say */
 		answers = lappend(answers, a);
 		if (l->kind == LCLOUD_LOC_TABLESPACE)
-			appendStringInfo(&signature, "\n%s %s %d %s", l->path, lcloud_io_path_to_string(a->io_path),
-							 (int) a->answer, a->reason ? a->reason : "");
+			appendStringInfo(&signature, "\n%s %s %s %d %s", l->name ? l->name : "", l->path,
+							 lcloud_io_path_to_string(a->io_path), (int) a->answer, a->reason ? a->reason : "");
 	}
 	if (startup || !last_signature || strcmp(last_signature, signature.data) != 0)
 	{

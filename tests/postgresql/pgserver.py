@@ -50,14 +50,16 @@ def install_liblcloud(source_root, scratch):
 
 def build_extension(source_dir, scratch, pkg_config_path, config):
     """Copies the extension's sources, builds them with PGXS and installs them under SCRATCH/root
-    (make install DESTDIR=...); returns that DESTDIR."""
+    (make install DESTDIR=...); returns that DESTDIR. The install runs without PKG_CONFIG_PATH,
+    as `sudo make install` does (sudo resets the environment), the way the README says."""
     src = os.path.join(scratch, "extension")
-    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc"))
+    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc", "lcloud-flags.mk"))
     env = dict(os.environ, PKG_CONFIG_PATH=pkg_config_path)
+    sudo_env = {k: v for k, v in os.environ.items() if k != "PKG_CONFIG_PATH"}
     destdir = os.path.join(scratch, "root")
-    for args in (["make", "PG_CONFIG=" + config, "PG_CFLAGS=-Werror"],
-                 ["make", "PG_CONFIG=" + config, "install", "DESTDIR=" + destdir]):
-        p = subprocess.run(args, cwd=src, env=env, capture_output=True, text=True)
+    for args, run_env in ((["make", "PG_CONFIG=" + config, "PG_CFLAGS=-Werror"], env),
+                          (["make", "PG_CONFIG=" + config, "install", "DESTDIR=" + destdir], sudo_env)):
+        p = subprocess.run(args, cwd=src, env=run_env, capture_output=True, text=True)
         assert p.returncode == 0, "%s failed: %s%s" % (" ".join(args), p.stdout[-3000:], p.stderr[-3000:])
         assert "warning:" not in p.stderr, p.stderr
     return destdir
@@ -193,18 +195,20 @@ class Server:
         with open(self.host(self.logfile)) as f:
             return [m.groups() for m in map(LOG_LINE.match, f.read().splitlines()) if m]
 
-    def messages(self, start=0):
-        """lcloud's messages from line START of the log on: (severity, text, detail, hint)."""
+    def messages(self, start=0, debug=False):
+        """lcloud's messages from line START of the log on: (severity, text, detail, hint); with DEBUG,
+        only its DEBUG1 ones (the details), else all others."""
         lines = self.log_lines()
         out = []
         for i in range(start, len(lines)):
             pid, severity, text = lines[i]
-            if not text.startswith("lcloud: "):
+            if not text.startswith("lcloud: ") or (severity == "DEBUG") != debug:
                 continue
             extra = {}
-            for j in range(i + 1, min(i + 3, len(lines))):
-                if lines[j][0] == pid and lines[j][1] in ("DETAIL", "HINT"):
-                    extra[lines[j][1]] = lines[j][2]
+            for j in range(i + 1, min(i + 3, len(lines))):  # its own DETAIL and HINT follow it directly
+                if lines[j][0] != pid or lines[j][1] not in ("DETAIL", "HINT"):
+                    break
+                extra[lines[j][1]] = lines[j][2]
             out.append((severity, text, extra.get("DETAIL"), extra.get("HINT")))
         return out
 
@@ -234,11 +238,12 @@ def row_from_lcloudctl(doc, probe):
             "mount_point": fs["mount_point"], "device": fs["mount_source"]}
 
 
-def wait_for_messages(server, start, count, what, seconds=60):
-    """The server's lcloud messages since START, once there are COUNT (or SECONDS passed: then fail)."""
+def wait_for_messages(server, start, count, what, seconds=60, debug=False):
+    """The server's lcloud messages since START (with DEBUG: the DEBUG1 details), once there are COUNT
+    (or SECONDS passed: then fail)."""
     end = time.monotonic() + seconds
     while True:
-        msgs = server.messages(start)
+        msgs = server.messages(start, debug=debug)
         if len(msgs) >= count or time.monotonic() > end:
             assert len(msgs) == count, "%s: expected %d lcloud messages, got %s" % (what, count, msgs)
             return msgs

@@ -87,12 +87,9 @@ def tablespace_oids():
     return {name: int(oid) for oid, name in LAB["server"].sql("SELECT oid, spcname FROM pg_tablespace")}
 
 
-def where(name, oids):
-    """How the startup check names a tablespace (it runs before any catalog can be read)."""
-    path = LAB["locations"][name]
-    if name in ("pg_default", "pg_global"):
-        return "tablespace %s (%s)" % (name, path)
-    return "the tablespace with OID %d (%s)" % (oids[name], path)
+def where(name, oids=None):
+    """How the startup check names a tablespace: by its name in pg_tablespace."""
+    return "tablespace %s (%s)" % (name, LAB["locations"][name])
 
 
 def data_page_locations():
@@ -100,21 +97,39 @@ def data_page_locations():
 
 
 def assert_page_message(msg, name, oids, full_page_writes):
-    """One startup/reload message: its severity, the tablespace, the file system, device and rule."""
+    """One startup/reload line: its severity, the tablespace's name, the answer and the rule, nothing more."""
     severity, text, detail, hint = msg
     path = LAB["locations"][name]
     want = expected_row(path, 8192, "buffered")
     answer = want["answer"]
     assert answer != "untorn", want  # buffered page writes never are
+    assert detail is None and hint is None, msg  # the details are DEBUG1's
     if full_page_writes:
         assert severity == "LOG", msg
-        assert text == ("lcloud: full_page_writes is on and needed: 8192-byte page writes to %s are not proved "
-                        "untorn (answer: %s)" % (where(name, oids), answer)), msg
-        assert hint.startswith("What would make these page writes untorn: "), msg
+        assert text.startswith("lcloud: full_page_writes is on and needed: 8192-byte page writes to %s are not "
+                               "proved untorn (answer: %s): " % (where(name), answer)), msg
+        rule = text.split("(answer: %s): " % answer, 1)[1]
     else:
         assert severity == "WARNING", msg
-        assert text == ("lcloud: full_page_writes is off, but 8192-byte page writes to %s are not proved untorn "
-                        "(answer: %s)" % (where(name, oids), answer)), msg
+        assert text.startswith("lcloud: full_page_writes is off, but 8192-byte page writes to %s are not proved "
+                               "untorn (answer: %s): " % (where(name), answer)), msg
+        assert text.endswith("; turn full_page_writes on"), msg
+        rule = text.split("(answer: %s): " % answer, 1)[1][:-len("; turn full_page_writes on")]
+    if want["filesystem"]:
+        assert rule == want["reason"], (msg, want)
+    else:
+        assert want["reason_has"] in rule, (msg, want)
+
+
+def assert_page_details(msg, name, full_page_writes):
+    """The DEBUG1 details of one tablespace: the file system, device, rule and what would help."""
+    severity, text, detail, hint = msg
+    path = LAB["locations"][name]
+    want = expected_row(path, 8192, "buffered")
+    assert severity == "DEBUG" and text == "lcloud: details for %s" % where(name), msg
+    if full_page_writes:
+        assert hint.startswith("What would make these page writes untorn: "), msg
+    else:
         assert hint.startswith("Turn full_page_writes on: "), msg
         assert "What would make these page writes untorn: " in hint, msg
     if want["filesystem"]:
@@ -416,6 +431,30 @@ def test_reload_speaks_when_full_page_writes_changes():
                             full_page_writes=False)
 
 
+def test_details_only_at_debug1():
+    """At log_min_messages=debug1 each tablespace's line is followed by its details (storage, what would
+    help); at the default level the log has the one line per tablespace and no details."""
+    s = LAB["server"]
+    names = data_page_locations()
+    s.sql("ALTER SYSTEM SET log_min_messages = debug1")
+    s.sql("ALTER SYSTEM SET full_page_writes = on")
+    start = reload_and_wait("debug1")
+    assert_messages_for_all(wait_for_messages(start, len(names), "debug1"), full_page_writes=True)
+    details = pg.wait_for_messages(s, start, len(names), "debug1 details", debug=True)  # after each line
+    for n in names:
+        mine = [m for m in details if m[1] == "lcloud: details for %s" % where(n)]
+        assert len(mine) == 1, (n, details)
+        assert_page_details(mine[0], n, full_page_writes=True)
+
+    s.sql("ALTER SYSTEM RESET log_min_messages")
+    s.sql("ALTER SYSTEM SET full_page_writes = off")
+    start = reload_and_wait("default level")
+    assert_messages_for_all(wait_for_messages(start, len(names), "default level"), full_page_writes=False)
+    time.sleep(1)
+    assert s.messages(start, debug=True) == [], s.messages(start, debug=True)
+    assert len(s.messages(start)) == len(names), s.messages(start)
+
+
 def test_wal_with_o_direct_is_plain_direct():
     """PostgreSQL 15 opens WAL with O_DIRECT for open_datasync when wal_level is minimal: lcloud_datadir
     says plain_direct, and the kernel shows O_DIRECT on the WAL file the backend has open."""
@@ -436,6 +475,8 @@ def test_wal_with_o_direct_is_plain_direct():
 def test_server_log_has_no_crash_and_no_other_error():
     lines = LAB["server"].log_lines()
     for pid, severity, text in lines:
+        if severity == "DEBUG":
+            continue  # at debug1 the postmaster names every worker it starts and stops
         assert severity not in ("PANIC", "FATAL"), (severity, text)
         assert "terminated by signal" not in text, text
         assert "lcloud page write check" not in text, text  # the worker never exits with an error
@@ -493,5 +534,6 @@ if __name__ == "__main__":
               test_bad_arguments_are_clean_errors, test_functions_are_granted_not_public,
               test_datadir_never_fails_on_a_missing_or_hidden_tablespace, test_hostile_tablespace_links,
               test_tablespace_link_longer_than_maxpgpath,
-              test_reload_speaks_when_full_page_writes_changes, test_wal_with_o_direct_is_plain_direct,
+              test_reload_speaks_when_full_page_writes_changes, test_details_only_at_debug1,
+              test_wal_with_o_direct_is_plain_direct,
               test_server_log_has_no_crash_and_no_other_error])

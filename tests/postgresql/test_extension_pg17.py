@@ -167,28 +167,34 @@ def wait_for_messages(start, count, what, seconds=60):
 
 
 def page_locations():
-    """Where relation pages live, as the startup check names them: (label, path)."""
-    oids = {name: int(oid) for oid, name in LAB["server"].sql("SELECT oid, spcname FROM pg_tablespace")}
+    """Where relation pages live, as the startup check names them (by pg_tablespace's names): (label, path)."""
     out = [("tablespace pg_default (%s/base)" % DATADIR, DATADIR + "/base"),
            ("tablespace pg_global (%s/global)" % DATADIR, DATADIR + "/global")]
     for name, path in TABLESPACES.items():
-        out.append(("the tablespace with OID %d (%s)" % (oids[name], path), path))
+        out.append(("tablespace %s (%s)" % (name, path), path))
     return out
 
 
-def messages_by_location(msgs):
-    """(message, label, path) for each place relation pages live: exactly one message each."""
+def messages_by_location(msgs, start):
+    """(message, details, label, path) for each place relation pages live: exactly one line each, and
+    its DEBUG1 details (the server runs at log_min_messages=debug1)."""
     out = []
+    # each line's details come after it (they take more probes): wait for all of them
+    details = pg.wait_for_messages(LAB["server"], start, len(msgs), "details", debug=True)
     for where, path in page_locations():
         mine = [m for m in msgs if " to %s " % where in m[1]]
         assert len(mine) == 1, (where, msgs)
-        out.append((mine[0], where, path))
+        about = [m for m in details if m[1] == "lcloud: details for %s" % where]
+        assert len(about) == 1, (where, details)
+        out.append((mine[0], about[0], where, path))
     return out
 
 
-def assert_startup_message(msg, where, path, io_path, full_page_writes):
-    """One startup/reload message against lcloudctl's verdict for PATH on IO_PATH."""
+def assert_startup_message(msg, details, where, path, io_path, full_page_writes):
+    """One startup/reload line and its DEBUG1 details against lcloudctl's verdict for PATH on IO_PATH."""
     severity, text, detail, hint = msg
+    assert detail is None and hint is None, msg  # one line; the details are DEBUG1's
+    detail, hint = details[2], details[3]
     want = expected_row(path, 8192, io_path)
     storage = "File system %s mounted at %s, device %s" % (want["filesystem"], want["mount_point"], want["device"])
     fpw = "on" if full_page_writes else "off"
@@ -201,11 +207,11 @@ def assert_startup_message(msg, where, path, io_path, full_page_writes):
     if full_page_writes:
         assert severity == "LOG", msg
         assert text == ("lcloud: full_page_writes is on and needed: 8192-byte page writes to %s are not proved "
-                        "untorn (answer: %s)" % (where, want["answer"])), msg
+                        "untorn (answer: %s): %s" % (where, want["answer"], want["reason"])), msg
     else:
         assert severity == "WARNING", msg
         assert text == ("lcloud: full_page_writes is off, but 8192-byte page writes to %s are not proved untorn "
-                        "(answer: %s)" % (where, want["answer"])), msg
+                        "(answer: %s): %s; turn full_page_writes on" % (where, want["answer"], want["reason"])), msg
     assert detail == "%s; PostgreSQL writes these pages on the %s path: %s." % (storage, io_path, want["reason"]), msg
     # what would help: O_DIRECT is named as a change only where the server does not use it yet
     direct = expected_row(path, 8192, "plain_direct")
@@ -217,7 +223,7 @@ def assert_startup_message(msg, where, path, io_path, full_page_writes):
 def check_mode(setting, data_direct, wal_direct):
     """Restart with debug_io_direct = SETTING and full_page_writes off; everything must agree."""
     s = LAB["server"]
-    s.configure(debug_io_direct=setting, full_page_writes="off")
+    s.configure(debug_io_direct=setting, full_page_writes="off", log_min_messages="debug1")
     start = len(s.log_lines())
     s.restart()
     # SHOW debug_io_direct, quoted as in postgresql.conf (psql prints no row for an empty one)
@@ -249,8 +255,8 @@ def check_mode(setting, data_direct, wal_direct):
     assert row["answer"] == expected_row(TABLESPACES["ts_xfs"], 8192, data_path)["answer"], row
 
     msgs = wait_for_messages(start, 4, "startup with debug_io_direct=%s" % setting)
-    for msg, where, path in messages_by_location(msgs):
-        assert_startup_message(msg, where, path, data_path, full_page_writes=False)
+    for msg, details, where, path in messages_by_location(msgs, start):
+        assert_startup_message(msg, details, where, path, data_path, full_page_writes=False)
     LAB["modes_checked"].append(setting)
 
 
@@ -265,7 +271,7 @@ def make_test(setting, data_direct, wal_direct):
 def test_reload_with_full_page_writes_on_names_the_direct_path():
     """With debug_io_direct=data and full_page_writes turned on by a reload: LOG lines for plain_direct."""
     s = LAB["server"]
-    s.configure(debug_io_direct="'data'", full_page_writes="off")
+    s.configure(debug_io_direct="'data'", full_page_writes="off", log_min_messages="debug1")
     start = len(s.log_lines())
     s.restart()
     wait_for_messages(start, 4, "startup with debug_io_direct=data")
@@ -273,8 +279,8 @@ def test_reload_with_full_page_writes_on_names_the_direct_path():
     s.sql("ALTER SYSTEM SET full_page_writes = on")
     s.sql("SELECT pg_reload_conf()")
     msgs = wait_for_messages(start, 4, "reload with full_page_writes on")
-    for msg, where, path in messages_by_location(msgs):
-        assert_startup_message(msg, where, path, "plain_direct", full_page_writes=True)
+    for msg, details, where, path in messages_by_location(msgs, start):
+        assert_startup_message(msg, details, where, path, "plain_direct", full_page_writes=True)
 
 
 def test_standby_wal_is_buffered_whatever_debug_io_direct_says():

@@ -3,8 +3,10 @@
 
 The library is loaded on first use, from (in this order):
   1. the path in the environment variable LCLOUD_LIBRARY,
-  2. whatever ctypes.util.find_library('lcloud') finds,
-  3. 'liblcloud.so.0' through the dynamic loader's search path.
+  2. the library installed with this package (lcloud/_install.py, written by
+     `meson install`; absent in the source tree),
+  3. whatever ctypes.util.find_library('lcloud') finds,
+  4. 'liblcloud.so.0' through the dynamic loader's search path.
 
 Every function used is declared with argtypes and restype: the opaque objects
 are c_void_p (never dereferenced here), enums are c_int, uint32_t flags and
@@ -13,6 +15,7 @@ uint64_t values have their exact widths.
 
 import ctypes
 import ctypes.util
+import importlib
 import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple
@@ -188,12 +191,22 @@ _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
 
 
+def _installed_library() -> Optional[str]:
+    """The path `meson install` wrote beside the package, if it is there."""
+    try:
+        module = importlib.import_module("._install", __package__)
+    except ImportError:
+        return None
+    path = getattr(module, "LIBRARY", None)
+    return path if isinstance(path, str) and os.path.exists(path) else None
+
+
 def library_name() -> str:
     """The name or path the library is (or would be) loaded from."""
     env = os.environ.get("LCLOUD_LIBRARY")
     if env:
         return env
-    return ctypes.util.find_library("lcloud") or "liblcloud.so.0"
+    return _installed_library() or ctypes.util.find_library("lcloud") or "liblcloud.so.0"
 
 
 def lib() -> Any:

@@ -59,8 +59,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = pages[i].decode(p, index, b, rec->len);
 		free(b);
 	}
-	if (r >= 0)
-		r = scsi_derive_sizes(p, index, layer_u64_or(report_layer(p, index), "logical_block_length", 512));
+	if (r >= 0) {
+		uint64_t lbl = 512; /* READ CAPACITY's block length, as the live probe passes it; 512 when not decoded */
+
+		if (layer_get_bytes(report_layer(p, index), FACT_LOGICAL_BLOCK_LENGTH, &lbl) <= 0)
+			lbl = 512;
+		r = scsi_derive_sizes(p, index, lbl);
+	}
 	if (r >= 0)
 		r = cloud_scsi_probe(p, index, disk);
 	if (r >= 0)

@@ -136,13 +136,11 @@ uint64_t layer_u64_or(const struct lcloud_layer *l, const char *name, uint64_t f
 	return f->u64;
 }
 
-int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, const char *code,
-		int layer, const char *fmt, ...)
+static int report_note_va(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+			  int layer, const char *fmt, va_list ap)
 {
 	struct lcloud_note *notes = realloc(p->notes, (p->n_notes + 1) * sizeof(*notes));
 	struct lcloud_note *n;
-	va_list ap;
-	int r;
 
 	if (!notes)
 		return -ENOMEM;
@@ -150,20 +148,35 @@ int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, cons
 	n = &notes[p->n_notes];
 	memset(n, 0, sizeof(*n));
 	n->severity = severity;
+	n->code = code;
 	n->layer = layer;
-	n->code = strdup(code);
-	va_start(ap, fmt);
-	r = vasprintf(&n->message, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		n->message = NULL;
-	if (!n->code || !n->message) {
-		free(n->code);
-		free(n->message);
+	if (vasprintf(&n->message, fmt, ap) < 0)
 		return -ENOMEM;
-	}
 	p->n_notes++;
 	return 0;
+}
+
+int report_note(struct lcloud_probe *p, enum note_code code, int layer, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = report_note_va(p, code, note_code_severity(code), layer, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int report_note_as(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+		   int layer, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = report_note_va(p, code, severity, layer, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
@@ -182,10 +195,8 @@ LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
 		free(l->facts);
 		free(l->name);
 	}
-	for (unsigned int i = 0; i < p->n_notes; i++) {
-		free(p->notes[i].code);
+	for (unsigned int i = 0; i < p->n_notes; i++)
 		free(p->notes[i].message);
-	}
 	verdict_free(p->verdicts);
 	free(p->layers);
 	free(p->notes);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "lcloud/lcloud.h"
+#include "notes.h"
 
 struct lcloud_fact {
 	char *name;
@@ -35,7 +36,7 @@ struct lcloud_layer {
 
 struct lcloud_note {
 	enum lcloud_note_severity severity;
-	char *code;
+	enum note_code code;
 	int layer;
 	char *message;
 };
@@ -72,8 +73,12 @@ const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, const char *n
 /* The fact's value when it is a present number, else FALLBACK. */
 uint64_t layer_u64_or(const struct lcloud_layer *l, const char *name, uint64_t fallback);
 
+/* A note with CODE's usual severity (notes.def) about LAYER (-1: the probe as a whole). */
+__attribute__((format(printf, 4, 5)))
+int report_note(struct lcloud_probe *p, enum note_code code, int layer, const char *fmt, ...);
+/* The same with another severity, for the codes whose severity depends on what was found. */
 __attribute__((format(printf, 5, 6)))
-int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, const char *code,
-		int layer, const char *fmt, ...);
+int report_note_as(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+		   int layer, const char *fmt, ...);
 
 #endif

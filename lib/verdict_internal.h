@@ -36,7 +36,7 @@ int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);
 int top_block(const struct lcloud_probe *p);
 bool is_stack_layer(enum lcloud_layer_kind k);
 /* Does the probe carry a note with CODE? */
-bool has_note(const struct lcloud_probe *p, const char *code);
+bool has_note(const struct lcloud_probe *p, enum note_code code);
 /*
  * Does statx say the file system layer FS's file takes no direct I/O
  * (STATX_DIOALIGN filled, offset alignment 0)? Its O_DIRECT writes then go

@@ -72,10 +72,10 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (!pr.bytes)
 		return unknown(v, "nvme", "the namespace's Identify data could not be read (%s): without its "
 			       "power-fail atomic size no passthrough write is known to be untorn; %s",
-			       has_note(p, "nvme-not-captured") ? "the captured tree has none"
-								: "see the notes; NVMe admin commands need root",
-			       has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system as root"
-								: "run as root");
+			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "the captured tree has none"
+								   : "see the notes; NVMe admin commands need root",
+			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "capture it too, or run on the live system as root"
+								   : "run as root");
 	if (num(child_of_kind(p, disk, LCLOUD_LAYER_NVME), "lba_metadata_size", 0))
 		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
 			      "passthrough commands do not transfer");

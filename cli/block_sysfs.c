@@ -3,14 +3,17 @@
  * What lsblk reads about a block device besides its queue limits, for
  * list's columns and tree: mounts (MOUNTPOINT, FSTYPE), udev's record of an
  * unmounted file system, the transport (TRAN), the devices a partition or
- * a dm/md device sits on, and the kernel's name behind a /dev path. All
- * under the --sysroot prefix; nothing here opens a device.
+ * a dm/md device sits on, the device number lsblk sorts by, and the
+ * kernel's name behind a /dev path. All under the --sysroot prefix;
+ * nothing here opens a device.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -201,6 +204,24 @@ int block_parents(const char *sysroot, const char *name, char ***ret, size_t *n_
 	*ret = names;
 	*n_ret = n;
 	return 0;
+}
+
+int block_devno(const char *sysroot, const char *name, uint64_t *ret)
+{
+	char *file = sysroot_path(sysroot, "/sys/class/block/%s/dev", name), *line = file ? read_line(file) : NULL;
+	unsigned int major_nr, minor_nr;
+	int r = -ENOENT;
+
+	/* makedev(): lsblk's sort key is the dev_t value, not MAJ then MIN */
+	if (line && sscanf(line, "%u:%u", &major_nr, &minor_nr) == 2) {
+		*ret = (uint64_t)makedev(major_nr, minor_nr);
+		r = 0;
+	} else if (line) {
+		r = -EINVAL;
+	}
+	free(line);
+	free(file);
+	return r;
 }
 
 char *block_device_name(const char *sysroot, const char *arg)

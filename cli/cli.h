@@ -178,6 +178,11 @@ char *udev_fs_type(const char *sysroot, const char *devno);
 char *block_transport(const char *sysroot, const char *disk);
 /* A partition's disk, or the slaves/ of a dm/md device: where --tree hangs NAME. */
 int block_parents(const char *sysroot, const char *name, char ***ret, size_t *n_ret);
+/*
+ * NAME's device number from sysfs "dev" as a dev_t value (makedev), lsblk's
+ * default sort key; -ENOENT or -EINVAL when it cannot be read.
+ */
+int block_devno(const char *sysroot, const char *name, uint64_t *ret);
 /* "nvme0n1", "/dev/nvme0n1", "/dev/mapper/x" (a link to ../dm-0): the kernel's name. */
 char *block_device_name(const char *sysroot, const char *arg);
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 
 enum db { DB_MYSQL, DB_MARIADB, DB_POSTGRESQL };
 
@@ -60,10 +61,12 @@ static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe 
 
 		if (lcloud_layer_get_kind(l) != LCLOUD_LAYER_FILESYSTEM)
 			continue;
-		source = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_source"));
-		*fs_unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "cluster_size"));
-		if (!*fs_unit)
-			*fs_unit = lcloud_fact_get_u64(lcloud_layer_find_fact(l, "block_size"));
+		source = cli_fact_string(l, FACT_MOUNT_SOURCE);
+		/* the cluster, else the block; neither read: 0, and no advice rests on it */
+		if (cli_fact_u64(l, FACT_CLUSTER_SIZE, fs_unit) <= 0 || !*fs_unit)
+			*fs_unit = 0;
+		if (!*fs_unit && cli_fact_u64(l, FACT_BLOCK_SIZE, fs_unit) <= 0)
+			*fs_unit = 0;
 	}
 	if (!source || strncmp(source, "/dev/", 5) != 0)
 		return false;
@@ -100,7 +103,7 @@ static bool nomerges_rule(const struct lcloud_probe *p, char *buf, size_t len)
 
 		rests |= evidence && strcmp(evidence, "sysfs:queue/nomerges") == 0;
 	}
-	wwid = disk ? lcloud_fact_get_string(lcloud_layer_find_fact(disk, "wwid")) : NULL;
+	wwid = cli_fact_string(disk, FACT_WWID);
 	if (!rests || !wwid || !*wwid)
 		return false;
 	/* a match value is a glob, quoted: only a WWID without those characters names one disk */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 #include "output_file.h"
 
 void cmd_export_usage(FILE *out)
@@ -51,13 +52,13 @@ static void label(FILE *out, const char *name, const char *value, bool last)
 	fputs(last ? "\"" : "\",", out);
 }
 
-static const char *string_fact(const struct lcloud_probe *p, enum lcloud_layer_kind kind, const char *name)
+static const char *string_fact(const struct lcloud_probe *p, enum lcloud_layer_kind kind, enum fact_id id)
 {
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
 
 		if (lcloud_layer_get_kind(l) == kind) {
-			const char *s = lcloud_fact_get_string(lcloud_layer_find_fact(l, name));
+			const char *s = cli_fact_string(l, id);
 
 			if (s)
 				return s;
@@ -110,7 +111,9 @@ static int add_blockdev(const char *name, void *userdata)
 	if (lcloud_probe_blockdev(st->ctx, name, LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_NO_DEVICE_QUERY, &p) == 0) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, 0);
 
-		size = l ? lcloud_fact_get_u64(lcloud_layer_find_fact(l, "size")) : 0;
+		/* not read: 0, and the device is left out as an empty one */
+		if (cli_fact_u64(l, FACT_SIZE, &size) <= 0)
+			size = 0;
 		lcloud_probe_free(p);
 		if (!size && strncmp(name, "loop", 4) == 0)
 			return 0;
@@ -146,8 +149,8 @@ static void write_metrics(FILE *out, const struct export_state *st)
 				fprintf(out, "%s{", help[m][0]);
 				label(out, "target", s->target, false);
 				label(out, "kind", lcloud_target_type_to_string(lcloud_probe_get_target_type(p)), false);
-				label(out, "provider", string_fact(p, LCLOUD_LAYER_CLOUD, "provider"), false);
-				label(out, "promise_source", string_fact(p, LCLOUD_LAYER_CLOUD, "promise_source"), true);
+				label(out, "provider", string_fact(p, LCLOUD_LAYER_CLOUD, FACT_PROVIDER), false);
+				label(out, "promise_source", string_fact(p, LCLOUD_LAYER_CLOUD, FACT_PROMISE_SOURCE), true);
 				fputs("} 1\n", out);
 				continue;
 			}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 #include "output_file.h"
 
 /* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
@@ -253,7 +254,7 @@ static void io_error(const char *cmd, const char *path, const char *message)
 static uint64_t device_size(const struct lcloud_queue *q)
 {
 	const struct lcloud_probe *p = lcloud_queue_get_probe(q);
-	const struct lcloud_fact *f;
+	uint64_t size;
 
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
@@ -265,8 +266,8 @@ static uint64_t device_size(const struct lcloud_queue *q)
 		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME || lcloud_layer_get_kind(l) == LCLOUD_LAYER_SCSI ||
 		    lcloud_layer_get_kind(l) == LCLOUD_LAYER_CLOUD)
 			continue;
-		f = lcloud_layer_find_fact(l, "size");
-		return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
+		/* not read: 0, no size to check against, as for a file */
+		return cli_fact_u64(l, FACT_SIZE, &size) > 0 ? size : 0;
 	}
 	return 0;
 }
@@ -312,6 +313,59 @@ static int write_out(int fd, const void *buf, size_t len)
 	return r;
 }
 
+/* Is the probed target an NVMe namespace, or a partition of one, with nothing between: what auto writes through passthrough? */
+static bool direct_namespace(const struct lcloud_probe *p)
+{
+	unsigned int n = lcloud_probe_get_layer_count(p), i = 0;
+
+	while (i < n && lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_PARTITION)
+		i++;
+	if (i >= n || lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) != LCLOUD_LAYER_DISK)
+		return false;
+	for (unsigned int k = 0; k < n; k++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, k)) == LCLOUD_LAYER_NVME &&
+		    lcloud_layer_get_parent(lcloud_probe_get_layer(p, k)) == (int)i)
+			return true;
+	return false;
+}
+
+/*
+ * --atomic with the automatic backend: the library takes passthrough for an
+ * NVMe namespace, whose verdict may refuse a write that RWF_ATOMIC on the
+ * block device makes untorn (a format with metadata, which liblcloud's
+ * commands do not carry; a size above the namespace's own promise). Then
+ * io_uring is the backend that can do it; the queue checks the chosen
+ * backend's verdict again before it writes, so this choice never makes a
+ * write untorn that is not. Says why on standard error.
+ */
+static enum lcloud_backend backend_for_atomic(struct lcloud_ctx *ctx, const char *path, const struct io_opts *o)
+{
+	enum lcloud_backend backend = LCLOUD_BACKEND_AUTO;
+	const struct lcloud_verdict *pt, *rwf;
+	struct lcloud_probe *p = NULL;
+	char why[512];
+
+	if (lcloud_probe_path(ctx, path, LCLOUD_PROBE_NO_SIGNATURES, &p) < 0)
+		return backend; /* the queue's own probe reports what failed */
+	pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	rwf = lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC);
+	/* a generic node takes passthrough commands only: there is no other backend to take */
+	if (pt && rwf && lcloud_probe_get_target_type(p) != LCLOUD_TARGET_NVME_CHAR && direct_namespace(p) &&
+	    lcloud_verdict_allows(pt, o->offset, o->length, why, sizeof(why)) == 0 &&
+	    lcloud_verdict_allows(rwf, o->offset, o->length, NULL, 0) == 1) {
+		unsigned int n = lcloud_verdict_get_reason_count(pt);
+
+		/* with nothing untorn on passthrough, its reason says more than the size does */
+		if (!lcloud_verdict_get_max_untorn_bytes(pt) && n)
+			snprintf(why, sizeof(why), "%s", lcloud_verdict_get_reason(pt, n - 1));
+		fprintf(stderr, "lcloudctl write: %s: the io_uring backend (RWF_ATOMIC), not passthrough, which cannot "
+			"write this atomically: %s\n", tty_str(path), tty_str(why));
+		backend = LCLOUD_BACKEND_IO_URING;
+	}
+	lcloud_probe_free(p);
+	return backend;
+}
+
 static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, struct io_opts *o, bool write)
 {
 	struct lcloud_queue *q = NULL;
@@ -329,6 +383,8 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			"written there; give --output FILE, or pipe it (| xxd, | od -A d -t x1)\n");
 		return EXIT_USAGE;
 	}
+	if (write && o->atomic && o->backend == LCLOUD_BACKEND_AUTO)
+		o->backend = backend_for_atomic(ctx, path, o);
 	r = lcloud_queue_open(ctx, path, 1, o->backend, (write ? LCLOUD_QUEUE_WRITE : 0) | (o->force ? LCLOUD_QUEUE_FORCE : 0),
 			      &q);
 	if (r < 0) {
@@ -459,7 +515,8 @@ void cmd_write_usage(FILE *out)
 	      "Options:\n"
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
 	      "  -l, --length N        bytes to write (16K, 1M... accepted; at most 2 GiB less 4 KiB)\n"
-	      "  -a, --atomic          untorn or refused: checked against the verdict first\n"
+	      "  -a, --atomic          untorn or refused: checked against the verdict first;\n"
+	      "                        auto takes io_uring on NVMe where only it can\n"
 	      "  -H, --hint CLASS      data, metadata, journal or background\n"
 	      "      --lifetime L      short, medium, long or extreme\n"
 	      "      --group ID        blocks that belong together (FDP placement)\n"

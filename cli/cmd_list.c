@@ -7,6 +7,10 @@
  * partition) and whether they are aligned. The default columns cost what
  * lsblk -t costs: the probe reads sysfs only (no device commands, no
  * signatures, no verdicts); a verdict column turns the verdicts on.
+ * Where lsblk has a convention, list follows it: the TYPE word "part",
+ * devices sorted by device number, sector and I/O sizes as plain numbers,
+ * a named device listed with what is built on it, a Unicode tree under a
+ * UTF-8 locale and ASCII with --ascii.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 #include "notes.h"
 
 enum column_kind {
@@ -24,6 +30,7 @@ enum column_kind {
 	COL_PATH,
 	COL_TYPE,
 	COL_FACT,     /* a sysfs fact of the device or, for a partition, of its disk */
+	COL_IO_SIZE,  /* a COL_FACT that lsblk prints as a plain number of bytes, even without -b */
 	COL_WC,       /* write_cache, one word */
 	COL_ALIGN,
 	COL_MODEL,
@@ -38,7 +45,7 @@ struct list_column {
 	const char *header;
 	const char *json_key; /* the header lowercased, as lsblk -J */
 	enum column_kind kind;
-	const char *fact; /* COL_FACT, COL_WC, COL_MODEL */
+	enum fact_id fact; /* COL_FACT, COL_WC, COL_MODEL; FACT__COUNT for the others */
 	int io_path;      /* COL_VERDICT */
 	double width;
 	int flags;
@@ -47,37 +54,41 @@ struct list_column {
 
 /* The order here is the order of -O and of lcloudctl(8)'s COLUMNS. */
 static const struct list_column columns[] = {
-	{ "NAME", "name", COL_NAME, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
-	{ "PATH", "path", COL_PATH, NULL, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
-	{ "TYPE", "type", COL_TYPE, NULL, 0, 0.05, 0, true },
-	{ "SIZE", "size", COL_FACT, "size", 0, 0.06, SCOLS_FL_RIGHT, true },
-	{ "RO", "ro", COL_FACT, "ro", 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "ROTA", "rota", COL_FACT, "rotational", 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "LOG-SEC", "log-sec", COL_FACT, "logical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "PHY-SEC", "phy-sec", COL_FACT, "physical_block_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "MIN-IO", "min-io", COL_FACT, "minimum_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "OPT-IO", "opt-io", COL_FACT, "optimal_io_size", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AWU-MIN", "awu-min", COL_FACT, "atomic_write_unit_min_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AWU-MAX", "awu-max", COL_FACT, "atomic_write_unit_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AW-MAX", "aw-max", COL_FACT, "atomic_write_max_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "AW-BOUND", "aw-bound", COL_FACT, "atomic_write_boundary_bytes", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "STREAMS", "streams", COL_FACT, "max_write_streams", 0, 0.04, SCOLS_FL_RIGHT, true },
-	{ "STREAM-GRAN", "stream-gran", COL_FACT, "write_stream_granularity", 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "WC", "wc", COL_WC, "write_cache", 0, 0.06, 0, true },
-	{ "ALIGN", "align", COL_ALIGN, NULL, 0, 0.05, 0, true },
-	{ "MODEL", "model", COL_MODEL, "model", 0, 0.1, SCOLS_FL_TRUNC, false },
-	{ "TRAN", "tran", COL_TRAN, NULL, 0, 0.04, 0, false },
-	{ "FSTYPE", "fstype", COL_FSTYPE, NULL, 0, 0.05, 0, false },
-	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, NULL, 0, 0.1, SCOLS_FL_TRUNC, false },
-	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, NULL, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
-	{ "PASSTHROUGH", "passthrough", COL_VERDICT, NULL, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
-	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, NULL, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
-	{ "UNTORN", "untorn", COL_UNTORN, NULL, 0, 0.05, 0, false },
+	{ "NAME", "name", COL_NAME, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
+	{ "PATH", "path", COL_PATH, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
+	{ "TYPE", "type", COL_TYPE, FACT__COUNT, 0, 0.05, 0, true },
+	{ "SIZE", "size", COL_FACT, FACT_SIZE, 0, 0.06, SCOLS_FL_RIGHT, true },
+	{ "RO", "ro", COL_FACT, FACT_RO, 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "ROTA", "rota", COL_FACT, FACT_ROTATIONAL, 0, 0.02, SCOLS_FL_RIGHT, false },
+	{ "LOG-SEC", "log-sec", COL_IO_SIZE, FACT_LOGICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "PHY-SEC", "phy-sec", COL_IO_SIZE, FACT_PHYSICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "MIN-IO", "min-io", COL_IO_SIZE, FACT_MINIMUM_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "OPT-IO", "opt-io", COL_IO_SIZE, FACT_OPTIMAL_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MIN", "awu-min", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AWU-MAX", "awu-max", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-MAX", "aw-max", COL_FACT, FACT_ATOMIC_WRITE_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "AW-BOUND", "aw-bound", COL_FACT, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "STREAMS", "streams", COL_FACT, FACT_MAX_WRITE_STREAMS, 0, 0.04, SCOLS_FL_RIGHT, true },
+	{ "STREAM-GRAN", "stream-gran", COL_FACT, FACT_WRITE_STREAM_GRANULARITY, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "WC", "wc", COL_WC, FACT_WRITE_CACHE, 0, 0.06, 0, true },
+	{ "ALIGN", "align", COL_ALIGN, FACT__COUNT, 0, 0.05, 0, true },
+	{ "MODEL", "model", COL_MODEL, FACT_MODEL, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "TRAN", "tran", COL_TRAN, FACT__COUNT, 0, 0.04, 0, false },
+	{ "FSTYPE", "fstype", COL_FSTYPE, FACT__COUNT, 0, 0.05, 0, false },
+	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, FACT__COUNT, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PASSTHROUGH", "passthrough", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
+	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
+	{ "UNTORN", "untorn", COL_UNTORN, FACT__COUNT, 0, 0.05, 0, false },
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
 struct row {
 	char *name;
+	uint64_t devno; /* lsblk's sort key (dev_t value) */
+	bool has_devno;
+	bool wanted;    /* named, or built on a named device; everything without a filter */
+	bool root;      /* named, or (without a filter) built on no listed device */
 	bool probed;
 	char **parents; /* a partition's disk; a dm/md/loop device's slaves */
 	size_t n_parents;
@@ -150,19 +161,19 @@ static bool parse_columns(struct list_state *st, const char *arg)
  * the devices a dm or md device is built on: their model or limits are not
  * the dm device's.
  */
-static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, const char *name)
+static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, enum fact_id id)
 {
 	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
-	const struct lcloud_fact *f = lcloud_layer_find_fact(top, name);
+	const struct lcloud_fact *f = cli_fact(top, id);
 
 	if (!f && lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1)
-		f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 1), name);
+		f = cli_fact(lcloud_probe_get_layer(p, 1), id);
 	return f;
 }
 
-static const char *present_string(const struct lcloud_probe *p, const char *name)
+static const char *present_string(const struct lcloud_probe *p, enum fact_id id)
 {
-	const struct lcloud_fact *f = stack_fact(p, name);
+	const struct lcloud_fact *f = stack_fact(p, id);
 
 	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_string(f) : NULL;
 }
@@ -225,7 +236,7 @@ static char *one_word(const char *s)
 static void fill_cell(struct list_state *st, struct row *row, const struct lcloud_probe *p, int c)
 {
 	const struct list_column *col = &columns[c];
-	const char *devno = present_string(p, "dev");
+	const char *devno = present_string(p, FACT_DEV);
 	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
 	json_object *j = NULL;
 	char *t = NULL;
@@ -241,13 +252,17 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 		j = t ? json_object_new_string(t) : NULL;
 		break;
 	case COL_TYPE:
-		t = strdup(lcloud_layer_kind_to_string(lcloud_layer_get_kind(top)));
+		/* lsblk's word for a partition; the probe's layer kind stays "partition" */
+		t = strdup(lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION
+				   ? "part"
+				   : lcloud_layer_kind_to_string(lcloud_layer_get_kind(top)));
 		j = json_object_new_string(t);
 		break;
-	case COL_FACT: {
+	case COL_FACT:
+	case COL_IO_SIZE: {
 		const struct lcloud_fact *f = stack_fact(p, col->fact);
 
-		t = fact_text(f, st->g->bytes, st->one_field);
+		t = fact_text(f, st->g->bytes || col->kind == COL_IO_SIZE, st->one_field);
 		j = f ? fact_to_json(f) : NULL;
 		break;
 	}
@@ -396,15 +411,32 @@ static bool is_child_of(const struct row *child, const char *parent)
 	return false;
 }
 
-/* Probe ROW and, for --tree, everything built on it (partitions, holders). */
-static void probe_with_children(struct list_state *st, struct row *row, bool tree, int depth)
+/* ROW and everything built on it (partitions, holders): what lsblk lists for a named device, tree or not. */
+static void want_with_children(struct list_state *st, struct row *row, int depth)
 {
-	probe_row(st, row);
-	if (!tree || depth > 16)
+	row->wanted = true;
+	if (depth > 16)
 		return;
 	for (size_t i = 0; i < st->n_rows; i++)
 		if (&st->rows[i] != row && is_child_of(&st->rows[i], row->name))
-			probe_with_children(st, &st->rows[i], tree, depth + 1);
+			want_with_children(st, &st->rows[i], depth + 1);
+}
+
+/*
+ * lsblk's order (its default sort column is MAJ:MIN, compared as dev_t
+ * values): loop2 before loop10, a disk before the partitions the kernel
+ * numbered after it. A device whose number cannot be read goes last, in
+ * the natural order of its name.
+ */
+static int compare_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->has_devno != y->has_devno)
+		return x->has_devno ? -1 : 1;
+	if (x->has_devno && x->devno != y->devno)
+		return x->devno < y->devno ? -1 : 1;
+	return strverscmp(x->name, y->name);
 }
 
 static bool has_parent_in_list(struct list_state *st, const struct row *row)
@@ -418,14 +450,19 @@ static bool has_parent_in_list(struct list_state *st, const struct row *row)
 	return false;
 }
 
+/*
+ * ROW's line and, with DESCEND, the lines of what is built on it after it:
+ * drawn under it with NEST (--tree), flat rows in tree order without it
+ * (-r and -P, as lsblk -r and -P keep a device's children after it).
+ */
 static void add_table_line(struct list_state *st, struct libscols_table *table, struct libscols_line *parent,
-			   struct row *row, bool tree, int depth)
+			   struct row *row, bool descend, bool nest, int depth)
 {
 	struct libscols_line *line;
 
 	if (!row->json)
 		return;
-	line = scols_table_new_line(table, parent);
+	line = scols_table_new_line(table, nest ? parent : NULL);
 	for (size_t k = 0; line && k < st->n_selected; k++) {
 		int c = st->selected[k];
 
@@ -434,11 +471,11 @@ static void add_table_line(struct list_state *st, struct libscols_table *table, 
 		if (st->g->color && row->colored[c])
 			scols_cell_set_color(scols_line_get_cell(line, k), color_name(row->role[c]));
 	}
-	if (!tree || depth > 16 || !line)
+	if (!descend || depth > 16 || !line)
 		return;
 	for (size_t i = 0; i < st->n_rows; i++)
 		if (is_child_of(&st->rows[i], row->name))
-			add_table_line(st, table, line, &st->rows[i], tree, depth + 1);
+			add_table_line(st, table, line, &st->rows[i], descend, nest, depth + 1);
 }
 
 static json_object *row_json(struct list_state *st, struct row *row, bool tree, int depth)
@@ -470,9 +507,11 @@ void cmd_list_usage(FILE *out)
 	      "\n"
 	      "List block devices with their sector sizes, atomic write limits (AWU-MIN,\n"
 	      "AWU-MAX, AW-MAX, AW-BOUND), write streams and alignment, as lsblk -t lists\n"
-	      "its topology. DEVICE (nvme0n1, /dev/sda, /dev/mapper/NAME) lists only those.\n"
-	      "'-' marks a value this kernel or device does not provide. Loop devices with\n"
-	      "no file attached are left out, as lsblk does.\n"
+	      "its topology, in lsblk's order (by device number). DEVICE (nvme0n1, /dev/sda,\n"
+	      "/dev/mapper/NAME) lists only those and what is built on them (partitions,\n"
+	      "dm and md devices), as lsblk DEVICE does. '-' marks a value this kernel or\n"
+	      "device does not provide. Loop devices with no file attached are left out,\n"
+	      "as lsblk does.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output COLUMNS  the columns to show, e.g. NAME,SIZE,AWU-MAX;\n"
@@ -488,6 +527,9 @@ void cmd_list_usage(FILE *out)
 	      "                        write limits): undoes an -o or -O before it\n"
 	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
 	      "                        the devices they are built on\n"
+	      "  -l, --list            one flat line per device (the default; undoes -T)\n"
+	      "  -i, --ascii           draw the tree in ASCII (the default under a locale\n"
+	      "                        that is not UTF-8)\n"
 	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
 	      "                        asked for); a power of two, e.g. 16K\n"
 	      "  -a, --all             also list loop devices with no file attached\n"
@@ -495,11 +537,12 @@ void cmd_list_usage(FILE *out)
 	      "\n"
 	      "Columns:\n"
 	      "  NAME          device name             PATH          /dev/NAME\n"
-	      "  TYPE          disk, partition, loop, dm, md\n"
+	      "  TYPE          disk, part, loop, dm, md\n"
 	      "  SIZE          size                    RO            read-only (1, 0)\n"
 	      "  ROTA          rotational (1, 0)       LOG-SEC       logical sector size\n"
 	      "  PHY-SEC       physical sector size    MIN-IO        minimum I/O size\n"
 	      "  OPT-IO        optimal I/O size        AWU-MIN       atomic write unit min\n"
+	      "  (LOG-SEC, PHY-SEC, MIN-IO and OPT-IO in bytes, as lsblk prints them)\n"
 	      "  AWU-MAX       atomic write unit max   AW-MAX        atomic write max bytes\n"
 	      "  AW-BOUND      atomic write boundary   STREAMS       write streams\n"
 	      "  STREAM-GRAN   write stream granularity\n"
@@ -533,6 +576,8 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "topology", no_argument, NULL, 't' },
 		{ "tree", no_argument, NULL, 'T' },
+		{ "ascii", no_argument, NULL, 'i' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -540,6 +585,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	struct global_opts opts = *g;
 	struct list_state st = { .ctx = ctx, .g = &opts };
 	bool output_all = false, noheadings = false, raw = false, pairs = false, tree = false, has_untorn = false;
+	bool ascii = false;
 	uint32_t flags = 0;
 	int c, r, rc = EXIT_OK;
 
@@ -548,7 +594,7 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		if (columns[k].in_default)
 			st.selected[st.n_selected++] = (int)k;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTs:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTils:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
@@ -589,6 +635,12 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			break;
 		case 'T':
 			tree = true;
+			break;
+		case 'i':
+			ascii = true;
+			break;
+		case 'l':
+			tree = false; /* lsblk's -l; flat rows are already the default here */
 			break;
 		case 's':
 			if (parse_size(optarg, &st.untorn_size) < 0 || !st.untorn_size ||
@@ -641,15 +693,17 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	}
 	if (opts.format == OUTPUT_JSON)
 		st.errors = json_object_new_array();
-	for (size_t i = 0; tree && i < st.n_rows; i++)
+	for (size_t i = 0; i < st.n_rows; i++) {
 		block_parents(st.sysroot, st.rows[i].name, &st.rows[i].parents, &st.rows[i].n_parents);
+		st.rows[i].has_devno = block_devno(st.sysroot, st.rows[i].name, &st.rows[i].devno) == 0;
+	}
+	qsort(st.rows, st.n_rows, sizeof(*st.rows), compare_rows);
 
-	/* which rows: the named devices in the order given, or all */
-	struct row **order = calloc(st.n_rows + (size_t)argc + 1, sizeof(*order));
-	size_t n_order = 0;
-
-	if (!order)
-		return EXIT_FAILURE_GENERIC;
+	/*
+	 * The roots, in lsblk's order whatever the order given: the named
+	 * devices, each with what is built on it (its partitions, the dm and
+	 * md devices on it), or every device not built on another listed one.
+	 */
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
 			char *name = block_device_name(st.sysroot, argv[i]);
@@ -661,26 +715,39 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 					json_object_array_add(st.errors, probe_error_to_json(argv[i], -ENOENT));
 				rc = EXIT_NOT_FOUND;
 			} else {
-				probe_with_children(&st, row, tree, 0);
-				order[n_order++] = row;
+				row->root = true;
+				want_with_children(&st, row, 0);
 			}
 			free(name);
 		}
+		for (size_t i = 0; i < st.n_rows; i++)
+			if (st.rows[i].wanted)
+				probe_row(&st, &st.rows[i]);
 	} else {
-		for (size_t i = 0; i < st.n_rows; i++)
+		for (size_t i = 0; i < st.n_rows; i++) {
+			st.rows[i].wanted = true;
 			probe_row(&st, &st.rows[i]);
+		}
 		for (size_t i = 0; i < st.n_rows; i++)
-			if (!tree || !has_parent_in_list(&st, &st.rows[i]))
-				order[n_order++] = &st.rows[i];
+			st.rows[i].root = !has_parent_in_list(&st, &st.rows[i]);
 	}
+
+	/*
+	 * As lsblk: --tree draws each root with what is built on it; -r and -P
+	 * print the same order flat; the plain table and JSON without --tree
+	 * list each device once in device number order (lsblk -l, -J -l).
+	 */
+	bool tree_order = tree || (opts.format != OUTPUT_JSON && (raw || pairs));
 
 	if (opts.format == OUTPUT_JSON) {
 		json_object *root = json_object_new_object(), *devices = json_object_new_array();
 
 		json_object_object_add(root, "schema", json_object_new_int(1));
 		json_object_object_add(root, "blockdevices", devices);
-		for (size_t i = 0; i < n_order; i++) {
-			json_object *o = row_json(&st, order[i], tree, 0);
+		for (size_t i = 0; i < st.n_rows; i++) {
+			json_object *o = (tree_order ? st.rows[i].root : st.rows[i].wanted)
+						 ? row_json(&st, &st.rows[i], tree, 0)
+						 : NULL;
 
 			if (o)
 				json_object_array_add(devices, o);
@@ -696,6 +763,8 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		scols_table_enable_noheadings(table, noheadings);
 		scols_table_enable_raw(table, raw);
 		scols_table_enable_export(table, pairs);
+		/* libsmartcols draws the tree with line characters under a UTF-8 LC_CTYPE, in ASCII otherwise */
+		scols_table_enable_ascii(table, ascii);
 		scols_table_enable_colors(table, opts.color && !raw && !pairs);
 		for (size_t k = 0; k < st.n_selected; k++) {
 			const struct list_column *col = &columns[st.selected[k]];
@@ -705,12 +774,12 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 				fl |= SCOLS_FL_TREE;
 			scols_table_new_column(table, col->header, col->width, fl);
 		}
-		for (size_t i = 0; i < n_order; i++)
-			add_table_line(&st, table, NULL, order[i], tree, 0);
+		for (size_t i = 0; i < st.n_rows; i++)
+			if (tree_order ? st.rows[i].root : st.rows[i].wanted)
+				add_table_line(&st, table, NULL, &st.rows[i], tree_order, tree, 0);
 		scols_print_table(table);
 		scols_unref_table(table);
 	}
-	free(order);
 	for (size_t i = 0; i < st.n_rows; i++) {
 		free(st.rows[i].name);
 		for (size_t k = 0; k < N_COLUMNS; k++)

@@ -651,7 +651,8 @@ void cmd_torture_run_usage(FILE *out)
 	      "appends each write the target acknowledged and flushed to the record FILE.\n"
 	      "Cut the power (stop the VM hard) while it runs; then 'lcloudctl torture\n"
 	      "verify' reads every page. A file TARGET is created or extended to hold the\n"
-	      "pages; a device that is mounted or carries data is refused unless --force.\n"
+	      "pages; a device that is in use (mounted, swap, held) is refused, and one\n"
+	      "that carries data (a file system or partition table) unless --force.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --page-size N     page size, 4K to 1M, a power of two (default 16K)\n"
@@ -664,7 +665,8 @@ void cmd_torture_run_usage(FILE *out)
 	      "      --record FILE     the record of acknowledged writes (created; must not exist)\n"
 	      "      --seed N          reproducible run id and page order\n"
 	      "      --progress        progress once a second on stderr (default: only on a terminal)\n"
-	      "  -f, --force           write to a device even if it is mounted or holds data\n"
+	      "  -f, --force           write to a device that carries a signature (never one\n"
+	      "                        that is mounted, swap or held)\n"
 	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "  -h, --help            show this help\n",
 	      out);

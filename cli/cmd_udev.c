@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 
 void cmd_udev_usage(FILE *out)
 {
@@ -48,7 +49,7 @@ static void prop_u64(const char *key, uint64_t value)
 }
 
 /* The first present number or string NAME in a layer of KIND. */
-static const struct lcloud_fact *find(const struct lcloud_probe *p, enum lcloud_layer_kind kind, const char *name)
+static const struct lcloud_fact *find(const struct lcloud_probe *p, enum lcloud_layer_kind kind, enum fact_id id)
 {
 	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++) {
 		const struct lcloud_layer *l = lcloud_probe_get_layer(p, i);
@@ -56,7 +57,7 @@ static const struct lcloud_fact *find(const struct lcloud_probe *p, enum lcloud_
 
 		if (lcloud_layer_get_kind(l) != kind)
 			continue;
-		f = lcloud_layer_find_fact(l, name);
+		f = cli_fact(l, id);
 		if (f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT)
 			return f;
 	}
@@ -110,19 +111,19 @@ int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	}
 	prop_u64("ID_LCLOUD_RWF_ATOMIC_HW_MAX",
 		 lcloud_verdict_get_hardware_max_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)));
-	f = find(p, LCLOUD_LAYER_DISK, "atomic_write_unit_max_bytes");
+	f = find(p, LCLOUD_LAYER_DISK, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES);
 	if (f)
 		prop_u64("ID_LCLOUD_ATOMIC_UNIT_MAX", lcloud_fact_get_u64(f));
-	f = find(p, LCLOUD_LAYER_DISK, "atomic_write_boundary_bytes");
+	f = find(p, LCLOUD_LAYER_DISK, FACT_ATOMIC_WRITE_BOUNDARY_BYTES);
 	if (f)
 		prop_u64("ID_LCLOUD_ATOMIC_BOUNDARY", lcloud_fact_get_u64(f));
-	f = find(p, LCLOUD_LAYER_NVME, "atomic_write_power_fail_bytes");
+	f = find(p, LCLOUD_LAYER_NVME, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
 	if (f)
 		prop_u64("ID_LCLOUD_POWER_FAIL_BYTES", lcloud_fact_get_u64(f));
-	f = find(p, LCLOUD_LAYER_CLOUD, "provider");
+	f = find(p, LCLOUD_LAYER_CLOUD, FACT_PROVIDER);
 	if (f && lcloud_fact_get_string(f))
 		prop("ID_LCLOUD_CLOUD", lcloud_fact_get_string(f));
-	f = find(p, LCLOUD_LAYER_CLOUD, "promise_source");
+	f = find(p, LCLOUD_LAYER_CLOUD, FACT_PROMISE_SOURCE);
 	if (f && lcloud_fact_get_string(f))
 		prop("ID_LCLOUD_PROMISE_SOURCE", lcloud_fact_get_string(f));
 	lcloud_probe_free(p);

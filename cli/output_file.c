@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 #include "output_file.h"
 
 /* Direct I/O to a device goes through this much aligned memory at a time. */
@@ -60,7 +61,7 @@ static uint64_t probe_device_size(const struct lcloud_probe *p)
 
 		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_FILESYSTEM)
 			return 0;
-		f = lcloud_layer_find_fact(l, "size");
+		f = cli_fact(l, FACT_SIZE);
 		if (f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT)
 			return lcloud_fact_get_u64(f);
 	}

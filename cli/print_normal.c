@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 
 static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigned int i)
 {
@@ -13,8 +14,8 @@ static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigne
 	int parent = lcloud_layer_get_parent(l);
 
 	if (kind == LCLOUD_LAYER_FILESYSTEM) {
-		const char *mp = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_point"));
-		const char *src = lcloud_fact_get_string(lcloud_layer_find_fact(l, "mount_source"));
+		const char *mp = cli_fact_string(l, FACT_MOUNT_POINT);
+		const char *src = cli_fact_string(l, FACT_MOUNT_SOURCE);
 
 		fputs("filesystem ", out);
 		fputs_escaped(lcloud_layer_get_name(l), out);

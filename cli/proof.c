@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_facts.h"
 
 static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
 {
@@ -19,11 +20,12 @@ static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lc
 	return NULL;
 }
 
-static uint64_t u64_of(const struct lcloud_layer *l, const char *name)
+/* Fact ID of L when it was read, else 0: no proof rests on a fact not read. */
+static uint64_t u64_of(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = l ? lcloud_layer_find_fact(l, name) : NULL;
+	uint64_t v;
 
-	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_u64(f) : 0;
+	return cli_fact_u64(l, id, &v) > 0 ? v : 0;
 }
 
 /*
@@ -32,23 +34,24 @@ static uint64_t u64_of(const struct lcloud_layer *l, const char *name)
  * 2, and a file system that allocates whole pages.
  */
 static const struct innodb_proof {
-	const char *fstype, *unit_fact; /* the file system, and the fact that must be 16 KiB */
+	const char *fstype; /* the file system */
+	enum fact_id unit_fact; /* the fact that must be 16 KiB */
 	const char *text;
 } innodb_proofs[] = {
-	{ "ext4", "cluster_size",
+	{ "ext4", FACT_CLUSTER_SIZE,
 	  "proved in liblcloud's crash lab on this kind of stack (ext4 with 16 KiB bigalloc clusters on an NVMe "
 	  "namespace with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row "
 	  "ext4-bigalloc-16k-nomerges and the MariaDB lab, where 18973 InnoDB page writes with "
 	  "innodb_doublewrite=OFF reached the device and none could tear, and MariaDB's crash recovery brought "
-	  "crash images cut in the middle of the load back sound (tests/vm/matrix.md and the README "
-	  "section 'MariaDB without the doublewrite buffer, proved' in liblcloud's source)" },
-	{ "xfs", "block_size",
+	  "crash images cut in the middle of the load back sound (tests/vm/matrix.md and the section "
+	  "'MariaDB without the doublewrite buffer, proved' of docs/GUIDE.md in liblcloud's source)" },
+	{ "xfs", FACT_BLOCK_SIZE,
 	  "proved in liblcloud's crash lab on this kind of stack (XFS with 16 KiB blocks on an NVMe namespace "
 	  "with a 16 KiB power-fail atomic size, queue/nomerges 2): the proof matrix's row xfs-16k-nomerges and "
 	  "the MariaDB lab, where 10358 InnoDB page writes with innodb_doublewrite=OFF reached the device and none "
 	  "could tear, and MariaDB's crash recovery brought crash images cut in the middle of the load back sound "
-	  "(tests/vm/matrix.md and the README section 'MariaDB without the doublewrite buffer, "
-	  "proved' in liblcloud's source)" },
+	  "(tests/vm/matrix.md and the section 'MariaDB without the doublewrite buffer, proved' "
+	  "of docs/GUIDE.md in liblcloud's source)" },
 };
 
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
@@ -58,7 +61,11 @@ const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
 
 	if (page != 16384 || !fs || !disk || !nvme || layer_of(p, LCLOUD_LAYER_DM) || layer_of(p, LCLOUD_LAYER_MD))
 		return NULL;
-	if (u64_of(nvme, "atomic_write_power_fail_bytes") < 16384 || u64_of(disk, "nomerges") != 2)
+	/* the verdict's own model (lib/power_fail.c, the one the lab proves) must keep the page whole here */
+	if (lcloud_verdict_check_size(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), page) != LCLOUD_ANSWER_UNTORN)
+		return NULL;
+	/* the proved stacks ran with merges off: the same stack shape, not only the same answer */
+	if (u64_of(disk, FACT_NOMERGES) != 2)
 		return NULL;
 	for (size_t i = 0; i < sizeof(innodb_proofs) / sizeof(innodb_proofs[0]); i++)
 		if (strcmp(lcloud_layer_get_name(fs), innodb_proofs[i].fstype) == 0 &&

@@ -54,6 +54,14 @@ int replay_cut(const struct replay_opts *o, const struct writelog *log, const st
 /* --cut-all: the tearing cut of each tearable page write until an image shows the tear (all with --keep-going). */
 int replay_cut_all(const struct replay_opts *o, const struct writelog *log, const struct replay_model *rm);
 
+/* replay_report.c: one page write as JSON and as a line of text; the runs of a result; the model as text. */
+json_object *replay_page_write_json(const struct writelog *const *logs, const struct replay_model *rm,
+				    const struct oracle_page_write *w);
+void replay_print_page_write(const struct writelog *const *logs, uint32_t n_logs, const struct replay_model *rm,
+			     const struct oracle_page_write *w);
+json_object *replay_runs_json(const struct oracle_result *r);
+void replay_print_model(const struct replay_model *rm);
+
 /* One log's header facts and entry counts, and the model, as JSON. */
 json_object *replay_log_info_json(const char *path, const struct writelog *log);
 json_object *replay_model_json(const struct replay_model *rm);

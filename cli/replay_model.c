@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "json_read.h"
+#include "power_fail.h"
 #include "replay.h"
 
 /* A fact's value: 1 present, 0 absent or null (the probe could not read it), -EBADMSG another type. */
@@ -24,21 +25,141 @@ static int fact_u64(struct json_in *in, json_object *facts, const char *name, ui
 	return json_get_u64(in, facts, name, true, ret);
 }
 
-static void take(uint64_t *field, char *src, size_t src_size, bool *have, uint64_t v, const char *layer,
-		 const char *name, const char *fact)
+/* The layer layer_of() found last: where fact_source() reads. */
+static json_object *last_layer;
+
+/* The source the probe gave fact NAME of the last layer found ("sources" beside "facts"); NULL when none. */
+static int fact_source(struct json_in *in, const char *name, const char **ret)
 {
-	if (*have)
-		return;
-	*field = v;
-	*have = true;
-	snprintf(src, src_size, "probe:%s:%s:%s", layer, name, fact);
+	json_object *sources;
+	int r;
+
+	*ret = NULL;
+	if (!last_layer || (r = json_get_object(in, last_layer, "sources", true, &sources)) <= 0)
+		return last_layer ? r : 0;
+	return json_get_string(in, sources, name, true, ret);
 }
 
+/* The first layer of KIND: its index, name and facts; 0 when there is none. */
+static int layer_of(struct json_in *in, json_object *layers, const char *kind, size_t *ret_i, const char **ret_name,
+		    json_object **ret_facts)
+{
+	last_layer = NULL;
+	for (size_t i = 0; i < json_object_array_length(layers); i++) {
+		json_object *l = json_object_array_get_idx(layers, i);
+		const char *k;
+
+		json_in_at(in, "probes[0].layers", i);
+		json_get_string(in, l, "layer", false, &k);
+		if (strcmp(k, kind) || json_get_object(in, l, "facts", true, ret_facts) <= 0)
+			continue;
+		*ret_name = "?";
+		json_get_string(in, l, "name", true, ret_name);
+		*ret_i = i;
+		last_layer = l;
+		snprintf(in->where, sizeof(in->where), "probes[0].layers[%zu].facts", i);
+		return 1;
+	}
+	return 0;
+}
+
+/* A string fact; NULL when absent or null. */
+static int fact_string(struct json_in *in, json_object *facts, const char *name, const char **ret)
+{
+	*ret = NULL;
+	return json_get_string(in, facts, name, true, ret);
+}
+
+/* The facts the power-fail model reads, from the NVMe, SCSI, cloud, disk and loop layers of the probe. */
+static int facts_from_layers(struct json_in *in, json_object *layers, struct power_fail_facts *f,
+			     struct replay_model *m)
+{
+	json_object *facts;
+	const char *name, *s;
+	uint64_t v;
+	size_t i;
+	bool b;
+	int r;
+
+	f->volatile_write_cache = f->write_back = -1;
+	if (layer_of(in, layers, "nvme", &i, &name, &facts)) {
+		f->nvme_name = name;
+		if ((r = fact_u64(in, facts, "lba_size", &f->lba_size)) < 0 ||
+		    (r = fact_u64(in, facts, "atomic_write_power_fail_bytes", &f->power_fail_bytes)) < 0)
+			return r;
+		f->has_power_fail = r > 0;
+		/* the source tells NAWUPF from the controller's AWUPF, which only the every-path reading bounds */
+		if ((r = fact_source(in, "atomic_write_power_fail_bytes", &f->power_fail_source)) < 0)
+			return r;
+		if ((r = fact_u64(in, facts, "atomic_boundary_power_fail_bytes", &f->boundary_bytes)) < 0 ||
+		    (r = fact_u64(in, facts, "atomic_boundary_offset_bytes", &f->boundary_offset_bytes)) < 0 ||
+		    (r = fact_u64(in, facts, "multipath_paths", &f->multipath_paths)) < 0 ||
+		    (r = fact_u64(in, facts, "atomic_write_power_fail_bytes_every_path", &f->every_path_bytes)) < 0)
+			return r;
+		f->has_every_path = r > 0;
+		if ((r = fact_source(in, "atomic_write_power_fail_bytes_every_path", &f->every_path_source)) < 0)
+			return r;
+		if ((r = json_get_bool(in, facts, "volatile_write_cache", true, &b)) < 0)
+			return r;
+		if (r) {
+			f->volatile_write_cache = b;
+			snprintf(m->src_cache, sizeof(m->src_cache), "probe:nvme:%s:volatile_write_cache", name);
+		}
+		if (f->lba_size)
+			snprintf(m->src_lba, sizeof(m->src_lba), "probe:nvme:%s:lba_size", name);
+	}
+	if (layer_of(in, layers, "scsi", &i, &name, &facts)) {
+		if ((r = fact_u64(in, facts, "logical_block_length", &v)) < 0 ||
+		    (r = fact_u64(in, facts, "max_atomic_transfer_bytes", &f->scsi_write_atomic_bytes)) < 0)
+			return r;
+		if (!f->lba_size && v) {
+			f->lba_size = v;
+			snprintf(m->src_lba, sizeof(m->src_lba), "probe:scsi:%s:logical_block_length", name);
+		}
+	}
+	if (layer_of(in, layers, "cloud", &i, &name, &facts)) {
+		f->cloud_name = name;
+		if ((r = fact_u64(in, facts, "promise_untorn_max_bytes", &f->promise_bytes)) < 0 ||
+		    (r = fact_u64(in, facts, "promise_untorn_granularity_bytes", &f->promise_granularity_bytes)) < 0 ||
+		    (r = fact_u64(in, facts, "promise_boundary_bytes", &f->promise_boundary_bytes)) < 0 ||
+		    (r = fact_string(in, facts, "promise_alignment", &f->promise_alignment)) < 0 ||
+		    (r = fact_string(in, facts, "product", &f->product)) < 0)
+			return r;
+		if ((r = fact_source(in, "promise_untorn_max_bytes", &f->promise_source)) < 0)
+			return r;
+		if (!f->promise_source)
+			f->promise_source = "cloud";
+	}
+	for (const char *const *k = (const char *const[]){ "disk", "loop", NULL }; *k; k++) {
+		if (!layer_of(in, layers, *k, &i, &name, &facts))
+			continue;
+		if ((r = fact_u64(in, facts, "logical_block_size", &v)) < 0 ||
+		    (r = fact_string(in, facts, "write_cache", &s)) < 0)
+			return r;
+		if (!f->logical_block_size && v) {
+			f->logical_block_size = v;
+			if (!m->src_lba[0])
+				snprintf(m->src_lba, sizeof(m->src_lba), "probe:%s:%s:logical_block_size", *k, name);
+		}
+		if (s && f->write_back < 0) {
+			f->write_back = !strcmp(s, "write back");
+			if (!m->src_cache[0])
+				snprintf(m->src_cache, sizeof(m->src_cache), "probe:%s:%s:write_cache", *k, name);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The oracle's model from the one power-fail model (power_fail.c), the verdict's own: the device's logical
+ * block, the unit every plain write is kept whole up to, its alignment and boundary. A SCSI disk's atomic
+ * limits are WRITE ATOMIC(16)'s only, and the log does not say which command a write was: none counts.
+ */
 static int model_from_doc(struct json_in *in, json_object *doc, struct replay_model *m)
 {
 	json_object *probes, *probe, *layers;
-	bool have_lba = false, have_atomic = false, have_boundary = false, have_cache = false;
-	static const char *const order[] = { "cloud", "nvme", "scsi", "disk", "loop" };
+	struct power_fail_facts f = { 0 };
+	struct power_fail_model pf;
 	int r;
 
 	if (!json_object_is_type(doc, json_type_object))
@@ -62,89 +183,44 @@ static int model_from_doc(struct json_in *in, json_object *doc, struct replay_mo
 		    (r = json_get_string(in, l, "name", true, &name)) < 0 || (r = json_get_object(in, l, "facts", true, &facts)) < 0)
 			return r;
 	}
-	for (size_t o = 0; o < sizeof(order) / sizeof(order[0]); o++)
-		for (size_t i = 0; i < json_object_array_length(layers); i++) {
-			json_object *l = json_object_array_get_idx(layers, i), *facts;
-			const char *n = "?", *kind, *wc;
-			uint64_t v, off = 0;
-			bool vwc;
-
-			json_in_at(in, "probes[0].layers", i);
-			json_get_string(in, l, "layer", false, &kind);
-			if (strcmp(kind, order[o]) || json_get_object(in, l, "facts", true, &facts) <= 0)
-				continue;
-			json_get_string(in, l, "name", true, &n);
-			snprintf(in->where, sizeof(in->where), "probes[0].layers[%zu].facts", i);
-			if (!strcmp(order[o], "cloud")) {
-				if ((r = fact_u64(in, facts, "promise_untorn_max_bytes", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.atomic_bytes, m->src_atomic, sizeof(m->src_atomic), &have_atomic, v, "cloud",
-					     n, "promise_untorn_max_bytes");
-				if ((r = fact_u64(in, facts, "promise_boundary_bytes", &v)) < 0)
-					return r;
-				if (r && v && !have_boundary) {
-					take(&m->m.boundary, m->src_boundary, sizeof(m->src_boundary), &have_boundary, v,
-					     "cloud", n, "promise_boundary_bytes");
-					m->m.boundary_offset = 0;
-				}
-			} else if (!strcmp(order[o], "nvme")) {
-				if ((r = fact_u64(in, facts, "lba_size", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.lba, m->src_lba, sizeof(m->src_lba), &have_lba, v, "nvme", n, "lba_size");
-				if ((r = fact_u64(in, facts, "atomic_write_power_fail_bytes", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.atomic_bytes, m->src_atomic, sizeof(m->src_atomic), &have_atomic, v, "nvme",
-					     n, "atomic_write_power_fail_bytes");
-				if ((r = fact_u64(in, facts, "atomic_boundary_power_fail_bytes", &v)) < 0)
-					return r;
-				if (r && !have_boundary) {
-					if ((r = fact_u64(in, facts, "atomic_boundary_offset_bytes", &off)) < 0)
-						return r;
-					take(&m->m.boundary, m->src_boundary, sizeof(m->src_boundary), &have_boundary, v,
-					     "nvme", n, "atomic_boundary_power_fail_bytes");
-					m->m.boundary_offset = v ? off : 0;
-				}
-				if ((r = json_get_bool(in, facts, "volatile_write_cache", true, &vwc)) < 0)
-					return r;
-				if (r && !have_cache) {
-					m->m.volatile_cache = vwc;
-					have_cache = true;
-					snprintf(m->src_cache, sizeof(m->src_cache), "probe:nvme:%s:volatile_write_cache", n);
-				}
-			} else if (!strcmp(order[o], "scsi")) {
-				if ((r = fact_u64(in, facts, "logical_block_length", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.lba, m->src_lba, sizeof(m->src_lba), &have_lba, v, "scsi", n,
-					     "logical_block_length");
-				/* WRITE ATOMIC(16) only; the log does not say which command a write was */
-				if ((r = fact_u64(in, facts, "max_atomic_transfer_bytes", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.atomic_bytes, m->src_atomic, sizeof(m->src_atomic), &have_atomic, v, "scsi",
-					     n, "max_atomic_transfer_bytes");
-			} else {
-				if ((r = fact_u64(in, facts, "logical_block_size", &v)) < 0)
-					return r;
-				if (r && v)
-					take(&m->m.lba, m->src_lba, sizeof(m->src_lba), &have_lba, v, order[o], n,
-					     "logical_block_size");
-				if ((r = json_get_string(in, facts, "write_cache", true, &wc)) < 0)
-					return r;
-				if (r && !have_cache) {
-					m->m.volatile_cache = !strcmp(wc, "write back");
-					have_cache = true;
-					snprintf(m->src_cache, sizeof(m->src_cache), "probe:%s:%s:write_cache", order[o], n);
-				}
-			}
-		}
+	if ((r = facts_from_layers(in, layers, &f, m)) < 0)
+		return r;
 	in->where[0] = '\0';
-	if (!have_lba && !have_atomic)
+	power_fail_model(&f, true, &pf);
+	m->m.lba = f.lba_size ? f.lba_size : f.logical_block_size;
+	if (!m->m.lba && !pf.bytes)
 		return json_in_fail(in, "names no logical block size or atomic write size (no nvme, scsi, cloud or disk "
 				    "layer with them)");
+	if (!m->m.lba)
+		m->m.lba = pf.lba;
+	if (pf.bytes > m->m.lba) {
+		m->m.atomic_bytes = pf.bytes;
+		m->m.natural = pf.natural;
+		m->m.boundary = pf.boundary;
+		m->m.boundary_offset = pf.boundary_offset;
+		if (pf.from_cloud)
+			snprintf(m->src_atomic, sizeof(m->src_atomic), "probe:cloud:%s:promise_untorn_max_bytes (%s)",
+				 f.cloud_name, pf.evidence);
+		else
+			snprintf(m->src_atomic, sizeof(m->src_atomic), "probe:nvme:%s:atomic_write_power_fail_bytes (%s)",
+				 f.nvme_name, pf.evidence ? pf.evidence : "source not given");
+		if (pf.boundary && pf.from_cloud)
+			snprintf(m->src_boundary, sizeof(m->src_boundary), "probe:cloud:%s:promise_boundary_bytes",
+				 f.cloud_name);
+		else if (pf.boundary)
+			snprintf(m->src_boundary, sizeof(m->src_boundary), "probe:nvme:%s:atomic_boundary_power_fail_bytes",
+				 f.nvme_name);
+	} else if (pf.boundary && f.has_power_fail) {
+		/* one block kept whole, a boundary still stated: the oracle checks it as the verdict does */
+		m->m.boundary = pf.boundary;
+		m->m.boundary_offset = pf.boundary_offset;
+		snprintf(m->src_boundary, sizeof(m->src_boundary), "probe:nvme:%s:atomic_boundary_power_fail_bytes",
+			 f.nvme_name);
+	}
+	if (pf.volatile_cache >= 0)
+		m->m.volatile_cache = pf.volatile_cache;
+	else
+		m->src_cache[0] = '\0';
 	return 0;
 }
 

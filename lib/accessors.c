@@ -72,7 +72,7 @@ LCLOUD_EXPORT int lcloud_probe_get_u64(const struct lcloud_probe *p, enum lcloud
 
 		if (p->layers[i].kind != kind)
 			continue;
-		f = layer_fact(&p->layers[i], name);
+		f = layer_fact_by_name(&p->layers[i], name);
 		if (!f)
 			return -ENOENT;
 		switch (f->state) {
@@ -147,7 +147,7 @@ LCLOUD_EXPORT const struct lcloud_fact *lcloud_layer_get_fact(const struct lclou
 LCLOUD_EXPORT const struct lcloud_fact *lcloud_layer_find_fact(const struct lcloud_layer *l,
 							       const char *name)
 {
-	return l && name ? layer_fact(l, name) : NULL;
+	return l && name ? layer_fact_by_name(l, name) : NULL;
 }
 
 LCLOUD_EXPORT const char *lcloud_fact_get_name(const struct lcloud_fact *f)

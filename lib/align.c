@@ -33,7 +33,7 @@ static int child_with_dev(const struct lcloud_probe *p, int index, unsigned int 
 
 		if (p->layers[i].parent != index)
 			continue;
-		dev = layer_fact(&p->layers[i], "dev");
+		dev = layer_fact(&p->layers[i], FACT_DEV);
 		if (dev && dev->state == LCLOUD_FACT_PRESENT && streq(dev->string, want))
 			return (int)i;
 	}
@@ -48,14 +48,17 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, enu
 			uint64_t offset, int dev)
 {
 	const struct lcloud_layer *d = &p->layers[dev];
-	uint64_t physical = layer_u64_or(d, "physical_block_size", 0);
-	uint64_t awu_max = layer_u64_or(d, "atomic_write_unit_max_bytes", 0);
-	uint64_t awu_min = layer_u64_or(d, "atomic_write_unit_min_bytes", 0);
-	uint64_t boundary = layer_u64_or(d, "atomic_write_boundary_bytes", 0);
-	/* the kernel's own rule for partitions (bdev_can_atomic_write, include/linux/blkdev.h) */
-	uint64_t kernel_align = awu_min > boundary ? awu_min : boundary;
+	uint64_t physical = 0, awu_max = 0, awu_min = 0, boundary = 0, kernel_align;
 	bool flagged = false;
 	int r;
+
+	/* a size absent or unread is one this note cannot check against: it stays 0, unchecked */
+	(void)layer_get_bytes(d, FACT_PHYSICAL_BLOCK_SIZE, &physical);
+	(void)layer_get_bytes(d, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, &awu_max);
+	(void)layer_get_bytes(d, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, &awu_min);
+	(void)layer_get_bytes(d, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, &boundary);
+	/* the kernel's own rule for partitions (bdev_can_atomic_write, include/linux/blkdev.h) */
+	kernel_align = awu_min > boundary ? awu_min : boundary;
 
 	if (physical && offset % physical) {
 		r = report_note(p, code, layer,
@@ -108,11 +111,13 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, enu
 static int check_partition(struct lcloud_probe *p, int index)
 {
 	const struct lcloud_layer *l = &p->layers[index];
-	const struct lcloud_fact *start = layer_fact(l, "start_bytes");
-	uint64_t align_off = layer_u64_or(l, "alignment_offset", 0);
+	const struct lcloud_fact *start = layer_fact(l, FACT_START_BYTES);
+	uint64_t align_off = 0; /* absent or unread: nothing to report */
 	char what[96];
 	int disk = child_of(p, index);
 	int r;
+
+	(void)layer_get_bytes(l, FACT_ALIGNMENT_OFFSET, &align_off);
 
 	if (!start || start->state != LCLOUD_FACT_PRESENT || disk < 0)
 		return 0;
@@ -125,37 +130,35 @@ static int check_partition(struct lcloud_probe *p, int index)
 			   "is off the device's natural alignment", align_off, l->name);
 }
 
-/* dm "linear" lines: "<start> <length> linear <major>:<minor> <offset>". */
+/* dm "linear" segments: "<start> <length> linear <major>:<minor> <offset>". */
 static int check_dm(struct lcloud_probe *p, int index)
 {
 	const struct lcloud_layer *l = &p->layers[index];
 
-	for (unsigned int i = 0; i < l->n_facts; i++) {
-		const struct lcloud_fact *f = &l->facts[i];
-		unsigned long long start, length, offset;
-		unsigned int major, minor;
-		char type[16], what[160];
+	for (unsigned int i = 0; i < l->n_dm_segments; i++) {
+		const struct layer_dm_segment *seg = &l->dm_segments[i];
+		char what[160];
 		uint64_t byte;
 		int dev, r;
 
-		if (!has_prefix(f->name, "dm_target_") || f->state != LCLOUD_FACT_PRESENT)
+		if (!seg->linear)
 			continue;
-		if (sscanf(f->string, "%llu %llu %15s %u:%u %llu", &start, &length, type, &major, &minor,
-			   &offset) != 6 || !streq(type, "linear"))
-			continue;
-		dev = child_with_dev(p, index, major, minor);
+		dev = child_with_dev(p, index, seg->major, seg->minor);
 		if (dev < 0)
 			continue;
 		/* A target on a partition lands at the partition's start plus its offset on the disk. */
-		byte = (uint64_t)offset * 512;
+		byte = seg->offset * 512;
 		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION) {
-			byte += layer_u64_or(&p->layers[dev], "start_bytes", 0);
+			uint64_t part_start = 0; /* unknown: checked as if at the disk's start, as before */
+
+			(void)layer_get_bytes(&p->layers[dev], FACT_START_BYTES, &part_start);
+			byte += part_start;
 			dev = child_of(p, dev);
 		}
 		if (dev < 0)
 			continue;
-		snprintf(what, sizeof(what), "dm target %s of %s (its sector %llu, via %u:%u + %llu sectors)",
-			 f->name + 10, l->name, start, major, minor, offset);
+		snprintf(what, sizeof(what), "dm target %u of %s (its sector %" PRIu64 ", via %u:%u + %" PRIu64 " sectors)",
+			 i, l->name, seg->start, seg->major, seg->minor, seg->offset);
 		r = check_offset(p, index, what, NOTE_DM_TARGET_MISALIGNED, byte, dev);
 		if (r < 0)
 			return r;
@@ -166,8 +169,10 @@ static int check_dm(struct lcloud_probe *p, int index)
 static int check_loop(struct lcloud_probe *p, int index)
 {
 	const struct lcloud_layer *l = &p->layers[index];
-	uint64_t offset = layer_u64_or(l, "loop_offset", 0);
+	uint64_t offset = 0;
 
+	/* absent or unread: no offset to check */
+	(void)layer_get_bytes(l, FACT_LOOP_OFFSET, &offset);
 	if (offset % ALIGN_PAGE_BYTES == 0)
 		return 0;
 	return report_note(p, NOTE_LOOP_OFFSET_MISALIGNED, index,

@@ -47,7 +47,7 @@ static const char *errno_name(int e)
 
 static int not_run(struct lcloud_layer *l, enum lcloud_fact_state state, const char *why)
 {
-	return layer_add_missing(l, "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, state, src, why);
+	return layer_add_missing(l, FACT_LIVE_RWF_ATOMIC_MAX_BYTES, state, src, why);
 }
 
 /* One RWF_ATOMIC write; 0 when all of it was written, -errno, or the bytes a short write wrote. */
@@ -81,25 +81,30 @@ static uint64_t file_size_limit(void)
 	return (uint64_t)rl.rlim_cur;
 }
 
-static uint64_t u64_fact(const struct lcloud_layer *l, const char *name)
+/* statx's size ID, or 0 (what statx itself gives for "no atomic writes") when it did not report it */
+static uint64_t statx_bytes(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = layer_fact(l, name);
+	uint64_t v = 0;
 
-	return f && f->state == LCLOUD_FACT_PRESENT && f->type != LCLOUD_FACT_STRING ? f->u64 : 0;
+	(void)layer_get_bytes(l, id, &v);
+	return v;
 }
 
 int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 {
 	struct lcloud_layer *l = report_layer(p, fs_index);
-	uint64_t umin = u64_fact(l, "stx_atomic_write_unit_min"), umax = u64_fact(l, "stx_atomic_write_unit_max");
-	uint64_t align = u64_fact(l, "stx_dio_mem_align"), top, confirmed = 0;
-	const struct lcloud_fact *dev = layer_fact(l, "dev");
+	uint64_t umin = statx_bytes(l, FACT_STX_ATOMIC_WRITE_UNIT_MIN);
+	uint64_t umax = statx_bytes(l, FACT_STX_ATOMIC_WRITE_UNIT_MAX);
+	uint64_t align = statx_bytes(l, FACT_STX_DIO_MEM_ALIGN), top, confirmed = 0;
+	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
 	char why[256];
 	struct stat st;
 	void *buf = NULL;
+	bool has_atomic_attr = false; /* absent or unread: statx does not claim atomic writes */
 	int fd, r = 0;
 
-	if (!umax || !u64_fact(l, "stx_attr_write_atomic"))
+	(void)layer_get_bool(l, FACT_STX_ATTR_WRITE_ATOMIC, &has_atomic_attr);
+	if (!umax || !has_atomic_attr)
 		return 0; /* statx claims nothing: there is nothing to confirm */
 	if (!is_power_of_2(umin))
 		umin = 512;
@@ -169,18 +174,18 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 			snprintf(why, sizeof(why), "a %" PRIu64 "-byte RWF_ATOMIC write was cut short after %" PRId64
 				 " bytes", size, w);
 		if (w != 0) {
-			r = layer_add_string(l, "live_rwf_atomic_refused", why, src);
+			r = layer_add_string(l, FACT_LIVE_RWF_ATOMIC_REFUSED, why, src);
 			break;
 		}
 		confirmed = size;
 	}
 	if (r >= 0)
-		r = layer_add_u64(l, "live_rwf_atomic_max_bytes", LCLOUD_UNIT_BYTES, confirmed, src);
+		r = layer_add_u64(l, FACT_LIVE_RWF_ATOMIC_MAX_BYTES, confirmed, src);
 	/* RWF_ATOMIC must refuse a write that is not aligned to its own size */
 	if (r >= 0 && confirmed >= 2 * umin && 3 * umin <= file_size_limit() &&
 	    atomic_write(fd, buf, 2 * umin, umin) == 0) {
 		snprintf(why, sizeof(why), "a %" PRIu64 "-byte write at offset %" PRIu64 " succeeded", 2 * umin, umin);
-		r = layer_add_string(l, "live_rwf_atomic_unenforced", why, src);
+		r = layer_add_string(l, FACT_LIVE_RWF_ATOMIC_UNENFORCED, why, src);
 	}
 out:
 	free(buf);

@@ -47,9 +47,9 @@ static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity
 		name[strcspn(name, " ")] = '\0';
 		vol[strcspn(vol, " ")] = '\0';
 		if (name[0])
-			r = layer_add_string(l, "attachment_name", name, "nvme:id-ns:vs[0:31]");
+			r = layer_add_string(l, FACT_ATTACHMENT_NAME, name, "nvme:id-ns:vs[0:31]");
 		if (r >= 0 && vol[0])
-			r = layer_add_string(l, "volume_id", vol, "nvme:id-ns:vs[32:63]");
+			r = layer_add_string(l, FACT_VOLUME_ID, vol, "nvme:id-ns:vs[32:63]");
 		if (r < 0)
 			return r;
 	}
@@ -100,18 +100,19 @@ int cloud_nvme_probe(struct lcloud_probe *p, int index, const struct nvme_identi
 
 int cloud_add_promise(struct lcloud_layer *l, const struct cloud_promise *pr)
 {
-	int r = layer_add_u64(l, "promise_untorn_max_bytes", LCLOUD_UNIT_BYTES, pr->untorn_max, pr->evidence);
+	int r = layer_add_u64(l, FACT_PROMISE_UNTORN_MAX_BYTES, pr->untorn_max, pr->evidence);
 
 	if (r >= 0)
-		r = layer_add_u64(l, "promise_untorn_granularity_bytes", LCLOUD_UNIT_BYTES, pr->granularity, pr->evidence);
+		r = layer_add_u64(l, FACT_PROMISE_UNTORN_GRANULARITY_BYTES, pr->granularity, pr->evidence);
 	if (r >= 0)
-		r = layer_add_u64(l, "promise_boundary_bytes", LCLOUD_UNIT_BYTES, pr->boundary, pr->evidence);
+		r = layer_add_u64(l, FACT_PROMISE_BOUNDARY_BYTES, pr->boundary, pr->evidence);
 	if (r >= 0)
-		r = layer_add_string(l, "promise_alignment", pr->aligned_to_size ? "size" : "boundary", pr->evidence);
+		r = layer_set_promise_alignment(l, pr->aligned_to_size ? LAYER_PROMISE_ALIGNED_TO_SIZE
+								       : LAYER_PROMISE_INSIDE_BOUNDARY, pr->evidence);
 	if (r >= 0)
-		r = layer_add_string(l, "promise_conditions", pr->conditions, pr->evidence);
+		r = layer_add_string(l, FACT_PROMISE_CONDITIONS, pr->conditions, pr->evidence);
 	if (r >= 0)
-		r = layer_add_string(l, "promise_source", pr->source_title, pr->evidence);
+		r = layer_add_string(l, FACT_PROMISE_SOURCE, pr->source_title, pr->evidence);
 	return r;
 }
 
@@ -123,8 +124,8 @@ int cloud_layer_new(struct lcloud_probe *p, int parent, const char *provider, co
 
 	if (cloud < 0)
 		return cloud;
-	r = layer_add_string(report_layer(p, cloud), "provider", provider, provider_src);
+	r = layer_add_string(report_layer(p, cloud), FACT_PROVIDER, provider, provider_src);
 	if (r >= 0)
-		r = layer_add_string(report_layer(p, cloud), "product", product, product_src);
+		r = layer_add_string(report_layer(p, cloud), FACT_PRODUCT, product, product_src);
 	return r < 0 ? r : cloud;
 }

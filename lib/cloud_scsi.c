@@ -29,20 +29,22 @@
 
 int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 {
-	const struct lcloud_fact *vendor = layer_fact(report_layer(p, scsi), "vendor");
-	const struct lcloud_fact *product = layer_fact(report_layer(p, scsi), "product");
+	const struct lcloud_fact *vendor = layer_fact(report_layer(p, scsi), FACT_VENDOR);
+	const struct lcloud_fact *product = layer_fact(report_layer(p, scsi), FACT_PRODUCT);
 	const char *src = "cloud:gcp-pd-16k";
 	struct lcloud_layer *l;
-	const struct lcloud_fact *lowest = layer_fact(report_layer(p, scsi), "lowest_aligned_bytes");
-	const struct lcloud_fact *kernel_off = layer_fact(report_layer(p, disk), "alignment_offset");
-	uint64_t physical, first_block;
+	const struct lcloud_fact *lowest = layer_fact(report_layer(p, scsi), FACT_LOWEST_ALIGNED_BYTES);
+	const struct lcloud_fact *kernel_off = layer_fact(report_layer(p, disk), FACT_ALIGNMENT_OFFSET);
+	uint64_t physical = 0, first_block, granularity = 512;
 	int cloud, r;
 
 	if (!vendor || !product || !streq(vendor->string, "Google") || !streq(product->string, "PersistentDisk"))
 		return 0;
 	/* READ CAPACITY's physical block (needs root), else the kernel's view of it */
-	physical = layer_u64_or(report_layer(p, scsi), "physical_block_bytes",
-				layer_u64_or(report_layer(p, disk), "physical_block_size", 0));
+	if (layer_get_bytes(report_layer(p, scsi), FACT_PHYSICAL_BLOCK_BYTES, &physical) <= 0)
+		(void)layer_get_bytes(report_layer(p, disk), FACT_PHYSICAL_BLOCK_SIZE, &physical);
+	/* the promise's granularity: the logical block, 512 bytes (the smallest) when unknown */
+	(void)layer_get_bytes(report_layer(p, disk), FACT_LOGICAL_BLOCK_SIZE, &granularity);
 	/* where the first whole physical block starts: READ CAPACITY(16), else the kernel's alignment_offset */
 	first_block = lowest && lowest->state == LCLOUD_FACT_PRESENT ? lowest->u64
 		      : kernel_off && kernel_off->state == LCLOUD_FACT_PRESENT ? kernel_off->u64 : 0;
@@ -79,7 +81,7 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 		const struct cloud_promise pr = {
 			.untorn_max = 16384,
 			/* the logical block: any O_DIRECT write inside one physical block */
-			.granularity = layer_u64_or(report_layer(p, disk), "logical_block_size", 512),
+			.granularity = granularity,
 			.boundary = 16384, /* the physical block */
 			.aligned_to_size = false,
 			.conditions = "writes inside one 16 KiB-aligned 16 KiB physical block of the disk (16 KiB "

@@ -15,12 +15,13 @@
 int devdb_add_identifiers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 {
 	static const struct {
-		const char *property, *name;
+		const char *property;
+		enum fact_id id;
 	} props[] = {
-		{ "ID_SERIAL", "udev_id_serial" },
-		{ "ID_WWN", "udev_id_wwn" },
-		{ "ID_PATH", "udev_id_path" },
-		{ "ID_MODEL", "udev_id_model" },
+		{ "ID_SERIAL", FACT_UDEV_ID_SERIAL },
+		{ "ID_WWN", FACT_UDEV_ID_WWN },
+		{ "ID_PATH", FACT_UDEV_ID_PATH },
+		{ "ID_MODEL", FACT_UDEV_ID_MODEL },
 	};
 	struct udev *udev;
 	int r = 0;
@@ -43,7 +44,7 @@ int devdb_add_identifiers(const struct lcloud_ctx *ctx, struct lcloud_probe *p)
 			const char *v = udev_device_get_property_value(dev, props[k].property);
 
 			if (v && *v)
-				r = layer_add_string(l, props[k].name, v, "udev");
+				r = layer_add_string(l, props[k].id, v, "udev");
 		}
 		udev_device_unref(dev);
 	}

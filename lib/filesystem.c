@@ -82,27 +82,27 @@ static int add_ext4_cluster(const struct lcloud_ctx *ctx, struct lcloud_layer *l
 
 		/* root refused: a device cgroup or security policy, not a missing privilege */
 		if ((e == EACCES || e == EPERM) && geteuid() != 0)
-			return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+			return layer_add_missing(l, FACT_CLUSTER_SIZE,
 						 LCLOUD_FACT_NEEDS_ROOT, src, "reading the ext4 superblock needs root");
 		snprintf(why, sizeof(why), "opening %s to read the ext4 superblock failed: %s%s", source_dev,
 			 strerror(e), e == EACCES || e == EPERM ? " (refused even for root: a device cgroup or "
 								  "security policy)" : "");
-		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_CLUSTER_SIZE, LCLOUD_FACT_UNREADABLE,
 					 src, why);
 	}
 	n = pread(fd, sb, sizeof(sb), 1024);
 	close(fd);
 	if (n != (ssize_t)sizeof(sb) || sb[0x38] != 0x53 || sb[0x39] != 0xef)
-		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_CLUSTER_SIZE, LCLOUD_FACT_UNREADABLE,
 					 src, "no ext4 superblock where expected");
 	log_block = (uint32_t)sb[0x18] | (uint32_t)sb[0x19] << 8;
 	log_cluster = (uint32_t)sb[0x1c] | (uint32_t)sb[0x1d] << 8;
 	ro_compat = (uint32_t)sb[0x64] | (uint32_t)sb[0x65] << 8 | (uint32_t)sb[0x66] << 16 | (uint32_t)sb[0x67] << 24;
 	if (log_block > 6 || log_cluster > 20)
-		return layer_add_missing(l, "cluster_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_CLUSTER_SIZE, LCLOUD_FACT_UNREADABLE,
 					 src, "implausible block or cluster size in the superblock");
 	/* without bigalloc the cluster is the block */
-	return layer_add_u64(l, "cluster_size", LCLOUD_UNIT_BYTES,
+	return layer_add_u64(l, FACT_CLUSTER_SIZE,
 			     1024ull << ((ro_compat & 0x200) ? log_cluster : log_block), src);
 }
 
@@ -127,23 +127,23 @@ static int add_file_edges(struct lcloud_layer *l, int fd)
 	if (r < 0) {
 		const char *why = r == -E2BIG ? "more than 1048576 extents" : strerror(-r);
 
-		r = layer_add_missing(l, "extents", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+		r = layer_add_missing(l, FACT_EXTENTS, LCLOUD_FACT_UNREADABLE,
 				      "ioctl:FS_IOC_FIEMAP", why);
 		if (r >= 0)
-			r = layer_add_missing(l, "extent_edge_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+			r = layer_add_missing(l, FACT_EXTENT_EDGE_ALIGNMENT,
 					      LCLOUD_FACT_UNREADABLE, "ioctl:FS_IOC_FIEMAP", why);
 		return r < 0 ? r : 0;
 	}
-	r = layer_add_u64(l, "extents", LCLOUD_UNIT_NONE, e.count, "ioctl:FS_IOC_FIEMAP");
+	r = layer_add_u64(l, FACT_EXTENTS, e.count, "ioctl:FS_IOC_FIEMAP");
 	if (r < 0)
 		return r;
 	if (e.count == 0)
 		return 0; /* no data yet: a write allocates, nothing to meet */
 	/* inline, tail-packed or encoded data is not where a direct write would put it */
-	r = layer_add_u64(l, "extent_edge_alignment", LCLOUD_UNIT_BYTES, e.not_placed ? 1 : e.alignment,
+	r = layer_add_u64(l, FACT_EXTENT_EDGE_ALIGNMENT, e.not_placed ? 1 : e.alignment,
 			  "ioctl:FS_IOC_FIEMAP");
 	if (r >= 0 && (e.not_placed || e.alignment < FILE_EDGES_ALIGN_CAP))
-		r = layer_add_u64(l, "extent_edge_worst", LCLOUD_UNIT_BYTES, e.worst, "ioctl:FS_IOC_FIEMAP");
+		r = layer_add_u64(l, FACT_EXTENT_EDGE_WORST, e.worst, "ioctl:FS_IOC_FIEMAP");
 	return r < 0 ? r : 0;
 }
 
@@ -199,13 +199,13 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 	}
 
 	if (have_mount) {
-		r = layer_add_string(l, "fstype", mnt.fstype, "mountinfo");
+		r = layer_add_string(l, FACT_FSTYPE, mnt.fstype, "mountinfo");
 		if (r >= 0)
-			r = layer_add_string(l, "mount_point", mnt.mount_point, "mountinfo");
+			r = layer_add_string(l, FACT_MOUNT_POINT, mnt.mount_point, "mountinfo");
 		if (r >= 0)
-			r = layer_add_string(l, "mount_source", mnt.source, "mountinfo");
+			r = layer_add_string(l, FACT_MOUNT_SOURCE, mnt.source, "mountinfo");
 		if (r >= 0)
-			r = layer_add_string(l, "mount_options", mnt.options, "mountinfo");
+			r = layer_add_string(l, FACT_MOUNT_OPTIONS, mnt.options, "mountinfo");
 		if (r < 0)
 			return r;
 	} else {
@@ -218,18 +218,18 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 		char dev[32];
 
 		snprintf(dev, sizeof(dev), "%u:%u", stx.stx_dev_major, stx.stx_dev_minor);
-		r = layer_add_string(l, "dev", dev, "statx");
+		r = layer_add_string(l, FACT_DEV, dev, "statx");
 		if (r < 0)
 			return r;
 	}
 	if (fstatfs(fd, &sfs) == 0)
-		r = layer_add_u64(l, "block_size", LCLOUD_UNIT_BYTES, (uint64_t)sfs.f_bsize, "statfs:f_bsize");
+		r = layer_add_u64(l, FACT_BLOCK_SIZE, (uint64_t)sfs.f_bsize, "statfs:f_bsize");
 	else
-		r = layer_add_missing(l, "block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+		r = layer_add_missing(l, FACT_BLOCK_SIZE,
 				      LCLOUD_FACT_UNREADABLE, "statfs:f_bsize", strerror(errno));
 	if (r < 0)
 		return r;
-	r = layer_add_u64(l, "stx_blksize", LCLOUD_UNIT_BYTES, stx.stx_blksize, "statx");
+	r = layer_add_u64(l, FACT_STX_BLKSIZE, stx.stx_blksize, "statx");
 	if (r < 0)
 		return r;
 	r = statx_fill_layer(l, &stx);

@@ -102,7 +102,7 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 		snprintf(why, sizeof(why), "the file's XFS flags could not be read (%s), so whether its data is on "
 			 "the realtime device %s or on the data device is unknown; run as a user who may read the "
 			 "file", strerror(-r), rtdev);
-		return layer_add_missing(l, "realtime", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE,
+		return layer_add_missing(l, FACT_REALTIME,
 					 (-r == EACCES || -r == EPERM) && geteuid() != 0 ? LCLOUD_FACT_NEEDS_ROOT
 											 : LCLOUD_FACT_UNREADABLE,
 					 flags_src, why);
@@ -112,12 +112,12 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 		   (p->target_type == LCLOUD_TARGET_DIRECTORY && (xflags & FS_XFLAG_RTINHERIT));
 	if (!realtime && !has_rtdev)
 		return 0;
-	r = layer_add_bool(l, "realtime", realtime, flags_src);
+	r = layer_add_bool(l, FACT_REALTIME, realtime, flags_src);
 	if (r < 0 || !realtime)
 		return r;
 	if (!has_rtdev) {
 		dev->unresolved = true;
-		return layer_add_missing(l, "realtime_device", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE,
+		return layer_add_missing(l, FACT_REALTIME_DEVICE,
 					 LCLOUD_FACT_UNREADABLE, "mountinfo:rtdev",
 					 "the mount names no realtime device (rtdev=): the data is in an internal "
 					 "realtime section, which liblcloud does not follow");
@@ -127,10 +127,10 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 		snprintf(why, sizeof(why), "the realtime device the mount names, %s, is not a block device here (%s)",
 			 rtdev, strerror(-r));
 		dev->unresolved = true;
-		return layer_add_missing(l, "realtime_device", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE,
+		return layer_add_missing(l, FACT_REALTIME_DEVICE,
 					 LCLOUD_FACT_UNREADABLE, "mountinfo:rtdev", why);
 	}
-	r = layer_add_string(l, "realtime_device", rtdev, "mountinfo:rtdev");
+	r = layer_add_string(l, FACT_REALTIME_DEVICE, rtdev, "mountinfo:rtdev");
 	if (r < 0)
 		return r;
 	dev->major = major(st.st_rdev);
@@ -179,11 +179,11 @@ static int btrfs_devices(const struct lcloud_ctx *ctx, struct lcloud_probe *p, i
 	DIR *d;
 
 	if (dev->major == 0)
-		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_BTRFS_DEVICES, LCLOUD_FACT_UNREADABLE,
 					 src, "the mount names no block device, so the file system's devices are unknown");
 	r = sysfs_dev_dir(ctx, "block", dev->major, dev->minor, devdir, sizeof(devdir));
 	if (r < 0)
-		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_BTRFS_DEVICES, LCLOUD_FACT_UNREADABLE,
 					 src, "the mount's block device was not found in sysfs");
 	name = path_basename(devdir);
 	r = ctx_path(ctx, "/sys/fs/btrfs", root, sizeof(root));
@@ -206,10 +206,10 @@ static int btrfs_devices(const struct lcloud_ctx *ctx, struct lcloud_probe *p, i
 
 		snprintf(why, sizeof(why), "/sys/fs/btrfs/*/devices/%s not found: which devices the file system spans "
 			 "is unknown", name);
-		return layer_add_missing(l, "btrfs_devices", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, FACT_BTRFS_DEVICES, LCLOUD_FACT_UNREADABLE,
 					 src, why);
 	}
-	return layer_add_u64(l, "btrfs_devices", LCLOUD_UNIT_NONE, (uint64_t)n, src);
+	return layer_add_u64(l, FACT_BTRFS_DEVICES, (uint64_t)n, src);
 }
 
 int fs_data_device(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int fd,

@@ -44,6 +44,7 @@ void hint_caps_read(struct lcloud_queue *q)
 	q->caps.regular_file = p->target_type == LCLOUD_TARGET_REGULAR;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
+		bool fdp = false;
 
 		/*
 		 * Write streams reach a device only when it is the target itself: the
@@ -52,13 +53,19 @@ void hint_caps_read(struct lcloud_queue *q)
 		 */
 		if (i == 0 && l->kind == LCLOUD_LAYER_DISK && p->target_type == LCLOUD_TARGET_DISK &&
 		    q->backend == LCLOUD_BACKEND_IO_URING)
-			q->caps.max_write_streams = (uint32_t)layer_u64_or(l, "max_write_streams", 0);
+		{
+			uint64_t streams = 0; /* absent or unread: no streams are used */
+
+			(void)layer_get_u64(l, FACT_MAX_WRITE_STREAMS, &streams);
+			q->caps.max_write_streams = (uint32_t)streams;
+		}
 		if (l->kind != LCLOUD_LAYER_NVME || q->backend != LCLOUD_BACKEND_PASSTHROUGH)
 			continue;
 		q->caps.nvme = true;
-		q->caps.nvme_dsm = layer_u64_or(l, "dsm_supported", 0);
-		if (layer_u64_or(l, "fdp_enabled", 0)) {
-			const struct lcloud_fact *f = layer_fact(l, "fdp_placement_ids");
+		/* capabilities absent or unread are not used */
+		(void)layer_get_bool(l, FACT_DSM_SUPPORTED, &q->caps.nvme_dsm);
+		if (layer_get_bool(l, FACT_FDP_ENABLED, &fdp) > 0 && fdp) {
+			const struct lcloud_fact *f = layer_fact(l, FACT_FDP_PLACEMENT_IDS);
 			const char *s = f && f->state == LCLOUD_FACT_PRESENT ? f->string : NULL;
 
 			while (s && *s && q->caps.n_fdp_pids < QUEUE_FDP_PIDS_MAX) {

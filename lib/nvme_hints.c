@@ -109,17 +109,17 @@ static int probe_streams(struct lcloud_probe *p, int index, struct nvme_conn *co
 		return command_failed(p, index, "Directive Receive (Streams parameters)", r);
 	l = report_layer(p, index);
 	/* NVMe Base 2.0, Streams Return Parameters */
-	r = layer_add_u64(l, "streams_max_limit", LCLOUD_UNIT_NONE, nvme_le16(buf, 32, 0), "nvme:streams:msl");
+	r = layer_add_u64(l, FACT_STREAMS_MAX_LIMIT, nvme_le16(buf, 32, 0), "nvme:streams:msl");
 	if (r >= 0)
-		r = layer_add_u64(l, "streams_available", LCLOUD_UNIT_NONE, nvme_le16(buf, 32, 2), "nvme:streams:nssa");
+		r = layer_add_u64(l, FACT_STREAMS_AVAILABLE, nvme_le16(buf, 32, 2), "nvme:streams:nssa");
 	if (r >= 0)
-		r = layer_add_u64(l, "streams_allocated", LCLOUD_UNIT_NONE, nvme_le16(buf, 32, 22), "nvme:streams:nsa");
+		r = layer_add_u64(l, FACT_STREAMS_ALLOCATED, nvme_le16(buf, 32, 22), "nvme:streams:nsa");
 	if (r >= 0 && id->lba_size) {
 		uint64_t sws = nvme_le32(buf, 32, 16), sgs = nvme_le16(buf, 32, 20);
 
-		r = layer_add_u64(l, "stream_write_size_bytes", LCLOUD_UNIT_BYTES, sws * id->lba_size, "nvme:streams:sws");
+		r = layer_add_u64(l, FACT_STREAM_WRITE_SIZE_BYTES, sws * id->lba_size, "nvme:streams:sws");
 		if (r >= 0)
-			r = layer_add_u64(l, "stream_granularity_bytes", LCLOUD_UNIT_BYTES, sgs * sws * id->lba_size,
+			r = layer_add_u64(l, FACT_STREAM_GRANULARITY_BYTES, sgs * sws * id->lba_size,
 					  "nvme:streams:sgs");
 	}
 	return r;
@@ -139,9 +139,9 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 		return command_failed(p, index, "Get Features (Flexible Data Placement)", r);
 	l = report_layer(p, index);
 	cfg_index = (feature >> 8) & 0xff;
-	r = layer_add_bool(l, "fdp_enabled", feature & 1, "nvme:feature-0x1d:fdpe");
+	r = layer_add_bool(l, FACT_FDP_ENABLED, feature & 1, "nvme:feature-0x1d:fdpe");
 	if (r >= 0)
-		r = layer_add_u64(l, "fdp_config_index", LCLOUD_UNIT_NONE, cfg_index, "nvme:feature-0x1d:fdpcidx");
+		r = layer_add_u64(l, FACT_FDP_CONFIG_INDEX, cfg_index, "nvme:feature-0x1d:fdpcidx");
 	if (r < 0)
 		return r;
 
@@ -160,13 +160,13 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 				   "%s: FDP configurations log is malformed (%s); FDP details not shown",
 				   l->name, strerror(-r));
 	l = report_layer(p, index);
-	r = layer_add_u64(l, "fdp_reclaim_groups", LCLOUD_UNIT_NONE, cfg.nrg, "nvme:log-0x20:nrg");
+	r = layer_add_u64(l, FACT_FDP_RECLAIM_GROUPS, cfg.nrg, "nvme:log-0x20:nrg");
 	if (r >= 0)
-		r = layer_add_u64(l, "fdp_reclaim_unit_handles", LCLOUD_UNIT_NONE, cfg.nruh, "nvme:log-0x20:nruh");
+		r = layer_add_u64(l, FACT_FDP_RECLAIM_UNIT_HANDLES, cfg.nruh, "nvme:log-0x20:nruh");
 	if (r >= 0)
-		r = layer_add_u64(l, "fdp_max_placement_ids", LCLOUD_UNIT_NONE, cfg.maxpids + 1ull, "nvme:log-0x20:maxpids");
+		r = layer_add_u64(l, FACT_FDP_MAX_PLACEMENT_IDS, cfg.maxpids + 1ull, "nvme:log-0x20:maxpids");
 	if (r >= 0)
-		r = layer_add_u64(l, "fdp_reclaim_unit_bytes", LCLOUD_UNIT_BYTES, cfg.runs, "nvme:log-0x20:runs");
+		r = layer_add_u64(l, FACT_FDP_RECLAIM_UNIT_BYTES, cfg.runs, "nvme:log-0x20:runs");
 	if (r < 0 || !(feature & 1))
 		return r;
 
@@ -187,9 +187,9 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 		for (int i = 0; i < n; i++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", pids[i]);
 		l = report_layer(p, index);
-		r = layer_add_u64(l, "fdp_placement_id_count", LCLOUD_UNIT_NONE, (uint64_t)n, "nvme:ruh-status:nruhsd");
+		r = layer_add_u64(l, FACT_FDP_PLACEMENT_ID_COUNT, (uint64_t)n, "nvme:ruh-status:nruhsd");
 		if (r >= 0)
-			r = layer_add_string(l, "fdp_placement_ids", list, "nvme:ruh-status:pid");
+			r = layer_add_string(l, FACT_FDP_PLACEMENT_IDS, list, "nvme:ruh-status:pid");
 	}
 	return r;
 }
@@ -209,12 +209,12 @@ int nvme_hints_probe(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 		} else {
 			/* bytes 0-31 supported, 32-63 enabled, 64-95 persistent; bit = directive type */
 			l = report_layer(p, index);
-			r = layer_add_bool(l, "streams_supported", bit(ident, DIRECTIVE_STREAMS), "nvme:directive-identify");
+			r = layer_add_bool(l, FACT_STREAMS_SUPPORTED, bit(ident, DIRECTIVE_STREAMS), "nvme:directive-identify");
 			if (r >= 0)
-				r = layer_add_bool(l, "streams_enabled", bit(ident + 32, DIRECTIVE_STREAMS),
+				r = layer_add_bool(l, FACT_STREAMS_ENABLED, bit(ident + 32, DIRECTIVE_STREAMS),
 						   "nvme:directive-identify");
 			if (r >= 0)
-				r = layer_add_bool(l, "data_placement_supported", bit(ident, DIRECTIVE_DATA_PLACEMENT),
+				r = layer_add_bool(l, FACT_DATA_PLACEMENT_SUPPORTED, bit(ident, DIRECTIVE_DATA_PLACEMENT),
 						   "nvme:directive-identify");
 			if (r >= 0 && bit(ident + 32, DIRECTIVE_STREAMS))
 				r = probe_streams(p, index, conn, id);

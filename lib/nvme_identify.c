@@ -46,23 +46,23 @@ static void copy_ascii(char *dst, size_t size, const uint8_t *b, size_t len, siz
 enum src { CTRL, NS };
 
 struct raw_field {
-	const char *name; /* nvme-cli's JSON key */
+	enum fact_id id; /* named as nvme-cli's JSON key */
 	enum src src;
 	size_t off;
 	uint8_t size;     /* 1, 2, 4 or 8 bytes */
 };
 
 static const struct raw_field raw_fields[] = {
-	{ "vid", CTRL, 0, 2 },      { "cntlid", CTRL, 78, 2 },  { "ver", CTRL, 80, 4 },
-	{ "mdts", CTRL, 77, 1 },    { "ctratt", CTRL, 96, 4 },  { "oacs", CTRL, 256, 2 },
-	{ "nn", CTRL, 516, 4 },     { "oncs", CTRL, 520, 2 },   { "vwc", CTRL, 525, 1 },
-	{ "awun", CTRL, 526, 2 },   { "awupf", CTRL, 528, 2 },  { "acwu", CTRL, 532, 2 },
-	{ "nsze", NS, 0, 8 },       { "nsfeat", NS, 24, 1 },    { "nlbaf", NS, 25, 1 },
-	{ "flbas", NS, 26, 1 },     { "nawun", NS, 34, 2 },     { "nawupf", NS, 36, 2 },
-	{ "nacwu", NS, 38, 2 },     { "nabsn", NS, 40, 2 },     { "nabo", NS, 42, 2 },
-	{ "nabspf", NS, 44, 2 },    { "noiob", NS, 46, 2 },     { "npwg", NS, 64, 2 },
-	{ "npwa", NS, 66, 2 },      { "npdg", NS, 68, 2 },      { "npda", NS, 70, 2 },
-	{ "nows", NS, 72, 2 },      { "endgid", NS, 102, 2 },
+	{ FACT_VID, CTRL, 0, 2 },      { FACT_CNTLID, CTRL, 78, 2 },  { FACT_VER, CTRL, 80, 4 },
+	{ FACT_MDTS, CTRL, 77, 1 },    { FACT_CTRATT, CTRL, 96, 4 },  { FACT_OACS, CTRL, 256, 2 },
+	{ FACT_NN, CTRL, 516, 4 },     { FACT_ONCS, CTRL, 520, 2 },   { FACT_VWC, CTRL, 525, 1 },
+	{ FACT_AWUN, CTRL, 526, 2 },   { FACT_AWUPF, CTRL, 528, 2 },  { FACT_ACWU, CTRL, 532, 2 },
+	{ FACT_NSZE, NS, 0, 8 },       { FACT_NSFEAT, NS, 24, 1 },    { FACT_NLBAF, NS, 25, 1 },
+	{ FACT_FLBAS, NS, 26, 1 },     { FACT_NAWUN, NS, 34, 2 },     { FACT_NAWUPF, NS, 36, 2 },
+	{ FACT_NACWU, NS, 38, 2 },     { FACT_NABSN, NS, 40, 2 },     { FACT_NABO, NS, 42, 2 },
+	{ FACT_NABSPF, NS, 44, 2 },    { FACT_NOIOB, NS, 46, 2 },     { FACT_NPWG, NS, 64, 2 },
+	{ FACT_NPWA, NS, 66, 2 },      { FACT_NPDG, NS, 68, 2 },      { FACT_NPDA, NS, 70, 2 },
+	{ FACT_NOWS, NS, 72, 2 },      { FACT_ENDGID, NS, 102, 2 },
 };
 
 void nvme_identity_decode(struct nvme_identity *id, const uint8_t *c, size_t cl, const uint8_t *n, size_t nl)
@@ -130,12 +130,12 @@ static int add_raw_fields(struct lcloud_layer *l, const struct nvme_identity *id
 		uint64_t v;
 		int r;
 
-		snprintf(source, sizeof(source), "nvme:%s:%s", f->src == CTRL ? "id-ctrl" : "id-ns", f->name);
+		snprintf(source, sizeof(source), "nvme:%s:%s", f->src == CTRL ? "id-ctrl" : "id-ns",
+			 fact_def(f->id)->name);
 		if (!b) {
 			continue; /* the command was not run or failed: the note says why */
 		} else if (f->off + f->size > len) {
-			r = layer_add_missing(l, f->name, LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, LCLOUD_FACT_UNREADABLE,
-					      source, "identify data truncated before this field");
+			r = layer_add_missing(l, f->id, LCLOUD_FACT_UNREADABLE, source, "identify data truncated before this field");
 			if (r < 0)
 				return r;
 			continue;
@@ -154,7 +154,7 @@ static int add_raw_fields(struct lcloud_layer *l, const struct nvme_identity *id
 			v = nvme_le64(b, len, f->off);
 			break;
 		}
-		r = layer_add_u64(l, f->name, LCLOUD_UNIT_NONE, v, source);
+		r = layer_add_u64(l, f->id, v, source);
 		if (r < 0)
 			return r;
 	}
@@ -162,20 +162,20 @@ static int add_raw_fields(struct lcloud_layer *l, const struct nvme_identity *id
 		int r = 0;
 
 		if (id->ctrl_len >= 24)
-			r = layer_add_string(l, "sn", id->sn, "nvme:id-ctrl:sn");
+			r = layer_add_string(l, FACT_SN, id->sn, "nvme:id-ctrl:sn");
 		if (r >= 0 && id->ctrl_len >= 64)
-			r = layer_add_string(l, "mn", id->mn, "nvme:id-ctrl:mn");
+			r = layer_add_string(l, FACT_MN, id->mn, "nvme:id-ctrl:mn");
 		if (r >= 0 && id->ctrl_len >= 72)
-			r = layer_add_string(l, "fr", id->fr, "nvme:id-ctrl:fr");
+			r = layer_add_string(l, FACT_FR, id->fr, "nvme:id-ctrl:fr");
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int add_bytes(struct lcloud_layer *l, const char *name, uint64_t v, const char *source)
+static int add_bytes(struct lcloud_layer *l, enum fact_id id, uint64_t v, const char *source)
 {
-	return layer_add_u64(l, name, LCLOUD_UNIT_BYTES, v, source);
+	return layer_add_u64(l, id, v, source);
 }
 
 /*
@@ -195,60 +195,60 @@ static int add_derived(struct lcloud_probe *p, int index, const struct nvme_iden
 		return report_note(p, NOTE_NVME_LBA_FORMAT, index,
 				   "%s: the current LBA format could not be read from Identify Namespace "
 				   "(FLBAS %u, NLBAF %u): sizes in bytes are not shown", l->name, id->flbas, id->nlbaf);
-	r = add_bytes(l, "lba_size", lba, "nvme:id-ns:lbaf");
+	r = add_bytes(l, FACT_LBA_SIZE, lba, "nvme:id-ns:lbaf");
 	if (r >= 0)
-		r = add_bytes(l, "lba_metadata_size", id->lba_metadata, "nvme:id-ns:lbaf");
+		r = add_bytes(l, FACT_LBA_METADATA_SIZE, id->lba_metadata, "nvme:id-ns:lbaf");
 	if (r < 0)
 		return r;
-	r = layer_add_bool(l, "nsabp", nsabp, "nvme:id-ns:nsfeat");
+	r = layer_add_bool(l, FACT_NSABP, nsabp, "nvme:id-ns:nsfeat");
 	if (r < 0)
 		return r;
 	if (nsabp) {
 		/* a namespace field of 0 defers to the controller's (NVMe Base 2.0, Identify Namespace) */
-		r = id->nawun ? add_bytes(l, "atomic_write_normal_bytes", (id->nawun + 1ull) * lba, "nvme:id-ns:nawun")
-			      : add_bytes(l, "atomic_write_normal_bytes", (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
+		r = id->nawun ? add_bytes(l, FACT_ATOMIC_WRITE_NORMAL_BYTES, (id->nawun + 1ull) * lba, "nvme:id-ns:nawun")
+			      : add_bytes(l, FACT_ATOMIC_WRITE_NORMAL_BYTES, (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
 		if (r >= 0)
-			r = id->nawupf ? add_bytes(l, "atomic_write_power_fail_bytes", (id->nawupf + 1ull) * lba,
+			r = id->nawupf ? add_bytes(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES, (id->nawupf + 1ull) * lba,
 						   "nvme:id-ns:nawupf")
-				       : add_bytes(l, "atomic_write_power_fail_bytes", (id->awupf + 1ull) * lba,
+				       : add_bytes(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES, (id->awupf + 1ull) * lba,
 						   "nvme:id-ctrl:awupf");
 		if (r >= 0)
-			r = id->nacwu ? add_bytes(l, "atomic_compare_write_bytes", (id->nacwu + 1ull) * lba, "nvme:id-ns:nacwu")
-				      : add_bytes(l, "atomic_compare_write_bytes", (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
+			r = id->nacwu ? add_bytes(l, FACT_ATOMIC_COMPARE_WRITE_BYTES, (id->nacwu + 1ull) * lba, "nvme:id-ns:nacwu")
+				      : add_bytes(l, FACT_ATOMIC_COMPARE_WRITE_BYTES, (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_boundary_power_fail_bytes", id->nabspf ? (id->nabspf + 1ull) * lba : 0,
+			r = add_bytes(l, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, id->nabspf ? (id->nabspf + 1ull) * lba : 0,
 				      "nvme:id-ns:nabspf");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_boundary_normal_bytes", id->nabsn ? (id->nabsn + 1ull) * lba : 0,
+			r = add_bytes(l, FACT_ATOMIC_BOUNDARY_NORMAL_BYTES, id->nabsn ? (id->nabsn + 1ull) * lba : 0,
 				      "nvme:id-ns:nabsn");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_boundary_offset_bytes", (uint64_t)id->nabo * lba, "nvme:id-ns:nabo");
+			r = add_bytes(l, FACT_ATOMIC_BOUNDARY_OFFSET_BYTES, (uint64_t)id->nabo * lba, "nvme:id-ns:nabo");
 	} else if (id->ctrl && id->have_ctrl_atomics) {
-		r = add_bytes(l, "atomic_write_normal_bytes", (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
+		r = add_bytes(l, FACT_ATOMIC_WRITE_NORMAL_BYTES, (id->awun + 1ull) * lba, "nvme:id-ctrl:awun");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_write_power_fail_bytes", (id->awupf + 1ull) * lba, "nvme:id-ctrl:awupf");
+			r = add_bytes(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES, (id->awupf + 1ull) * lba, "nvme:id-ctrl:awupf");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_compare_write_bytes", (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
+			r = add_bytes(l, FACT_ATOMIC_COMPARE_WRITE_BYTES, (id->acwu + 1ull) * lba, "nvme:id-ctrl:acwu");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_boundary_power_fail_bytes", 0, "nvme:id-ns:nsfeat");
+			r = add_bytes(l, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, 0, "nvme:id-ns:nsfeat");
 	}
 	if (r < 0)
 		return r;
 	if (optperf) {
-		r = add_bytes(l, "preferred_write_granularity_bytes", (id->npwg + 1ull) * lba, "nvme:id-ns:npwg");
+		r = add_bytes(l, FACT_PREFERRED_WRITE_GRANULARITY_BYTES, (id->npwg + 1ull) * lba, "nvme:id-ns:npwg");
 		if (r >= 0)
-			r = add_bytes(l, "preferred_write_alignment_bytes", (id->npwa + 1ull) * lba, "nvme:id-ns:npwa");
+			r = add_bytes(l, FACT_PREFERRED_WRITE_ALIGNMENT_BYTES, (id->npwa + 1ull) * lba, "nvme:id-ns:npwa");
 		if (r >= 0)
-			r = add_bytes(l, "preferred_deallocate_granularity_bytes", (id->npdg + 1ull) * lba, "nvme:id-ns:npdg");
+			r = add_bytes(l, FACT_PREFERRED_DEALLOCATE_GRANULARITY_BYTES, (id->npdg + 1ull) * lba, "nvme:id-ns:npdg");
 		if (r >= 0)
-			r = add_bytes(l, "preferred_deallocate_alignment_bytes", (id->npda + 1ull) * lba, "nvme:id-ns:npda");
+			r = add_bytes(l, FACT_PREFERRED_DEALLOCATE_ALIGNMENT_BYTES, (id->npda + 1ull) * lba, "nvme:id-ns:npda");
 		if (r >= 0)
-			r = add_bytes(l, "optimal_write_size_bytes", (id->nows + 1ull) * lba, "nvme:id-ns:nows");
+			r = add_bytes(l, FACT_OPTIMAL_WRITE_SIZE_BYTES, (id->nows + 1ull) * lba, "nvme:id-ns:nows");
 		if (r < 0)
 			return r;
 	}
 	if (id->noiob) {
-		r = add_bytes(l, "optimal_io_boundary_bytes", (uint64_t)id->noiob * lba, "nvme:id-ns:noiob");
+		r = add_bytes(l, FACT_OPTIMAL_IO_BOUNDARY_BYTES, (uint64_t)id->noiob * lba, "nvme:id-ns:noiob");
 		if (r < 0)
 			return r;
 	}
@@ -258,17 +258,17 @@ static int add_derived(struct lcloud_probe *p, int index, const struct nvme_iden
 static int add_capabilities(struct lcloud_layer *l, const struct nvme_identity *id)
 {
 	static const struct {
-		const char *name;
+		enum fact_id id;
 		bool ctrl;
 		int field; /* 0 oncs, 1 oacs, 2 ctratt, 3 vwc */
 		unsigned int bit;
 	} caps[] = {
-		{ "dsm_supported", true, 0, 2 },
-		{ "write_zeroes_supported", true, 0, 3 },
-		{ "copy_supported", true, 0, 8 },
-		{ "directives_supported", true, 1, 5 },
-		{ "fdp_supported", true, 2, 19 },
-		{ "volatile_write_cache", true, 3, 0 },
+		{ FACT_DSM_SUPPORTED, true, 0, 2 },
+		{ FACT_WRITE_ZEROES_SUPPORTED, true, 0, 3 },
+		{ FACT_COPY_SUPPORTED, true, 0, 8 },
+		{ FACT_DIRECTIVES_SUPPORTED, true, 1, 5 },
+		{ FACT_FDP_SUPPORTED, true, 2, 19 },
+		{ FACT_VOLATILE_WRITE_CACHE, true, 3, 0 },
 	};
 	static const char *const sources[] = { "nvme:id-ctrl:oncs", "nvme:id-ctrl:oacs", "nvme:id-ctrl:ctratt",
 					       "nvme:id-ctrl:vwc" };
@@ -280,7 +280,7 @@ static int add_capabilities(struct lcloud_layer *l, const struct nvme_identity *
 			   : caps[i].field == 1 ? id->oacs
 			   : caps[i].field == 2 ? id->ctratt
 						: id->ctrl[525];
-		int r = layer_add_bool(l, caps[i].name, (v >> caps[i].bit) & 1, sources[caps[i].field]);
+		int r = layer_add_bool(l, caps[i].id, (v >> caps[i].bit) & 1, sources[caps[i].field]);
 
 		if (r < 0)
 			return r;

@@ -45,10 +45,11 @@ static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const
 {
 	const struct lcloud_layer *d = report_layer(p, disk);
 	const struct lcloud_layer *n = report_layer(p, nvme);
-	const struct lcloud_fact *kf = layer_fact(d, "atomic_write_unit_max_bytes");
-	uint64_t dev = layer_u64_or(n, "atomic_write_power_fail_bytes", 0);
-	uint64_t kern, want;
+	const struct lcloud_fact *kf = layer_fact(d, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES);
+	uint64_t dev = 0, kern, want;
 
+	/* nothing to compare with when the device's size is absent or unread */
+	(void)layer_get_bytes(n, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES, &dev);
 	if (!dev || !kf)
 		return 0;
 	if (kf->state == LCLOUD_FACT_NOT_PROVIDED)
@@ -79,7 +80,8 @@ static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const
 
 /*
  * How many controllers reach namespace NAME: a multipath head lists one
- * entry per path in /sys/block/NAME/multipath/. 0 when it is no head.
+ * entry per path in /sys/block/NAME/multipath/. 0 when it is no head,
+ * -errno when the folder is there but could not be listed.
  */
 static int count_paths(const struct lcloud_ctx *ctx, const char *name)
 {
@@ -89,8 +91,11 @@ static int count_paths(const struct lcloud_ctx *ctx, const char *name)
 	DIR *d;
 
 	if (path_printf(dir, sizeof(dir), "/sys/block/%s/multipath", name) < 0 ||
-	    ctx_path(ctx, dir, full, sizeof(full)) < 0 || !(d = opendir(full)))
-		return 0;
+	    ctx_path(ctx, dir, full, sizeof(full)) < 0)
+		return -ENAMETOOLONG;
+	/* no such folder: a head without native multipath, or no head, has one path */
+	if (!(d = opendir(full)))
+		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)))
 		if (de->d_name[0] != '.')
 			n++;
@@ -175,23 +180,24 @@ static int smallest_awupf(const struct lcloud_ctx *ctx, const char *name, uint16
 static int add_every_path_awupf(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index)
 {
 	struct lcloud_layer *l = report_layer(p, index);
-	const struct lcloud_fact *pf = layer_fact(l, "atomic_write_power_fail_bytes");
-	uint64_t lba = layer_u64_or(l, "lba_size", 0);
+	const struct lcloud_fact *pf = layer_fact(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
+	uint64_t lba = 0;
 	char why[256] = "";
 	uint16_t awupf = 0;
 	int r;
 
+	/* no logical block size, no size to give: the verdict then keeps one block per path */
+	(void)layer_get_bytes(l, FACT_LBA_SIZE, &lba);
 	if (!pf || !pf->source || strcmp(pf->source, "nvme:id-ctrl:awupf") != 0 || !lba)
 		return 0;
 	r = smallest_awupf(ctx, l->name, &awupf, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return layer_add_missing(l, "atomic_write_power_fail_bytes_every_path", LCLOUD_FACT_U64,
-					 LCLOUD_UNIT_BYTES, r == -EACCES || r == -EPERM ? LCLOUD_FACT_NEEDS_ROOT
+		return layer_add_missing(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH, r == -EACCES || r == -EPERM ? LCLOUD_FACT_NEEDS_ROOT
 											: LCLOUD_FACT_UNREADABLE,
 					 "nvme:id-ctrl:awupf:every-path", why);
-	return layer_add_u64(l, "atomic_write_power_fail_bytes_every_path", LCLOUD_UNIT_BYTES, (awupf + 1ull) * lba,
+	return layer_add_u64(l, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH, (awupf + 1ull) * lba,
 			     "nvme:id-ctrl:awupf:every-path");
 }
 
@@ -250,10 +256,10 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 				   "%s: cannot open the namespace for NVMe commands: %s (it may have vanished)",
 				   name, strerror(-r));
 	}
-	r = layer_add_string(report_layer(p, index), "transport", conn.source, "nvme");
+	r = layer_add_string(report_layer(p, index), FACT_TRANSPORT, conn.source, "nvme");
 	if (r < 0)
 		goto out;
-	r = layer_add_u64(report_layer(p, index), "nsid", LCLOUD_UNIT_NONE, conn.nsid, "nvme:nsid");
+	r = layer_add_u64(report_layer(p, index), FACT_NSID, conn.nsid, "nvme:nsid");
 	if (r < 0)
 		goto out;
 
@@ -282,9 +288,21 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	nvme_identity_decode(&id, ctrl, ctrl_len, ns, ns_len);
 	r = nvme_identity_fill_layer(p, index, &id);
 	/* several controllers: their Identify Controller data may differ, and only one answered */
-	if (r >= 0 && (paths = count_paths(ctx, name)) > 1)
-		r = layer_add_u64(report_layer(p, index), "multipath_paths", LCLOUD_UNIT_NONE, (uint64_t)paths,
-				  "sysfs:multipath");
+	if (r >= 0) {
+		paths = count_paths(ctx, name);
+		if (paths < 0) {
+			char why[128];
+
+			/* unread is not one path: the verdict then keeps one block per path */
+			snprintf(why, sizeof(why), "could not list /sys/block/%s/multipath: %s", name, strerror(-paths));
+			r = layer_add_missing(report_layer(p, index), FACT_MULTIPATH_PATHS,
+					      paths == -EACCES ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
+					      "sysfs:multipath", why);
+		} else if (paths > 1) {
+			r = layer_add_u64(report_layer(p, index), FACT_MULTIPATH_PATHS, (uint64_t)paths,
+					  "sysfs:multipath");
+		}
+	}
 	if (r >= 0 && paths > 1)
 		r = add_every_path_awupf(ctx, p, index);
 	if (r >= 0 && ns)

@@ -87,8 +87,7 @@ static int confirm_beside(struct lcloud_probe *p)
 	int dirfd, r;
 
 	if (!p->resolved_path || p->resolved_path[0] != '/' || strstr(p->resolved_path, " (deleted)"))
-		return layer_add_missing(&p->layers[0], "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64,
-					 LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
+		return layer_add_missing(&p->layers[0], FACT_LIVE_RWF_ATOMIC_MAX_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
 					 "the file's directory is not known (an unlinked file?): nothing was confirmed");
 	dir = strdup(p->resolved_path);
 	if (!dir)
@@ -101,8 +100,7 @@ static int confirm_beside(struct lcloud_probe *p)
 	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
 	if (dirfd < 0)
-		return layer_add_missing(&p->layers[0], "live_rwf_atomic_max_bytes", LCLOUD_FACT_U64,
-					 LCLOUD_UNIT_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
+		return layer_add_missing(&p->layers[0], FACT_LIVE_RWF_ATOMIC_MAX_BYTES, LCLOUD_FACT_UNREADABLE, "live:pwritev2(RWF_ATOMIC)",
 					 "the file's directory could not be opened: nothing was confirmed");
 	r = confirm_in_dir(p, dirfd);
 	close(dirfd);
@@ -429,4 +427,17 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 	}
 	*ret_probe = p;
 	return 0;
+}
+
+/*
+ * The pipeline made the report and attached the verdicts to it, so it frees
+ * both: the report never calls the verdict, which reads the report.
+ */
+LCLOUD_EXPORT void lcloud_probe_free(struct lcloud_probe *p)
+{
+	if (!p)
+		return;
+	verdict_free(p->verdicts);
+	p->verdicts = NULL;
+	report_free(p);
 }

@@ -45,45 +45,64 @@ static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lc
 	return NULL;
 }
 
-/* The NVMe namespace directly under the target (no file system, dm, md or loop). */
-static const struct lcloud_layer *direct_namespace(const struct lcloud_probe *p, uint64_t *ret_offset)
+int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
+			   uint64_t *ret_size)
 {
-	uint64_t offset = 0;
+	uint64_t offset = 0, size = 0;
+	bool unread = false, partition = false;
 
+	*ret_nvme = NULL;
 	if (layer_of(p, LCLOUD_LAYER_FILESYSTEM))
-		return NULL;
+		return -ENODEV;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 
 		if (l->kind == LCLOUD_LAYER_PARTITION) {
-			offset += layer_u64_or(l, "start_bytes", 0);
+			uint64_t start;
+
+			/* a start not read is no start of 0, a size not read no end: writes could leave the partition */
+			if (layer_get_bytes(l, FACT_START_BYTES, &start) <= 0 ||
+			    (!partition && layer_get_bytes(l, FACT_SIZE, &size) <= 0))
+				unread = true;
+			else
+				offset += start;
+			partition = true;
 			continue;
 		}
 		if (l->kind != LCLOUD_LAYER_DISK)
-			return NULL;
+			return -ENODEV;
 		for (unsigned int k = 0; k < p->n_layers; k++)
 			if (p->layers[k].kind == LCLOUD_LAYER_NVME && p->layers[k].parent == (int)i) {
+				*ret_nvme = &p->layers[k];
+				if (unread)
+					return -ENODATA;
 				*ret_offset = offset;
-				return &p->layers[k];
+				*ret_size = size;
+				return 0;
 			}
-		return NULL;
+		return -ENODEV;
 	}
-	return NULL;
+	return -ENODEV;
 }
 
 static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,
-			    uint64_t offset)
+			    int span, uint64_t offset)
 {
+	uint64_t metadata = 0, lba = 0, nsid;
 	unsigned int c, n;
 	int fd, r;
 
 	if (sscanf(nvme->name, "nvme%un%u", &c, &n) != 2)
 		return queue_fail(q, -ENODEV, "%s is not an NVMe namespace name", nvme->name);
-	if (layer_u64_or(nvme, "lba_metadata_size", 0))
+	if (span == -ENODATA)
+		return queue_fail(q, -ENODATA, "%s: where the partition starts on the namespace, or its size, could "
+				  "not be read: passthrough cannot keep writes inside it", nvme->name);
+	/* metadata and LBA size come from the same Identify: absent, the LBA size check below refuses */
+	if (layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
 		return queue_fail(q, -EOPNOTSUPP, "%s is formatted with %" PRIu64 " metadata bytes per block, which "
 				  "passthrough commands from liblcloud do not carry; use the block device", nvme->name,
-				  layer_u64_or(nvme, "lba_metadata_size", 0));
-	if (!layer_u64_or(nvme, "lba_size", 0))
+				  metadata);
+	if (layer_get_bytes(nvme, FACT_LBA_SIZE, &lba) <= 0 || !lba)
 		return queue_fail(q, -ENODATA, "%s: the namespace's LBA size is unknown (Identify failed): "
 				  "passthrough cannot address it", nvme->name);
 	r = queue_open_generic_node(ctx, q, nvme, &fd);
@@ -94,19 +113,11 @@ static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q
 		q->hold_fd = q->fd;
 		q->fd = fd;
 	}
-	q->nsid = (uint32_t)layer_u64_or(nvme, "nsid", n);
-	q->lba = layer_u64_or(nvme, "lba_size", 0);
+	/* the nsid the kernel gives, else the one in the namespace's name */
+	q->nsid = layer_get_u64(nvme, FACT_NSID, &nsid) > 0 ? (uint32_t)nsid : n;
+	q->lba = lba;
 	q->dev_offset = offset;
 	q->mem_align = 4; /* NVMe needs dword-aligned buffers */
-	return 0;
-}
-
-/* The partition's own size when the target is one (passthrough must not run past it), else 0. */
-static uint64_t partition_size(const struct lcloud_probe *p)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].kind == LCLOUD_LAYER_PARTITION)
-			return layer_u64_or(&p->layers[i], "size", 0);
 	return 0;
 }
 
@@ -122,8 +133,11 @@ static int open_direct(struct lcloud_queue *q, const char *path)
 	fl = fcntl(q->fd, F_GETFL);
 	if (fl < 0 || fcntl(q->fd, F_SETFL, fl | O_DIRECT) < 0)
 		return queue_fail(q, -errno, "%s: O_DIRECT refused: %s", path, strerror(errno));
-	q->mem_align = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_mem_align", 512);
-	q->lba = layer_u64_or(fs ? fs : &q->probe->layers[0], "stx_dio_offset_align", 512);
+	/* statx without STATX_DIOALIGN (or 0): the 512 bytes every O_DIRECT path takes */
+	if (layer_get_bytes(fs ? fs : &q->probe->layers[0], FACT_STX_DIO_MEM_ALIGN, &q->mem_align) <= 0)
+		q->mem_align = 512;
+	if (layer_get_bytes(fs ? fs : &q->probe->layers[0], FACT_STX_DIO_OFFSET_ALIGN, &q->lba) <= 0)
+		q->lba = 512;
 	if (!q->lba)
 		q->lba = 512;
 	if (!q->mem_align)
@@ -136,9 +150,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 {
 	const struct lcloud_layer *nvme;
 	struct lcloud_queue *q;
-	uint64_t offset = 0;
+	uint64_t offset = 0, span_size = 0;
 	bool auto_chosen;
-	int r;
+	int span, r;
 
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
 	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
@@ -167,7 +181,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		queue_fail(q, r, "%s: %s", path, strerror(-r));
 		goto fail;
 	}
-	nvme = direct_namespace(q->probe, &offset);
+	span = queue_passthrough_span(q->probe, &nvme, &offset, &span_size);
 	if (q->writable && q->probe->target_type == LCLOUD_TARGET_NVME_CHAR) {
 		/* nothing claims a generic node: claim its namespace's block device, as a block target is */
 		r = queue_claim_namespace(ctx, q);
@@ -188,7 +202,8 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		goto fail;
 	}
 	q->backend = backend;
-	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, offset) : open_direct(q, path);
+	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, span, offset)
+							  : open_direct(q, path);
 	if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_PASSTHROUGH &&
 	    (r == -EACCES || r == -EPERM || r == -ENODATA) && q->probe->target_type != LCLOUD_TARGET_NVME_CHAR) {
 		/* the generic node is not ours to use: the block device, opened already, still is */
@@ -204,13 +219,19 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
 			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &q->probe->layers[i];
-		q->dev_size = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) || !top ? 0 : layer_u64_or(top, "size", 0);
-		/* a partition has no queue of its own: the transfer limit is its disk's */
-		q->max_transfer = layer_of(q->probe, LCLOUD_LAYER_DISK)
-					  ? layer_u64_or(layer_of(q->probe, LCLOUD_LAYER_DISK), "max_hw_sectors_kb", 0) * 1024
-					  : 0;
+		/* 0, no bound checked here: a file, or a device whose size was not read (the kernel stops at its end) */
+		q->dev_size = 0;
+		if (!layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) && top)
+			(void)layer_get_bytes(top, FACT_SIZE, &q->dev_size);
+		/*
+		 * A partition has no queue of its own: the transfer limit is its disk's.
+		 * Not read, 0: no early refusal, and the kernel refuses a larger command itself.
+		 */
+		q->max_transfer = 0;
+		(void)layer_get_bytes(layer_of(q->probe, LCLOUD_LAYER_DISK), FACT_MAX_HW_SECTORS_KB, &q->max_transfer);
+		/* a partition's own size (passthrough must not run past it); a whole namespace's device says */
 		if (backend == LCLOUD_BACKEND_PASSTHROUGH)
-			q->dev_size = partition_size(q->probe); /* a whole namespace: the device says when it ends */
+			q->dev_size = span_size;
 	}
 	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
 							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);

@@ -87,6 +87,17 @@ struct lcloud_queue {
 __attribute__((format(printf, 3, 4)))
 int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...);
 
+/*
+ * Where passthrough writes to P's target land: the NVMe namespace directly
+ * under it (no file system, dm, md or loop) in *RET_NVME, the target's
+ * byte offset on it, and its size (0: a whole namespace, which ends where
+ * the device says). 0; -ENODEV without such a namespace; -ENODATA, with
+ * *RET_NVME set, when a partition's start or size was not read, for then
+ * writes could land before the partition or run past its end.
+ */
+int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
+			   uint64_t *ret_size);
+
 /* queue.c: a slot goes back when its completion is reaped */
 void queue_release_slot(struct lcloud_queue *q, uint32_t slot);
 

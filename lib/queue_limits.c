@@ -14,80 +14,80 @@
 #include "sysfs.h"
 #include "util.h"
 
+/* Which catalogue facts come from queue/ (the attribute is named as the fact), and since when. */
 struct queue_attr {
-	const char *name;
-	enum lcloud_fact_type type;
-	enum lcloud_fact_unit unit;
+	enum fact_id id;
 	const char *since; /* the kernel that introduced it, for the reason text */
-	bool verdict_only; /* read by the verdicts alone: skipped with LCLOUD_PROBE_NO_VERDICT */
 };
 
 static const struct queue_attr queue_attrs[] = {
-	{ "logical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
-	{ "physical_block_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
-	{ "minimum_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
-	{ "optimal_io_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, false },
-	{ "max_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL, false },
-	{ "max_hw_sectors_kb", LCLOUD_FACT_U64, LCLOUD_UNIT_KIB, NULL, false },
+	{ FACT_LOGICAL_BLOCK_SIZE, NULL },
+	{ FACT_PHYSICAL_BLOCK_SIZE, NULL },
+	{ FACT_MINIMUM_IO_SIZE, NULL },
+	{ FACT_OPTIMAL_IO_SIZE, NULL },
+	{ FACT_MAX_SECTORS_KB, NULL },
+	{ FACT_MAX_HW_SECTORS_KB, NULL },
 	/* dma_alignment is a mask (511 = 512-byte alignment), shown as the kernel gives it. */
-	{ "dma_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, false },
-	{ "write_cache", LCLOUD_FACT_STRING, LCLOUD_UNIT_NONE, NULL, false },
-	{ "fua", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, "4.19", true },
-	{ "rotational", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE, NULL, false },
-	{ "chunk_sectors", LCLOUD_FACT_U64, LCLOUD_UNIT_SECTORS, NULL, true },
+	{ FACT_DMA_ALIGNMENT, NULL },
+	{ FACT_WRITE_CACHE, NULL },
+	{ FACT_FUA, "4.19" },
+	{ FACT_ROTATIONAL, NULL },
+	{ FACT_CHUNK_SECTORS, NULL },
 	/* 2: the block layer merges no writes into one request; 0 and 1 merge neighbours */
-	{ "nomerges", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
+	{ FACT_NOMERGES, NULL },
 	/* how the block layer splits a request: segments per request, their size, gaps between them */
-	{ "max_segments", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, NULL, true },
-	{ "max_segment_size", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, NULL, true },
-	{ "virt_boundary_mask", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "5.1", true },
-	{ "atomic_write_unit_min_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
-	{ "atomic_write_unit_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
-	{ "atomic_write_max_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
-	{ "atomic_write_boundary_bytes", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.11", false },
-	{ "max_write_streams", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, "6.16", false },
-	{ "write_stream_granularity", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, "6.16", false },
+	{ FACT_MAX_SEGMENTS, NULL },
+	{ FACT_MAX_SEGMENT_SIZE, NULL },
+	{ FACT_VIRT_BOUNDARY_MASK, "5.1" },
+	{ FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, "6.11" },
+	{ FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, "6.11" },
+	{ FACT_ATOMIC_WRITE_MAX_BYTES, "6.11" },
+	{ FACT_ATOMIC_WRITE_BOUNDARY_BYTES, "6.11" },
+	{ FACT_MAX_WRITE_STREAMS, "6.16" },
+	{ FACT_WRITE_STREAM_GRANULARITY, "6.16" },
 };
 
 static int add_missing(struct lcloud_layer *l, const struct queue_attr *a, const char *source, int err)
 {
+	const char *name = fact_def(a->id)->name;
 	char reason[160];
 
 	if (err == -ENOENT) {
 		if (a->since)
 			snprintf(reason, sizeof(reason),
-				 "not provided by this kernel (queue/%s appeared in Linux %s)", a->name, a->since);
+				 "not provided by this kernel (queue/%s appeared in Linux %s)", name, a->since);
 		else
-			snprintf(reason, sizeof(reason), "not provided by this kernel (no queue/%s)", a->name);
-		return layer_add_missing(l, a->name, a->type, a->unit, LCLOUD_FACT_NOT_PROVIDED, source, reason);
+			snprintf(reason, sizeof(reason), "not provided by this kernel (no queue/%s)", name);
+		return layer_add_missing(l, a->id, LCLOUD_FACT_NOT_PROVIDED, source, reason);
 	}
 	if (err == -EACCES || err == -EPERM)
-		return layer_add_missing(l, a->name, a->type, a->unit, LCLOUD_FACT_NEEDS_ROOT, source,
+		return layer_add_missing(l, a->id, LCLOUD_FACT_NEEDS_ROOT, source,
 					 "reading it needs root");
-	snprintf(reason, sizeof(reason), "could not read queue/%s: %s", a->name, strerror(-err));
-	return layer_add_missing(l, a->name, a->type, a->unit, LCLOUD_FACT_UNREADABLE, source, reason);
+	snprintf(reason, sizeof(reason), "could not read queue/%s: %s", name, strerror(-err));
+	return layer_add_missing(l, a->id, LCLOUD_FACT_UNREADABLE, source, reason);
 }
 
 /* QUEUE_FD: the open queue/ folder, or -errno when it could not be opened. */
 static int add_attr(int queue_fd, struct lcloud_layer *l, const struct queue_attr *a)
 {
-	char source[96], buf[128];
+	const struct fact_def *def = fact_def(a->id);
+	const char *source = def->source; /* the catalogue's: sysfs:queue/NAME */
+	char buf[128];
 	uint64_t v;
 	int r;
 
-	snprintf(source, sizeof(source), "sysfs:queue/%s", a->name);
 	if (queue_fd < 0)
 		return add_missing(l, a, source, queue_fd);
-	if (a->type == LCLOUD_FACT_STRING) {
-		r = sysfs_read_at(queue_fd, a->name, buf, sizeof(buf));
-		return r < 0 ? add_missing(l, a, source, r) : layer_add_string(l, a->name, buf, source);
+	if (def->type == LCLOUD_FACT_STRING) {
+		r = sysfs_read_at(queue_fd, def->name, buf, sizeof(buf));
+		return r < 0 ? add_missing(l, a, source, r) : layer_add_string(l, a->id, buf, source);
 	}
-	r = sysfs_read_u64_at(queue_fd, a->name, &v);
+	r = sysfs_read_u64_at(queue_fd, def->name, &v);
 	if (r < 0)
 		return add_missing(l, a, source, r);
-	if (a->type == LCLOUD_FACT_BOOL)
-		return layer_add_bool(l, a->name, v != 0, source);
-	return layer_add_u64(l, a->name, a->unit, v, source);
+	if (def->type == LCLOUD_FACT_BOOL)
+		return layer_add_bool(l, a->id, v != 0, source);
+	return layer_add_u64(l, a->id, v, source);
 }
 
 int queue_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_facts)
@@ -99,7 +99,7 @@ int queue_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_fact
 	if (queue_fd < 0)
 		queue_fd = -errno;
 	for (size_t i = 0; i < ARRAY_SIZE(queue_attrs) && r >= 0; i++)
-		if (verdict_facts || !queue_attrs[i].verdict_only)
+		if (verdict_facts || fact_def(queue_attrs[i].id)->use != FACT_USE_VERDICT_ONLY)
 			r = add_attr(queue_fd, l, &queue_attrs[i]);
 	if (queue_fd >= 0)
 		close(queue_fd);

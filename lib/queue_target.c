@@ -132,7 +132,7 @@ static const struct lcloud_layer *namespace_disk(const struct lcloud_probe *p, c
 
 static bool layer_devnum(const struct lcloud_layer *l, dev_t *ret)
 {
-	const struct lcloud_fact *dev = layer_fact(l, "dev");
+	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
 	unsigned int maj, min;
 
 	if (!dev || dev->state != LCLOUD_FACT_PRESENT || sscanf(dev->string, "%u:%u", &maj, &min) != 2)

@@ -4,13 +4,16 @@
 #define LCLOUD_REPORT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "facts.h"
 #include "lcloud/lcloud.h"
 #include "notes.h"
 
 struct lcloud_fact {
-	char *name;
+	enum fact_id id;
+	char *name; /* the catalogue's, or a family member's own (dm_target_0) */
 	enum lcloud_fact_type type;
 	enum lcloud_fact_unit unit;
 	enum lcloud_fact_state state;
@@ -18,6 +21,31 @@ struct lcloud_fact {
 	char *string;
 	char *source;
 	char *reason;
+};
+
+/*
+ * Structure behind families of facts, kept typed on the layer for the
+ * readers; the public facts (dm_target_N, md_data_offset_MEMBER,
+ * promise_alignment) are rendered from it when it is added.
+ */
+struct layer_dm_segment {     /* one device-mapper table line, as DM_TABLE_STATUS gives it */
+	uint64_t start, length; /* sectors, in the dm device */
+	char type[16];          /* "linear", "striped", ... */
+	char params[256];       /* as dmsetup table prints them */
+	bool linear;            /* a linear target whose params read "major:minor offset" */
+	unsigned int major, minor;
+	uint64_t offset;        /* sectors, on major:minor (linear only) */
+};
+
+struct layer_md_member {
+	char *name;           /* the member device, as in md/dev-NAME */
+	uint64_t data_offset; /* bytes: where its data starts (md metadata sits before it) */
+};
+
+enum layer_promise_alignment {
+	LAYER_PROMISE_NO_ALIGNMENT = 0,  /* no promise on this layer */
+	LAYER_PROMISE_ALIGNED_TO_SIZE,   /* writes aligned to their own size (rendered "size") */
+	LAYER_PROMISE_INSIDE_BOUNDARY,   /* writes inside one aligned boundary block ("boundary") */
 };
 
 struct lcloud_layer {
@@ -32,6 +60,11 @@ struct lcloud_layer {
 		LAYER_SIGNATURES_READ = 1,
 		LAYER_SIGNATURES_UNREAD = 2,     /* no access, libblkid failed, or the node was another device */
 	} signatures;
+	struct layer_dm_segment *dm_segments; /* the dm table, when it was read */
+	unsigned int n_dm_segments;
+	struct layer_md_member *md_members;
+	unsigned int n_md_members;
+	enum layer_promise_alignment promise_alignment; /* a cloud layer's promise */
 };
 
 struct lcloud_note {
@@ -56,22 +89,54 @@ struct lcloud_probe {
 };
 
 struct lcloud_probe *report_new(const char *path);
+/* Frees the layers, facts and notes and P itself; not its verdicts (lcloud_probe_free frees both). */
+void report_free(struct lcloud_probe *p);
 
 /* Returns the new layer's index or -ENOMEM. */
 int report_add_layer(struct lcloud_probe *p, enum lcloud_layer_kind kind, const char *name, int parent);
 struct lcloud_layer *report_layer(struct lcloud_probe *p, int index);
 
-int layer_add_u64(struct lcloud_layer *l, const char *name, enum lcloud_fact_unit unit,
-		  uint64_t value, const char *source);
-int layer_add_bool(struct lcloud_layer *l, const char *name, int value, const char *source);
-int layer_add_string(struct lcloud_layer *l, const char *name, const char *value, const char *source);
+/*
+ * Facts by catalogue id: the name, type and unit come from facts.def;
+ * SOURCE NULL means the catalogue's usual source.
+ */
+int layer_add_u64(struct lcloud_layer *l, enum fact_id id, uint64_t value, const char *source);
+int layer_add_bool(struct lcloud_layer *l, enum fact_id id, int value, const char *source);
+int layer_add_string(struct lcloud_layer *l, enum fact_id id, const char *value, const char *source);
 /* A fact that could not be given a value, with the reason a person needs. */
-int layer_add_missing(struct lcloud_layer *l, const char *name, enum lcloud_fact_type type,
-		      enum lcloud_fact_unit unit, enum lcloud_fact_state state,
+int layer_add_missing(struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_state state,
 		      const char *source, const char *reason);
-const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, const char *name);
-/* The fact's value when it is a present number, else FALLBACK. */
-uint64_t layer_u64_or(const struct lcloud_layer *l, const char *name, uint64_t fallback);
+/* A dm table line (TYPE and PARAMS as the kernel gives them), and its fact dm_target_N. */
+int layer_add_dm_segment(struct lcloud_layer *l, uint64_t start, uint64_t length, const char *type,
+			 const char *params, const char *source);
+/* Where md member MEMBER's data starts, in bytes, and its fact md_data_offset_MEMBER. */
+int layer_add_md_member(struct lcloud_layer *l, const char *member, uint64_t data_offset, const char *source);
+/* Member MEMBER of md layer L, or NULL when its offset was not read. */
+const struct layer_md_member *layer_md_member(const struct lcloud_layer *l, const char *member);
+/* A cloud promise's alignment, and its fact promise_alignment. */
+int layer_set_promise_alignment(struct lcloud_layer *l, enum layer_promise_alignment alignment,
+				const char *source);
+
+/* The layer's fact ID in any state (the first of a family), or NULL. */
+const struct lcloud_fact *layer_fact(const struct lcloud_layer *l, enum fact_id id);
+/* The fact named NAME, found through the catalogue; for the public API, which names facts by string. */
+const struct lcloud_fact *layer_fact_by_name(const struct lcloud_layer *l, const char *name);
+
+/*
+ * Typed getters, with no fallback: each caller decides what absence means.
+ * They return 1 with *RET set when the fact is present; 0 when it is absent
+ * (no such layer, not produced, or not provided by this kernel or device);
+ * -ENODATA when it is there but unread (needs root, unreadable: see
+ * layer_unread_reason()). *RET is left alone unless 1 is returned.
+ * layer_get_bytes() converts from the catalogue's unit and is for facts that
+ * have one; layer_get_u64() gives counts, masks and flags as they are.
+ */
+int layer_get_u64(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
+int layer_get_bytes(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
+int layer_get_bool(const struct lcloud_layer *l, enum fact_id id, bool *ret);
+int layer_get_string(const struct lcloud_layer *l, enum fact_id id, const char **ret);
+/* Why fact ID of L is unread, or NULL when it is not unread. */
+const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id);
 
 /* A note with CODE's usual severity (notes.def) about LAYER (-1: the probe as a whole). */
 __attribute__((format(printf, 4, 5)))

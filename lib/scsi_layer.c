@@ -57,17 +57,20 @@ static bool page_listed(const uint8_t *supported, size_t len, uint8_t page)
 static int compare_kernel_view(struct lcloud_probe *p, int scsi, int disk)
 {
 	const struct lcloud_layer *s = report_layer(p, scsi), *d = report_layer(p, disk);
-	const struct lcloud_fact *kf = layer_fact(d, "atomic_write_unit_max_bytes");
-	uint64_t dev_phys = layer_u64_or(s, "physical_block_bytes", 0);
-	uint64_t kern_phys = layer_u64_or(d, "physical_block_size", 0);
-	uint64_t dev_atomic = layer_u64_or(s, "max_atomic_transfer_bytes", 0);
+	const struct lcloud_fact *kf = layer_fact(d, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES);
+	uint64_t dev_phys = 0, kern_phys = 0, dev_atomic = 0;
 	int r = 0;
+
+	/* a size absent or unread on either side: nothing to compare */
+	(void)layer_get_bytes(s, FACT_PHYSICAL_BLOCK_BYTES, &dev_phys);
+	(void)layer_get_bytes(d, FACT_PHYSICAL_BLOCK_SIZE, &kern_phys);
+	(void)layer_get_bytes(s, FACT_MAX_ATOMIC_TRANSFER_BYTES, &dev_atomic);
 
 	if (dev_phys && kern_phys && dev_phys != kern_phys)
 		r = report_note_as(p, NOTE_SCSI_KERNEL_VIEW, LCLOUD_NOTE_WARNING, scsi,
 				   "%s: READ CAPACITY(16) gives a %" PRIu64 "-byte physical block, the kernel "
 				   "physical_block_size %" PRIu64, s->name, dev_phys, kern_phys);
-	if (r < 0 || !layer_fact(s, "max_atomic_transfer_bytes") || !kf)
+	if (r < 0 || !layer_fact(s, FACT_MAX_ATOMIC_TRANSFER_BYTES) || !kf)
 		return r;
 	if (kf->state == LCLOUD_FACT_NOT_PROVIDED)
 		return report_note(p, NOTE_SCSI_KERNEL_VIEW, scsi,
@@ -95,6 +98,7 @@ static int probe_disk(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int 
 	};
 	uint8_t *buf = NULL, supported[260];
 	size_t got = 0, supported_len = 0;
+	uint64_t max_streams;
 	struct scsi_conn conn;
 	char name[64];
 	int index, r;
@@ -108,7 +112,7 @@ static int probe_disk(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int 
 		scsi_disconnect(&conn);
 		return index;
 	}
-	r = layer_add_string(report_layer(p, index), "transport", conn.source, "scsi");
+	r = layer_add_string(report_layer(p, index), FACT_TRANSPORT, conn.source, "scsi");
 	if (r >= 0 && (conn.sgio_error == -EACCES || conn.sgio_error == -EPERM))
 		r = report_note(p, NOTE_NEEDS_ROOT, index,
 				"%s: SG_IO needs read access to /dev/%s (root): INQUIRY and VPD pages come from "
@@ -155,7 +159,7 @@ static int probe_disk(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int 
 	      : scsi_decode_io_advice_hints(p, index, buf, got);
 	if (r < 0)
 		goto out;
-	if (layer_u64_or(report_layer(p, index), "max_streams", 0) > 0) {
+	if (layer_get_u64(report_layer(p, index), FACT_MAX_STREAMS, &max_streams) > 0 && max_streams > 0) {
 		r = conn.ops->get_stream_status(conn.handle, buf, PAGE_MAX, &got);
 		r = r ? (r == -EACCES ? 0 : command_failed(p, index, "GET STREAM STATUS", r, true))
 		      : scsi_decode_stream_status(p, index, buf, got);
@@ -164,8 +168,10 @@ static int probe_disk(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int 
 	}
 	{
 		/* READ CAPACITY's block length, else the kernel's */
-		uint64_t lb = layer_u64_or(report_layer(p, index), "logical_block_length",
-					   layer_u64_or(report_layer(p, disk), "logical_block_size", 0));
+		uint64_t lb = 0; /* unknown: no sizes are derived */
+
+		if (layer_get_bytes(report_layer(p, index), FACT_LOGICAL_BLOCK_LENGTH, &lb) <= 0)
+			(void)layer_get_bytes(report_layer(p, disk), FACT_LOGICAL_BLOCK_SIZE, &lb);
 
 		r = scsi_derive_sizes(p, index, lb);
 	}

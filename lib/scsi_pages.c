@@ -48,10 +48,9 @@ static size_t vpd_usable(struct lcloud_probe *p, int index, uint8_t want_page, c
 }
 
 struct be_field {
-	const char *name;
+	enum fact_id id;
 	size_t off;
 	uint8_t size;
-	enum lcloud_fact_unit unit;
 };
 
 static int add_fields(struct lcloud_layer *l, const char *page, const uint8_t *b, size_t usable,
@@ -61,12 +60,12 @@ static int add_fields(struct lcloud_layer *l, const char *page, const uint8_t *b
 		char source[64];
 		int r;
 
-		snprintf(source, sizeof(source), "scsi:%s:%s", page, fields[i].name);
+		snprintf(source, sizeof(source), "scsi:%s:%s", page, fact_def(fields[i].id)->name);
 		if (fields[i].off + fields[i].size > usable)
-			r = layer_add_missing(l, fields[i].name, LCLOUD_FACT_U64, fields[i].unit, LCLOUD_FACT_UNREADABLE,
-					      source, "the page ends before this field");
+			r = layer_add_missing(l, fields[i].id, LCLOUD_FACT_UNREADABLE, source,
+					      "the page ends before this field");
 		else
-			r = layer_add_u64(l, fields[i].name, fields[i].unit, be(b, fields[i].off, fields[i].size), source);
+			r = layer_add_u64(l, fields[i].id, be(b, fields[i].off, fields[i].size), source);
 		if (r < 0)
 			return r;
 	}
@@ -102,13 +101,13 @@ int scsi_decode_inquiry(struct lcloud_probe *p, int index, const uint8_t *b, siz
 			return r;
 		usable = len;
 	}
-	r = layer_add_u64(l, "peripheral_qualifier", LCLOUD_UNIT_NONE, b[0] >> 5, "scsi:inquiry");
+	r = layer_add_u64(l, FACT_PERIPHERAL_QUALIFIER, b[0] >> 5, "scsi:inquiry");
 	if (r >= 0)
-		r = layer_add_u64(l, "peripheral_device_type", LCLOUD_UNIT_NONE, b[0] & 0x1f, "scsi:inquiry");
+		r = layer_add_u64(l, FACT_PERIPHERAL_DEVICE_TYPE, b[0] & 0x1f, "scsi:inquiry");
 	if (r >= 0)
-		r = layer_add_u64(l, "version", LCLOUD_UNIT_NONE, b[2], "scsi:inquiry");
+		r = layer_add_u64(l, FACT_VERSION, b[2], "scsi:inquiry");
 	if (r >= 0 && usable > 5)
-		r = layer_add_bool(l, "protect", b[5] & 1, "scsi:inquiry");
+		r = layer_add_bool(l, FACT_PROTECT, b[5] & 1, "scsi:inquiry");
 	if (r < 0)
 		return r;
 	if (usable < 36)
@@ -118,11 +117,11 @@ int scsi_decode_inquiry(struct lcloud_probe *p, int index, const uint8_t *b, siz
 	ascii_field(vendor, sizeof(vendor), b, usable, 8, 8);
 	ascii_field(product, sizeof(product), b, usable, 16, 16);
 	ascii_field(revision, sizeof(revision), b, usable, 32, 4);
-	r = layer_add_string(l, "vendor", vendor, "scsi:inquiry");
+	r = layer_add_string(l, FACT_VENDOR, vendor, "scsi:inquiry");
 	if (r >= 0)
-		r = layer_add_string(l, "product", product, "scsi:inquiry");
+		r = layer_add_string(l, FACT_PRODUCT, product, "scsi:inquiry");
 	if (r >= 0)
-		r = layer_add_string(l, "revision", revision, "scsi:inquiry");
+		r = layer_add_string(l, FACT_REVISION, revision, "scsi:inquiry");
 	return r;
 }
 
@@ -135,7 +134,7 @@ int scsi_decode_vpd_supported(struct lcloud_probe *p, int index, const uint8_t *
 		return 0;
 	for (size_t i = 4; i < usable; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%02x", i > 4 ? "," : "", b[i]);
-	return layer_add_string(report_layer(p, index), "vpd_pages", list, "scsi:vpd-0x00");
+	return layer_add_string(report_layer(p, index), FACT_VPD_PAGES, list, "scsi:vpd-0x00");
 }
 
 int scsi_decode_vpd_devid(struct lcloud_probe *p, int index, const uint8_t *b, size_t len)
@@ -173,27 +172,27 @@ int scsi_decode_vpd_devid(struct lcloud_probe *p, int index, const uint8_t *b, s
 		}
 		off += 4 + dlen;
 	}
-	return out[0] ? layer_add_string(report_layer(p, index), "designators", out, "scsi:vpd-0x83") : 0;
+	return out[0] ? layer_add_string(report_layer(p, index), FACT_DESIGNATORS, out, "scsi:vpd-0x83") : 0;
 }
 
 int scsi_decode_block_limits(struct lcloud_probe *p, int index, const uint8_t *b, size_t len)
 {
 	/* SBC-4 6.6.4, Block Limits VPD page; lengths in logical blocks */
 	static const struct be_field fields[] = {
-		{ "max_compare_and_write_length", 5, 1, LCLOUD_UNIT_NONE },
-		{ "optimal_transfer_length_granularity", 6, 2, LCLOUD_UNIT_NONE },
-		{ "max_transfer_length", 8, 4, LCLOUD_UNIT_NONE },
-		{ "optimal_transfer_length", 12, 4, LCLOUD_UNIT_NONE },
-		{ "max_prefetch_length", 16, 4, LCLOUD_UNIT_NONE },
-		{ "max_unmap_lba_count", 20, 4, LCLOUD_UNIT_NONE },
-		{ "max_unmap_block_descriptor_count", 24, 4, LCLOUD_UNIT_NONE },
-		{ "optimal_unmap_granularity", 28, 4, LCLOUD_UNIT_NONE },
-		{ "max_write_same_length", 36, 8, LCLOUD_UNIT_NONE },
-		{ "max_atomic_transfer_length", 44, 4, LCLOUD_UNIT_NONE },
-		{ "atomic_alignment", 48, 4, LCLOUD_UNIT_NONE },
-		{ "atomic_transfer_length_granularity", 52, 4, LCLOUD_UNIT_NONE },
-		{ "max_atomic_transfer_length_with_atomic_boundary", 56, 4, LCLOUD_UNIT_NONE },
-		{ "max_atomic_boundary_size", 60, 4, LCLOUD_UNIT_NONE },
+		{ FACT_MAX_COMPARE_AND_WRITE_LENGTH, 5, 1 },
+		{ FACT_OPTIMAL_TRANSFER_LENGTH_GRANULARITY, 6, 2 },
+		{ FACT_MAX_TRANSFER_LENGTH, 8, 4 },
+		{ FACT_OPTIMAL_TRANSFER_LENGTH, 12, 4 },
+		{ FACT_MAX_PREFETCH_LENGTH, 16, 4 },
+		{ FACT_MAX_UNMAP_LBA_COUNT, 20, 4 },
+		{ FACT_MAX_UNMAP_BLOCK_DESCRIPTOR_COUNT, 24, 4 },
+		{ FACT_OPTIMAL_UNMAP_GRANULARITY, 28, 4 },
+		{ FACT_MAX_WRITE_SAME_LENGTH, 36, 8 },
+		{ FACT_MAX_ATOMIC_TRANSFER_LENGTH, 44, 4 },
+		{ FACT_ATOMIC_ALIGNMENT, 48, 4 },
+		{ FACT_ATOMIC_TRANSFER_LENGTH_GRANULARITY, 52, 4 },
+		{ FACT_MAX_ATOMIC_TRANSFER_LENGTH_WITH_ATOMIC_BOUNDARY, 56, 4 },
+		{ FACT_MAX_ATOMIC_BOUNDARY_SIZE, 60, 4 },
 	};
 	size_t usable = vpd_usable(p, index, 0xb0, b, len, "Block Limits");
 	struct lcloud_layer *l = report_layer(p, index);
@@ -202,15 +201,15 @@ int scsi_decode_block_limits(struct lcloud_probe *p, int index, const uint8_t *b
 	if (usable < 4)
 		return 0;
 	if (usable > 4) {
-		r = layer_add_bool(l, "wsnz", b[4] & 1, "scsi:vpd-0xb0:wsnz");
+		r = layer_add_bool(l, FACT_WSNZ, b[4] & 1, "scsi:vpd-0xb0:wsnz");
 		if (r < 0)
 			return r;
 	}
 	r = add_fields(l, "vpd-0xb0", b, usable, fields, ARRAY_SIZE(fields));
 	if (r >= 0 && usable >= 36) {
-		r = layer_add_bool(l, "unmap_granularity_alignment_valid", b[32] >> 7, "scsi:vpd-0xb0:ugavalid");
+		r = layer_add_bool(l, FACT_UNMAP_GRANULARITY_ALIGNMENT_VALID, b[32] >> 7, "scsi:vpd-0xb0:ugavalid");
 		if (r >= 0)
-			r = layer_add_u64(l, "unmap_granularity_alignment", LCLOUD_UNIT_NONE, be(b, 32, 4) & 0x7fffffff,
+			r = layer_add_u64(l, FACT_UNMAP_GRANULARITY_ALIGNMENT, be(b, 32, 4) & 0x7fffffff,
 					  "scsi:vpd-0xb0:unmap_granularity_alignment");
 	}
 	return r;
@@ -225,24 +224,24 @@ int scsi_decode_block_characteristics(struct lcloud_probe *p, int index, const u
 	if (usable < 9)
 		return 0;
 	/* 0 not reported, 1 non-rotating (solid state), else rpm */
-	r = layer_add_u64(l, "medium_rotation_rate", LCLOUD_UNIT_NONE, be(b, 4, 2), "scsi:vpd-0xb1");
+	r = layer_add_u64(l, FACT_MEDIUM_ROTATION_RATE, be(b, 4, 2), "scsi:vpd-0xb1");
 	if (r >= 0)
-		r = layer_add_u64(l, "nominal_form_factor", LCLOUD_UNIT_NONE, b[7] & 0x0f, "scsi:vpd-0xb1");
+		r = layer_add_u64(l, FACT_NOMINAL_FORM_FACTOR, b[7] & 0x0f, "scsi:vpd-0xb1");
 	if (r >= 0)
-		r = layer_add_u64(l, "zoned", LCLOUD_UNIT_NONE, (b[8] >> 4) & 0x3, "scsi:vpd-0xb1");
+		r = layer_add_u64(l, FACT_ZONED, (b[8] >> 4) & 0x3, "scsi:vpd-0xb1");
 	if (r >= 0)
-		r = layer_add_bool(l, "fuab", (b[8] >> 1) & 1, "scsi:vpd-0xb1");
+		r = layer_add_bool(l, FACT_FUAB, (b[8] >> 1) & 1, "scsi:vpd-0xb1");
 	if (r >= 0)
-		r = layer_add_bool(l, "vbuls", b[8] & 1, "scsi:vpd-0xb1");
+		r = layer_add_bool(l, FACT_VBULS, b[8] & 1, "scsi:vpd-0xb1");
 	return r;
 }
 
 int scsi_decode_block_limits_ext(struct lcloud_probe *p, int index, const uint8_t *b, size_t len)
 {
 	static const struct be_field fields[] = {
-		{ "max_streams", 6, 2, LCLOUD_UNIT_NONE },
-		{ "optimal_stream_write_size", 8, 2, LCLOUD_UNIT_NONE },
-		{ "stream_granularity", 10, 4, LCLOUD_UNIT_NONE },
+		{ FACT_MAX_STREAMS, 6, 2 },
+		{ FACT_OPTIMAL_STREAM_WRITE_SIZE, 8, 2 },
+		{ FACT_STREAM_GRANULARITY, 10, 4 },
 	};
 	size_t usable = vpd_usable(p, index, 0xb7, b, len, "Block Limits Extension");
 	struct lcloud_layer *l = report_layer(p, index);
@@ -250,7 +249,7 @@ int scsi_decode_block_limits_ext(struct lcloud_probe *p, int index, const uint8_
 
 	if (usable < 6)
 		return 0;
-	r = layer_add_bool(l, "rscs", b[5] & 1, "scsi:vpd-0xb7:rscs");
+	r = layer_add_bool(l, FACT_RSCS, b[5] & 1, "scsi:vpd-0xb7:rscs");
 	return r < 0 ? r : add_fields(l, "vpd-0xb7", b, usable, fields, ARRAY_SIZE(fields));
 }
 
@@ -262,21 +261,21 @@ int scsi_decode_read_capacity16(struct lcloud_probe *p, int index, const uint8_t
 	if (len < 16)
 		return report_note(p, NOTE_SCSI_PAGE_SHORT, index,
 				   "%s: READ CAPACITY(16) returned %zu bytes; not decoded", l->name, len);
-	r = layer_add_u64(l, "returned_lba", LCLOUD_UNIT_NONE, be(b, 0, 8), "scsi:readcap16");
+	r = layer_add_u64(l, FACT_RETURNED_LBA, be(b, 0, 8), "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_u64(l, "logical_block_length", LCLOUD_UNIT_BYTES, be(b, 8, 4), "scsi:readcap16");
+		r = layer_add_u64(l, FACT_LOGICAL_BLOCK_LENGTH, be(b, 8, 4), "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_bool(l, "prot_en", b[12] & 1, "scsi:readcap16");
+		r = layer_add_bool(l, FACT_PROT_EN, b[12] & 1, "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_u64(l, "p_type", LCLOUD_UNIT_NONE, (b[12] >> 1) & 0x7, "scsi:readcap16");
+		r = layer_add_u64(l, FACT_P_TYPE, (b[12] >> 1) & 0x7, "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_u64(l, "physical_block_exponent", LCLOUD_UNIT_NONE, b[13] & 0x0f, "scsi:readcap16");
+		r = layer_add_u64(l, FACT_PHYSICAL_BLOCK_EXPONENT, b[13] & 0x0f, "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_bool(l, "lbpme", b[14] >> 7, "scsi:readcap16");
+		r = layer_add_bool(l, FACT_LBPME, b[14] >> 7, "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_bool(l, "lbprz", (b[14] >> 6) & 1, "scsi:readcap16");
+		r = layer_add_bool(l, FACT_LBPRZ, (b[14] >> 6) & 1, "scsi:readcap16");
 	if (r >= 0)
-		r = layer_add_u64(l, "lowest_aligned_lba", LCLOUD_UNIT_NONE, be(b, 14, 2) & 0x3fff, "scsi:readcap16");
+		r = layer_add_u64(l, FACT_LOWEST_ALIGNED_LBA, be(b, 14, 2) & 0x3fff, "scsi:readcap16");
 	return r;
 }
 
@@ -317,9 +316,9 @@ int scsi_decode_io_advice_hints(struct lcloud_probe *p, int index, const uint8_t
 			valid++;
 	}
 	{
-		int r = layer_add_u64(l, "io_advice_hint_groups", LCLOUD_UNIT_NONE, valid, "scsi:mode-0x0a-0x05");
+		int r = layer_add_u64(l, FACT_IO_ADVICE_HINT_GROUPS, valid, "scsi:mode-0x0a-0x05");
 
-		return r < 0 ? r : layer_add_u64(l, "io_advice_hint_descriptors", LCLOUD_UNIT_NONE, total,
+		return r < 0 ? r : layer_add_u64(l, FACT_IO_ADVICE_HINT_DESCRIPTORS, total,
 						 "scsi:mode-0x0a-0x05");
 	}
 }
@@ -343,64 +342,63 @@ int scsi_decode_stream_status(struct lcloud_probe *p, int index, const uint8_t *
 		if (b[d] & 1)
 			perm++;
 	}
-	r = layer_add_u64(l, "open_streams", LCLOUD_UNIT_NONE, open, "scsi:get-stream-status");
-	return r < 0 ? r : layer_add_u64(l, "permanent_streams", LCLOUD_UNIT_NONE, perm, "scsi:get-stream-status");
+	r = layer_add_u64(l, FACT_OPEN_STREAMS, open, "scsi:get-stream-status");
+	return r < 0 ? r : layer_add_u64(l, FACT_PERMANENT_STREAMS, perm, "scsi:get-stream-status");
 }
 
-static int add_bytes(struct lcloud_layer *l, const char *name, uint64_t v, const char *source)
+static int add_bytes(struct lcloud_layer *l, enum fact_id id, uint64_t v, const char *source)
 {
-	return layer_add_u64(l, name, LCLOUD_UNIT_BYTES, v, source);
+	return layer_add_u64(l, id, v, source);
 }
 
-/* A raw field that was really read (not truncated away). */
-static bool present(const struct lcloud_layer *l, const char *name)
+/* Raw field ID as *RET, when it was really read (not truncated away). */
+static bool field(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret)
 {
-	const struct lcloud_fact *f = layer_fact(l, name);
-
-	return f && f->state == LCLOUD_FACT_PRESENT;
+	return layer_get_u64(l, id, ret) > 0;
 }
 
 int scsi_derive_sizes(struct lcloud_probe *p, int index, uint64_t lb)
 {
 	struct lcloud_layer *l = report_layer(p, index);
-	uint64_t max_atomic = layer_u64_or(l, "max_atomic_transfer_length", 0);
+	uint64_t exponent, lowest, max_atomic, boundary_size, osws, stream_granularity;
 	int r = 0;
 
 	if (!lb)
 		return 0;
-	if (present(l, "physical_block_exponent"))
-		r = add_bytes(l, "physical_block_bytes", lb << layer_u64_or(l, "physical_block_exponent", 0),
-			      "scsi:readcap16:physical_block_exponent");
-	if (r >= 0 && present(l, "lowest_aligned_lba"))
-		r = add_bytes(l, "lowest_aligned_bytes", layer_u64_or(l, "lowest_aligned_lba", 0) * lb,
-			      "scsi:readcap16:lowest_aligned_lba");
-	if (r >= 0 && present(l, "max_atomic_transfer_length") && present(l, "max_atomic_boundary_size")) {
+	if (field(l, FACT_PHYSICAL_BLOCK_EXPONENT, &exponent))
+		r = add_bytes(l, FACT_PHYSICAL_BLOCK_BYTES, lb << exponent, "scsi:readcap16:physical_block_exponent");
+	if (r >= 0 && field(l, FACT_LOWEST_ALIGNED_LBA, &lowest))
+		r = add_bytes(l, FACT_LOWEST_ALIGNED_BYTES, lowest * lb, "scsi:readcap16:lowest_aligned_lba");
+	if (r >= 0 && field(l, FACT_MAX_ATOMIC_TRANSFER_LENGTH, &max_atomic) &&
+	    field(l, FACT_MAX_ATOMIC_BOUNDARY_SIZE, &boundary_size)) {
+		/* the fields between these two were read with them: the page reached past both */
+		uint64_t alignment = 0, granularity = 0, with_boundary = 0;
+
+		(void)field(l, FACT_ATOMIC_ALIGNMENT, &alignment);
+		(void)field(l, FACT_ATOMIC_TRANSFER_LENGTH_GRANULARITY, &granularity);
+		(void)field(l, FACT_MAX_ATOMIC_TRANSFER_LENGTH_WITH_ATOMIC_BOUNDARY, &with_boundary);
 		/* SBC-4: atomic fields of 0 mean no atomic support beyond one block */
-		r = add_bytes(l, "max_atomic_transfer_bytes", max_atomic * lb, "scsi:vpd-0xb0:max_atomic_transfer_length");
+		r = add_bytes(l, FACT_MAX_ATOMIC_TRANSFER_BYTES, max_atomic * lb, "scsi:vpd-0xb0:max_atomic_transfer_length");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_alignment_bytes", layer_u64_or(l, "atomic_alignment", 0) * lb,
-				      "scsi:vpd-0xb0:atomic_alignment");
+			r = add_bytes(l, FACT_ATOMIC_ALIGNMENT_BYTES, alignment * lb, "scsi:vpd-0xb0:atomic_alignment");
 		if (r >= 0)
-			r = add_bytes(l, "atomic_granularity_bytes",
-				      layer_u64_or(l, "atomic_transfer_length_granularity", 0) * lb,
+			r = add_bytes(l, FACT_ATOMIC_GRANULARITY_BYTES, granularity * lb,
 				      "scsi:vpd-0xb0:atomic_transfer_length_granularity");
 		if (r >= 0)
-			r = add_bytes(l, "max_atomic_with_boundary_bytes",
-				      layer_u64_or(l, "max_atomic_transfer_length_with_atomic_boundary", 0) * lb,
+			r = add_bytes(l, FACT_MAX_ATOMIC_WITH_BOUNDARY_BYTES, with_boundary * lb,
 				      "scsi:vpd-0xb0:max_atomic_transfer_length_with_atomic_boundary");
 		if (r >= 0)
-			r = add_bytes(l, "max_atomic_boundary_bytes", layer_u64_or(l, "max_atomic_boundary_size", 0) * lb,
+			r = add_bytes(l, FACT_MAX_ATOMIC_BOUNDARY_BYTES, boundary_size * lb,
 				      "scsi:vpd-0xb0:max_atomic_boundary_size");
 		/* WRITE ATOMIC(16) (9Ch) is usable when the device states an atomic transfer length */
 		if (r >= 0)
-			r = layer_add_bool(l, "write_atomic16_usable", max_atomic > 0, "scsi:vpd-0xb0:max_atomic_transfer_length");
+			r = layer_add_bool(l, FACT_WRITE_ATOMIC16_USABLE, max_atomic > 0, "scsi:vpd-0xb0:max_atomic_transfer_length");
 	}
-	if (r >= 0 && present(l, "optimal_stream_write_size") && present(l, "stream_granularity")) {
-		uint64_t osws = layer_u64_or(l, "optimal_stream_write_size", 0);
-
-		r = add_bytes(l, "optimal_stream_write_bytes", osws * lb, "scsi:vpd-0xb7:optimal_stream_write_size");
+	if (r >= 0 && field(l, FACT_OPTIMAL_STREAM_WRITE_SIZE, &osws) &&
+	    field(l, FACT_STREAM_GRANULARITY, &stream_granularity)) {
+		r = add_bytes(l, FACT_OPTIMAL_STREAM_WRITE_BYTES, osws * lb, "scsi:vpd-0xb7:optimal_stream_write_size");
 		if (r >= 0)
-			r = add_bytes(l, "stream_granularity_bytes", layer_u64_or(l, "stream_granularity", 0) * osws * lb,
+			r = add_bytes(l, FACT_STREAM_GRANULARITY_BYTES, stream_granularity * osws * lb,
 				      "scsi:vpd-0xb7:stream_granularity");
 	}
 	return r;

@@ -34,15 +34,15 @@ static int probe_one(struct lcloud_layer *l, int fd)
 	if (r == -1) {
 		r = -EIO; /* could not read: not the same as "nothing there" */
 	} else if (r == -2) {
-		r = layer_add_string(l, "signature_type", "ambiguous", "blkid");
+		r = layer_add_string(l, FACT_SIGNATURE_TYPE, "ambiguous", "blkid");
 	} else {
 		r = 0;
 		if (!blkid_probe_lookup_value(pr, "TYPE", &value, NULL))
-			r = layer_add_string(l, "signature_type", value, "blkid");
+			r = layer_add_string(l, FACT_SIGNATURE_TYPE, value, "blkid");
 		if (r >= 0 && !blkid_probe_lookup_value(pr, "USAGE", &value, NULL))
-			r = layer_add_string(l, "signature_usage", value, "blkid");
+			r = layer_add_string(l, FACT_SIGNATURE_USAGE, value, "blkid");
 		if (r >= 0 && !blkid_probe_lookup_value(pr, "PTTYPE", &value, NULL))
-			r = layer_add_string(l, "partition_table", value, "blkid");
+			r = layer_add_string(l, FACT_PARTITION_TABLE, value, "blkid");
 	}
 	blkid_free_probe(pr);
 	return r;
@@ -62,7 +62,7 @@ static int note_failure(struct lcloud_probe *p, unsigned int index, const char *
 /* Is the open FD the block device whose number the layer's "dev" fact gives? */
 static bool is_layer_device(const struct lcloud_layer *l, int fd)
 {
-	const struct lcloud_fact *dev = layer_fact(l, "dev");
+	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
 	unsigned int maj, min;
 	struct stat st;
 
@@ -121,7 +121,7 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 			l->signatures = LAYER_SIGNATURES_UNREAD;
 			r = report_note(p, NOTE_DEVICE_NODE_MISMATCH, (int)i,
 					"%s is not the device %s of sysfs: its signatures were not read", node,
-					layer_fact(l, "dev") ? layer_fact(l, "dev")->string : "?");
+					layer_fact(l, FACT_DEV) ? layer_fact(l, FACT_DEV)->string : "?");
 			if (r < 0)
 				return r;
 			continue;

@@ -22,33 +22,30 @@
 #define STACK_DEPTH_MAX 16
 
 /* Adds the attribute's value, or why it is missing (R from the read). */
-static int add_u64_read(struct lcloud_layer *l, const char *attr, const char *name, enum lcloud_fact_unit unit,
-			int r, uint64_t v)
+static int add_u64_read(struct lcloud_layer *l, const char *attr, enum fact_id id, int r, uint64_t v)
 {
 	char source[128];
 
 	snprintf(source, sizeof(source), "sysfs:%s", attr);
 	if (r == -ENOENT)
-		return layer_add_missing(l, name, LCLOUD_FACT_U64, unit, LCLOUD_FACT_NOT_PROVIDED, source,
+		return layer_add_missing(l, id, LCLOUD_FACT_NOT_PROVIDED, source,
 					 "not provided by this kernel");
 	if (r < 0)
-		return layer_add_missing(l, name, LCLOUD_FACT_U64, unit,
-					 r == -EACCES ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
+		return layer_add_missing(l, id, r == -EACCES ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE,
 					 source, strerror(-r));
-	return layer_add_u64(l, name, unit, v, source);
+	return layer_add_u64(l, id, v, source);
 }
 
-static int add_sysfs_u64(int dirfd, struct lcloud_layer *l, const char *attr, const char *name,
-			 enum lcloud_fact_unit unit)
+static int add_sysfs_u64(int dirfd, struct lcloud_layer *l, const char *attr, enum fact_id id)
 {
 	uint64_t v = 0;
 	int r = sysfs_read_u64_at(dirfd, attr, &v);
 
-	return add_u64_read(l, attr, name, unit, r, v);
+	return add_u64_read(l, attr, id, r, v);
 }
 
 /* String attributes are optional context (model, serial): absent ones are left out. */
-static int add_sysfs_string(int dirfd, struct lcloud_layer *l, const char *attr, const char *name)
+static int add_sysfs_string(int dirfd, struct lcloud_layer *l, const char *attr, enum fact_id id)
 {
 	char source[128], buf[512];
 	int r;
@@ -57,7 +54,7 @@ static int add_sysfs_string(int dirfd, struct lcloud_layer *l, const char *attr,
 	if (r <= 0)
 		return 0;
 	snprintf(source, sizeof(source), "sysfs:%s", attr);
-	return layer_add_string(l, name, buf, source);
+	return layer_add_string(l, id, buf, source);
 }
 
 static int add_common(int dirfd, struct lcloud_layer *l)
@@ -68,18 +65,18 @@ static int add_common(int dirfd, struct lcloud_layer *l)
 
 	r = sysfs_read_at(dirfd, "dev", buf, sizeof(buf));
 	if (r > 0) {
-		r = layer_add_string(l, "dev", buf, "sysfs:dev");
+		r = layer_add_string(l, FACT_DEV, buf, "sysfs:dev");
 		if (r < 0)
 			return r;
 	}
 	if (sysfs_read_u64_at(dirfd, "size", &sectors) == 0) {
 		/* sysfs size is always in 512-byte sectors, whatever the logical block size. */
-		r = layer_add_u64(l, "size", LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:size");
+		r = layer_add_u64(l, FACT_SIZE, sectors * 512, "sysfs:size");
 		if (r < 0)
 			return r;
 	}
 	if (sysfs_read_at(dirfd, "ro", buf, sizeof(buf)) > 0) {
-		r = layer_add_bool(l, "ro", streq(buf, "1"), "sysfs:ro");
+		r = layer_add_bool(l, FACT_RO, streq(buf, "1"), "sysfs:ro");
 		if (r < 0)
 			return r;
 	}
@@ -91,20 +88,20 @@ static int fill_partition(int dirfd, struct lcloud_layer *l)
 	uint64_t start = 0;
 	int r, read_r;
 
-	r = add_sysfs_u64(dirfd, l, "partition", "partition", LCLOUD_UNIT_NONE);
+	r = add_sysfs_u64(dirfd, l, "partition", FACT_PARTITION);
 	if (r < 0)
 		return r;
 	read_r = sysfs_read_u64_at(dirfd, "start", &start);
-	r = add_u64_read(l, "start", "start", LCLOUD_UNIT_SECTORS, read_r, start);
+	r = add_u64_read(l, "start", FACT_START, read_r, start);
 	if (r < 0)
 		return r;
 	if (read_r == 0) {
-		r = layer_add_u64(l, "start_bytes", LCLOUD_UNIT_BYTES, start * 512, "sysfs:start");
+		r = layer_add_u64(l, FACT_START_BYTES, start * 512, "sysfs:start");
 		if (r < 0)
 			return r;
 	}
 	/* The kernel's own view: bytes from the partition start to the device's natural alignment. */
-	return add_sysfs_u64(dirfd, l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES);
+	return add_sysfs_u64(dirfd, l, "alignment_offset", FACT_ALIGNMENT_OFFSET);
 }
 
 static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int dirfd)
@@ -115,13 +112,13 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 	unsigned int major, minor;
 	int r, n;
 
-	r = add_sysfs_string(dirfd, l, "dm/name", "dm_name");
+	r = add_sysfs_string(dirfd, l, "dm/name", FACT_DM_NAME);
 	if (r < 0)
 		return r;
-	r = add_sysfs_string(dirfd, l, "dm/uuid", "dm_uuid");
+	r = add_sysfs_string(dirfd, l, "dm/uuid", FACT_DM_UUID);
 	if (r < 0)
 		return r;
-	dev = layer_fact(l, "dev"); /* read by add_common already */
+	dev = layer_fact(l, FACT_DEV); /* read by add_common already */
 	if (!dev || !lcloud_fact_get_string(dev) || sscanf(lcloud_fact_get_string(dev), "%u:%u", &major, &minor) != 2)
 		return 0;
 	n = dm_table_read(ctx, major, minor, targets, (int)ARRAY_SIZE(targets));
@@ -134,12 +131,8 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 		return report_note(p, NOTE_DM_TABLE_UNAVAILABLE, index,
 				   "%s: device-mapper table not available (%s)", l->name, strerror(-n));
 	for (int i = 0; i < n; i++) {
-		char name[32], value[320];
-
-		snprintf(name, sizeof(name), "dm_target_%d", i);
-		snprintf(value, sizeof(value), "%llu %llu %s %s", (unsigned long long)targets[i].start,
-			 (unsigned long long)targets[i].length, targets[i].type, targets[i].params);
-		r = layer_add_string(l, name, value, "dm:table");
+		r = layer_add_dm_segment(l, targets[i].start, targets[i].length, targets[i].type, targets[i].params,
+					 "dm:table");
 		if (r < 0)
 			return r;
 	}
@@ -162,15 +155,14 @@ static int add_md_data_offsets(int dirfd, struct lcloud_layer *l)
 		return 0;
 	}
 	while (r >= 0 && (de = readdir(dir))) {
-		char sub[300], name[300];
+		char sub[300];
 		uint64_t sectors;
 
 		if (!has_prefix(de->d_name, "dev-") ||
 		    path_printf(sub, sizeof(sub), "%s/offset", de->d_name) < 0 ||
 		    sysfs_read_u64_at(fd, sub, &sectors) < 0)
 			continue;
-		snprintf(name, sizeof(name), "md_data_offset_%s", de->d_name + 4);
-		r = layer_add_u64(l, name, LCLOUD_UNIT_BYTES, sectors * 512, "sysfs:md/dev-*/offset");
+		r = layer_add_md_member(l, de->d_name + 4, sectors * 512, "sysfs:md/dev-*/offset");
 	}
 	closedir(dir);
 	return r;
@@ -184,13 +176,13 @@ static int fill_md(int dirfd, struct lcloud_layer *l)
 	if (r < 0)
 		return r;
 
-	r = add_sysfs_string(dirfd, l, "md/level", "md_level");
+	r = add_sysfs_string(dirfd, l, "md/level", FACT_MD_LEVEL);
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(dirfd, l, "md/chunk_size", "md_chunk_size", LCLOUD_UNIT_BYTES);
+	r = add_sysfs_u64(dirfd, l, "md/chunk_size", FACT_MD_CHUNK_SIZE);
 	if (r < 0)
 		return r;
-	return add_sysfs_u64(dirfd, l, "md/raid_disks", "md_raid_disks", LCLOUD_UNIT_NONE);
+	return add_sysfs_u64(dirfd, l, "md/raid_disks", FACT_MD_RAID_DISKS);
 }
 
 /* BACKING: loop/backing_file as read to tell the kind (NULL when it was not read). */
@@ -201,39 +193,40 @@ static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *
 
 	/* An unbound loop device has no loop/ folder: nothing behind it. */
 	if (!bound)
-		return layer_add_bool(l, "loop_bound", false, "sysfs:loop");
-	r = layer_add_bool(l, "loop_bound", true, "sysfs:loop");
+		return layer_add_bool(l, FACT_LOOP_BOUND, false, "sysfs:loop");
+	r = layer_add_bool(l, FACT_LOOP_BOUND, true, "sysfs:loop");
 	if (r < 0)
 		return r;
 	if (!backing)
-		r = add_sysfs_string(dirfd, l, "loop/backing_file", "loop_backing_file");
+		r = add_sysfs_string(dirfd, l, "loop/backing_file", FACT_LOOP_BACKING_FILE);
 	else if (backing[0])
-		r = layer_add_string(l, "loop_backing_file", backing, "sysfs:loop/backing_file");
+		r = layer_add_string(l, FACT_LOOP_BACKING_FILE, backing, "sysfs:loop/backing_file");
 	if (r < 0)
 		return r;
-	r = add_sysfs_u64(dirfd, l, "loop/offset", "loop_offset", LCLOUD_UNIT_BYTES);
+	r = add_sysfs_u64(dirfd, l, "loop/offset", FACT_LOOP_OFFSET);
 	if (r < 0)
 		return r;
 	if (!verdict_facts)
 		return 0; /* the offset is kept: the alignment check reads it */
-	r = add_sysfs_u64(dirfd, l, "loop/sizelimit", "loop_sizelimit", LCLOUD_UNIT_BYTES);
+	r = add_sysfs_u64(dirfd, l, "loop/sizelimit", FACT_LOOP_SIZELIMIT);
 	if (r < 0)
 		return r;
 	/* Buffered loop I/O goes through the backing file's page cache: nothing is untorn there. */
 	if (sysfs_read_at(dirfd, "loop/dio", buf, sizeof(buf)) > 0)
-		return layer_add_bool(l, "loop_dio", streq(buf, "1"), "sysfs:loop/dio");
+		return layer_add_bool(l, FACT_LOOP_DIO, streq(buf, "1"), "sysfs:loop/dio");
 	return 0;
 }
 
 static int fill_disk(int dirfd, struct lcloud_layer *l)
 {
 	static const struct {
-		const char *attr, *name;
+		const char *attr;
+		enum fact_id id;
 	} ids[] = {
-		{ "device/vendor", "vendor" },   { "device/model", "model" },
-		{ "device/serial", "serial" },   { "serial", "serial" },
-		{ "device/firmware_rev", "firmware" }, { "device/rev", "revision" },
-		{ "wwid", "wwid" },              { "device/wwid", "wwid" },
+		{ "device/vendor", FACT_VENDOR },   { "device/model", FACT_MODEL },
+		{ "device/serial", FACT_SERIAL },   { "serial", FACT_SERIAL },
+		{ "device/firmware_rev", FACT_FIRMWARE }, { "device/rev", FACT_REVISION },
+		{ "wwid", FACT_WWID },              { "device/wwid", FACT_WWID },
 	};
 	uint64_t nsid, align_off;
 	int r;
@@ -246,20 +239,20 @@ static int fill_disk(int dirfd, struct lcloud_layer *l)
 	r = sysfs_read_u64_at(dirfd, "alignment_offset", &align_off);
 	if (r != -ENOENT) {
 		/* -1 (a misaligned stack) or unreadable: recorded, so that no promise rests on it */
-		r = add_u64_read(l, "alignment_offset", "alignment_offset", LCLOUD_UNIT_BYTES, r, align_off);
+		r = add_u64_read(l, "alignment_offset", FACT_ALIGNMENT_OFFSET, r, align_off);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
-		if (layer_fact(l, ids[i].name))
+		if (layer_fact(l, ids[i].id))
 			continue; /* first source wins: serial lives in one place or the other */
-		r = add_sysfs_string(dirfd, l, ids[i].attr, ids[i].name);
+		r = add_sysfs_string(dirfd, l, ids[i].attr, ids[i].id);
 		if (r < 0)
 			return r;
 	}
 	/* a number, as the nvme layer's nsid: one type per fact name in every layer */
 	if (sysfs_read_u64_at(dirfd, "nsid", &nsid) == 0)
-		return layer_add_u64(l, "nsid", LCLOUD_UNIT_NONE, nsid, "sysfs:nsid");
+		return layer_add_u64(l, FACT_NSID, nsid, "sysfs:nsid");
 	return 0;
 }
 

@@ -20,12 +20,11 @@ int lcloud_sys_statx(int dirfd, const char *path, int flags, unsigned int mask,
 }
 
 static int add_u32(struct lcloud_layer *l, const struct lcloud_statx *stx, unsigned int mask_bit,
-		   const char *name, uint32_t value, enum lcloud_fact_unit unit, const char *why_missing)
+		   enum fact_id id, uint32_t value, const char *why_missing)
 {
 	if (stx->stx_mask & mask_bit)
-		return layer_add_u64(l, name, unit, value, "statx");
-	return layer_add_missing(l, name, LCLOUD_FACT_U64, unit, LCLOUD_FACT_NOT_PROVIDED,
-				 "statx", why_missing);
+		return layer_add_u64(l, id, value, "statx");
+	return layer_add_missing(l, id, LCLOUD_FACT_NOT_PROVIDED, "statx", why_missing);
 }
 
 int statx_fill_layer(struct lcloud_layer *l, const struct lcloud_statx *stx)
@@ -39,30 +38,28 @@ int statx_fill_layer(struct lcloud_layer *l, const struct lcloud_statx *stx)
 		"not reported by this kernel or file system (statx STATX_DIO_READ_ALIGN not filled)";
 	int r = 0;
 
-	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_min",
-		     stx->stx_atomic_write_unit_min, LCLOUD_UNIT_BYTES, no_atomic);
-	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_max",
-		     stx->stx_atomic_write_unit_max, LCLOUD_UNIT_BYTES, no_atomic);
-	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_segments_max",
-		     stx->stx_atomic_write_segments_max, LCLOUD_UNIT_NONE, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, FACT_STX_ATOMIC_WRITE_UNIT_MIN,
+		     stx->stx_atomic_write_unit_min, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, FACT_STX_ATOMIC_WRITE_UNIT_MAX,
+		     stx->stx_atomic_write_unit_max, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, FACT_STX_ATOMIC_WRITE_SEGMENTS_MAX,
+		     stx->stx_atomic_write_segments_max, no_atomic);
 	/*
 	 * unit_max_opt arrived in 6.16 without a mask bit of its own; before it
 	 * the field is zero, which means "no better size than unit_max" anyway.
 	 */
-	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, "stx_atomic_write_unit_max_opt",
-		     stx->stx_atomic_write_unit_max_opt, LCLOUD_UNIT_BYTES, no_atomic);
+	r |= add_u32(l, stx, STATX_WRITE_ATOMIC, FACT_STX_ATOMIC_WRITE_UNIT_MAX_OPT,
+		     stx->stx_atomic_write_unit_max_opt, no_atomic);
 	if (stx->stx_attributes_mask & STATX_ATTR_WRITE_ATOMIC)
-		r |= layer_add_bool(l, "stx_attr_write_atomic",
+		r |= layer_add_bool(l, FACT_STX_ATTR_WRITE_ATOMIC,
 				    !!(stx->stx_attributes & STATX_ATTR_WRITE_ATOMIC), "statx");
 	else
-		r |= layer_add_missing(l, "stx_attr_write_atomic", LCLOUD_FACT_BOOL, LCLOUD_UNIT_NONE,
+		r |= layer_add_missing(l, FACT_STX_ATTR_WRITE_ATOMIC,
 				       LCLOUD_FACT_NOT_PROVIDED, "statx",
 				       "this kernel or file system does not report STATX_ATTR_WRITE_ATOMIC");
-	r |= add_u32(l, stx, STATX_DIOALIGN, "stx_dio_mem_align", stx->stx_dio_mem_align,
-		     LCLOUD_UNIT_BYTES, no_dio);
-	r |= add_u32(l, stx, STATX_DIOALIGN, "stx_dio_offset_align", stx->stx_dio_offset_align,
-		     LCLOUD_UNIT_BYTES, no_dio);
-	r |= add_u32(l, stx, STATX_DIO_READ_ALIGN, "stx_dio_read_offset_align",
-		     stx->stx_dio_read_offset_align, LCLOUD_UNIT_BYTES, no_dio_read);
+	r |= add_u32(l, stx, STATX_DIOALIGN, FACT_STX_DIO_MEM_ALIGN, stx->stx_dio_mem_align, no_dio);
+	r |= add_u32(l, stx, STATX_DIOALIGN, FACT_STX_DIO_OFFSET_ALIGN, stx->stx_dio_offset_align, no_dio);
+	r |= add_u32(l, stx, STATX_DIO_READ_ALIGN, FACT_STX_DIO_READ_OFFSET_ALIGN,
+		     stx->stx_dio_read_offset_align, no_dio_read);
 	return r ? -ENOMEM : 0;
 }

@@ -22,11 +22,15 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "report.h"
 #include "util.h"
 #include "verdict_internal.h"
+
+#define REFORMAT_HINT "An LBA format without metadata, or with separate metadata (nvme format --lbaf=N --mset=0, " \
+	"which erases the namespace), makes it usable"
 
 static int verdict_buffered(struct lcloud_verdict *v)
 {
@@ -58,7 +62,11 @@ static int cap_for_shifted_boundary(const struct lcloud_probe *p, struct lcloud_
 {
 	for (unsigned int i = 0; i < p->n_layers && v->max_untorn; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
-		uint64_t off = num(l, "atomic_boundary_offset_bytes", 0), b = num(l, "atomic_boundary_power_fail_bytes", 0);
+		uint64_t off = 0, b = 0;
+
+		/* no offset or no boundary read: nothing shifted to cap (device_promise() holds the boundary) */
+		(void)layer_get_bytes(l, FACT_ATOMIC_BOUNDARY_OFFSET_BYTES, &off);
+		(void)layer_get_bytes(l, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, &b);
 
 		if (l->kind != LCLOUD_LAYER_NVME || !off || !b || pow2_dividing(off) >= v->max_untorn)
 			continue;
@@ -70,8 +78,40 @@ static int cap_for_shifted_boundary(const struct lcloud_probe *p, struct lcloud_
 	return 0;
 }
 
+/*
+ * A namespace with its metadata interleaved in every block, which Linux left
+ * at capacity 0: no path writes it. Each path's reason starts with what
+ * stops that path and goes on to why the others fail too.
+ */
+static int verdict_extended_lba(const struct lcloud_layer *nvme, struct lcloud_verdict *v)
+{
+	uint64_t metadata = 0, lba = 0;
+	char format[256];
+	int r = 0;
+
+	/* both were read: extended_lba_namespace() needs the one, and Identify gives them together */
+	(void)layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata);
+	(void)layer_get_bytes(nvme, FACT_LBA_SIZE, &lba);
+	snprintf(format, sizeof(format), "its LBA format interleaves %" PRIu64 " metadata bytes with every %" PRIu64
+		 "-byte block (extended LBA format, FLBAS bit 4)", metadata, lba);
+	for (int i = 0; i < VERDICT_PATHS && r >= 0; i++) {
+		if (v[i].path == LCLOUD_PATH_PASSTHROUGH)
+			r = reason(&v[i], "nvme:id-ns:flbas", "a passthrough write to %s would need the metadata inside "
+				   "every buffer, which liblcloud does not build: %s, and Linux refuses block I/O on it "
+				   "(capacity 0) for the other paths: no path writes it. " REFORMAT_HINT, nvme->name,
+				   format);
+		else
+			r = reason(&v[i], "nvme:id-ns:flbas", "Linux refuses block I/O on %s (capacity 0), so no %s write "
+				   "reaches it: %s, which the block layer does not carry here; passthrough would need the "
+				   "metadata inside every buffer, which liblcloud does not build: no path writes it. "
+				   REFORMAT_HINT, nvme->name, lcloud_io_path_to_string(v[i].path), format);
+	}
+	return r;
+}
+
 int verdict_compute(struct lcloud_probe *p)
 {
+	const struct lcloud_layer *extended = extended_lba_namespace(p);
 	struct lcloud_verdict *v = calloc(VERDICT_PATHS, sizeof(*v));
 	int r;
 
@@ -81,16 +121,20 @@ int verdict_compute(struct lcloud_probe *p)
 		v[i].path = (enum lcloud_io_path)(i + 1);
 		v[i].no_above = UINT64_MAX;
 	}
-	r = verdict_rwf_atomic(p, &v[0]);
-	if (r >= 0)
-		r = cap_for_shifted_boundary(p, &v[0]);
-	v[0].hw_max = min_u64(v[0].hw_max, v[0].max_untorn);
-	if (r >= 0)
-		r = verdict_passthrough(p, &v[1]);
-	if (r >= 0)
-		r = verdict_plain_direct(p, &v[2]);
-	if (r >= 0)
-		r = verdict_buffered(&v[3]);
+	if (extended) {
+		r = verdict_extended_lba(extended, v);
+	} else {
+		r = verdict_rwf_atomic(p, &v[0]);
+		if (r >= 0)
+			r = cap_for_shifted_boundary(p, &v[0]);
+		v[0].hw_max = min_u64(v[0].hw_max, v[0].max_untorn);
+		if (r >= 0)
+			r = verdict_passthrough(p, &v[1]);
+		if (r >= 0)
+			r = verdict_plain_direct(p, &v[2]);
+		if (r >= 0)
+			r = verdict_buffered(&v[3]);
+	}
 	if (r < 0) {
 		verdict_free(v);
 		return r;

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "util.h"
 #include "verdict.h"
+#include "verdict_internal.h"
 
 /* struct lcloud_page_plan as liblcloud 0.1 defined it */
 #define LCLOUD_PAGE_PLAN_SIZE_V1 (4 * 4 + 2 * 8 + 512)
@@ -260,15 +261,26 @@ LCLOUD_EXPORT const char *lcloud_answer_to_string(enum lcloud_answer a)
 	return "invalid";
 }
 
-/* The size of what the target is: the top device (a file may grow, so only devices limit). */
+/*
+ * The size of what the target is: the top device (a file may grow, so only
+ * devices limit). A namespace Linux left at capacity 0 for its interleaved
+ * metadata has no size to exceed: the verdict says why nothing is untorn.
+ */
 static uint64_t target_size(const struct lcloud_probe *p)
 {
+	if (extended_lba_namespace(p))
+		return UINT64_MAX;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		if (p->layers[i].kind == LCLOUD_LAYER_FILESYSTEM)
 			return UINT64_MAX;
 		if (p->layers[i].kind != LCLOUD_LAYER_NVME && p->layers[i].kind != LCLOUD_LAYER_SCSI &&
 		    p->layers[i].kind != LCLOUD_LAYER_CLOUD)
-			return layer_u64_or(&p->layers[i], "size", UINT64_MAX);
+		{
+			uint64_t size;
+
+			/* a size absent or unread limits nothing the check can know about */
+			return layer_get_bytes(&p->layers[i], FACT_SIZE, &size) > 0 ? size : UINT64_MAX;
+		}
 	}
 	return UINT64_MAX;
 }

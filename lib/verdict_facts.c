@@ -13,6 +13,7 @@
 
 #include "report.h"
 #include "util.h"
+#include "power_fail.h"
 #include "verdict_internal.h"
 
 uint64_t pow2_floor(uint64_t v)
@@ -81,16 +82,16 @@ int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...
 	return 0;
 }
 
-const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name)
+const struct lcloud_fact *fact(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = l ? layer_fact(l, name) : NULL;
+	const struct lcloud_fact *f = l ? layer_fact(l, id) : NULL;
 
 	return f && f->state == LCLOUD_FACT_PRESENT ? f : NULL;
 }
 
-const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, const char *name)
+const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id id)
 {
-	const struct lcloud_fact *f = l ? layer_fact(l, name) : NULL;
+	const struct lcloud_fact *f = l ? layer_fact(l, id) : NULL;
 
 	return f && (f->state == LCLOUD_FACT_NEEDS_ROOT || f->state == LCLOUD_FACT_UNREADABLE) ? f : NULL;
 }
@@ -105,16 +106,9 @@ bool has_note(const struct lcloud_probe *p, enum note_code code)
 
 bool file_without_direct_io(const struct lcloud_layer *fs)
 {
-	const struct lcloud_fact *f = fs ? fact(fs, "stx_dio_offset_align") : NULL;
+	const struct lcloud_fact *f = fs ? fact(fs, FACT_STX_DIO_OFFSET_ALIGN) : NULL;
 
 	return f && f->u64 == 0;
-}
-
-uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback)
-{
-	const struct lcloud_fact *f = fact(l, name);
-
-	return f && f->type != LCLOUD_FACT_STRING ? f->u64 : fallback;
 }
 
 const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
@@ -147,6 +141,28 @@ int top_block(const struct lcloud_probe *p)
 	return -1;
 }
 
+/*
+ * Linux cannot carry metadata interleaved in the data over PCIe: unless the
+ * controller strips it (protection information), it sets the block device's
+ * capacity to 0 and no block I/O reaches the namespace. Both facts must be
+ * read: the format alone does not say what this kernel and transport did.
+ */
+const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p)
+{
+	int top = top_block(p);
+	const struct lcloud_layer *nvme;
+	uint64_t size, flbas, metadata;
+
+	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM) || p->layers[top].kind != LCLOUD_LAYER_DISK)
+		return NULL;
+	nvme = child_of_kind(p, top, LCLOUD_LAYER_NVME);
+	if (!nvme || layer_get_bytes(&p->layers[top], FACT_SIZE, &size) <= 0 || size ||
+	    layer_get_u64(nvme, FACT_FLBAS, &flbas) <= 0 || !(flbas & 0x10) ||
+	    layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata) <= 0 || !metadata)
+		return NULL;
+	return nvme;
+}
+
 bool is_stack_layer(enum lcloud_layer_kind k)
 {
 	return k == LCLOUD_LAYER_PARTITION || k == LCLOUD_LAYER_DM || k == LCLOUD_LAYER_MD ||
@@ -155,66 +171,70 @@ bool is_stack_layer(enum lcloud_layer_kind k)
 
 /* ---- device promises (passthrough and plain_direct) ---------------------- */
 
+/* What the one power-fail model (power_fail.c) reads, from the typed facts of the disk's NVMe and cloud layers. */
+static void promise_facts(const struct lcloud_layer *nvme, const struct lcloud_layer *cloud,
+			  struct power_fail_facts *f)
+{
+	const struct lcloud_fact *pf = fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
+	const struct lcloud_fact *every = fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH);
+	const struct lcloud_fact *every_unread = fact_unread(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH);
+	const struct lcloud_fact *cf = fact(cloud, FACT_PROMISE_UNTORN_MAX_BYTES);
+
+	memset(f, 0, sizeof(*f));
+	f->volatile_write_cache = f->write_back = -1;
+	if (pf) {
+		f->nvme_name = nvme->name;
+		f->has_power_fail = true;
+		f->power_fail_bytes = pf->u64;
+		f->power_fail_source = pf->source;
+		/* the sizes below come from the same Identify data as the promise itself */
+		(void)layer_get_bytes(nvme, FACT_LBA_SIZE, &f->lba_size);
+		(void)layer_get_bytes(nvme, FACT_ATOMIC_BOUNDARY_POWER_FAIL_BYTES, &f->boundary_bytes);
+		(void)layer_get_bytes(nvme, FACT_ATOMIC_BOUNDARY_OFFSET_BYTES, &f->boundary_offset_bytes);
+		/* absent: one path (the probe records only several); unread: maybe several */
+		if (layer_get_u64(nvme, FACT_MULTIPATH_PATHS, &f->multipath_paths) < 0)
+			f->multipath_unread = layer_unread_reason(nvme, FACT_MULTIPATH_PATHS);
+		if (every) {
+			f->has_every_path = true;
+			f->every_path_bytes = every->u64;
+			f->every_path_source = every->source;
+		}
+		f->every_path_unread = every_unread && every_unread->reason ? every_unread->reason : NULL;
+	}
+	/* the promise's facts are written together from liblcloud's own table: never unread */
+	if (cloud && cf) {
+		const struct lcloud_fact *product = fact(cloud, FACT_PRODUCT);
+
+		f->cloud_name = cloud->name;
+		f->product = product ? product->string : "";
+		f->promise_bytes = cf->u64;
+		f->promise_source = cf->source;
+		(void)layer_get_bytes(cloud, FACT_PROMISE_UNTORN_GRANULARITY_BYTES, &f->promise_granularity_bytes);
+		(void)layer_get_bytes(cloud, FACT_PROMISE_BOUNDARY_BYTES, &f->promise_boundary_bytes);
+		f->promise_alignment = cloud->promise_alignment == LAYER_PROMISE_INSIDE_BOUNDARY ? "boundary" : "size";
+	}
+}
+
 void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, struct promise *pr)
 {
 	const struct lcloud_layer *nvme = child_of_kind(p, disk, LCLOUD_LAYER_NVME);
 	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
 	const struct lcloud_layer *cloud = child_of_kind(p, index_of(p, nvme ? nvme : scsi), LCLOUD_LAYER_CLOUD);
-	const struct lcloud_fact *pf = fact(nvme, "atomic_write_power_fail_bytes");
+	struct power_fail_facts f;
+	struct power_fail_model m;
 
+	promise_facts(nvme, cloud, &f);
+	power_fail_model(&f, include_cloud, &m);
 	memset(pr, 0, sizeof(*pr));
-	if (pf) {
-		pr->bytes = pf->u64;
-		pr->lba = num(nvme, "lba_size", 512);
-		pr->boundary = num(nvme, "atomic_boundary_power_fail_bytes", 0);
-		pr->boundary_offset = pr->boundary ? num(nvme, "atomic_boundary_offset_bytes", 0) : 0;
-		pr->evidence = pf->source;
-		snprintf(pr->what, sizeof(pr->what), "%s promises power-fail atomic writes up to %" PRIu64 " bytes",
-			 nvme->name, pr->bytes);
-		/*
-		 * AWUPF is each controller's own: on a namespace shared by several, Identify went
-		 * through one of them while writes take any. The smallest AWUPF read from every
-		 * controller holds on each path; unread, one logical block (AWUPF 0) is the least
-		 * any controller promises.
-		 */
-		if (streq(pf->source, "nvme:id-ctrl:awupf") && num(nvme, "multipath_paths", 1) > 1 &&
-		    pr->bytes > pr->lba) {
-			const struct lcloud_fact *every = fact(nvme, "atomic_write_power_fail_bytes_every_path");
-			const struct lcloud_fact *unread = fact_unread(nvme, "atomic_write_power_fail_bytes_every_path");
-
-			if (every && every->u64 >= pr->lba) {
-				pr->bytes = min_u64(pr->bytes, every->u64);
-				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers; the smallest "
-					 "AWUPF among them (each read from its own device) promises power-fail atomic "
-					 "writes up to %" PRIu64 " bytes", nvme->name, num(nvme, "multipath_paths", 1),
-					 pr->bytes);
-				pr->evidence = every->source;
-			} else {
-				snprintf(pr->what, sizeof(pr->what), "%s is shared by %" PRIu64 " controllers and AWUPF "
-					 "is each one's own (%" PRIu64 " bytes on the one that answered; the others': "
-					 "%s): only one %" PRIu64 "-byte block is sure on every path", nvme->name,
-					 num(nvme, "multipath_paths", 1), pr->bytes,
-					 unread && unread->reason ? unread->reason : "not read", pr->lba);
-				pr->bytes = pr->lba;
-				pr->evidence = "sysfs:multipath";
-			}
-		}
-	}
-	if (include_cloud && cloud && num(cloud, "promise_untorn_max_bytes", 0) > pr->bytes) {
-		const struct lcloud_fact *cf = fact(cloud, "promise_untorn_max_bytes");
-
-		pr->bytes = cf->u64;
-		pr->lba = num(cloud, "promise_untorn_granularity_bytes", pr->lba ? pr->lba : 512);
-		/* "size": aligned to the write's own size (AWS); "boundary": inside one boundary block (Google) */
-		pr->natural = !streq(fact(cloud, "promise_alignment") ? fact(cloud, "promise_alignment")->string : NULL,
-				     "boundary");
-		pr->boundary = num(cloud, "promise_boundary_bytes", 0);
-		pr->boundary_offset = 0;
-		pr->evidence = cf->source;
-		snprintf(pr->what, sizeof(pr->what), "%s (%s) promises untorn writes up to %" PRIu64 " bytes, %s",
-			 cloud->name, fact(cloud, "product") ? fact(cloud, "product")->string : "", pr->bytes,
-			 pr->natural ? "aligned to their size" : "each inside one of its aligned blocks of that size");
-	}
+	if (!f.has_power_fail && !m.from_cloud)
+		return; /* nothing promised: no block either (the verdict's callers take the disk's own) */
+	pr->bytes = m.bytes;
+	pr->lba = m.lba;
+	pr->natural = m.natural;
+	pr->boundary = m.boundary;
+	pr->boundary_offset = m.boundary_offset;
+	pr->evidence = m.evidence;
+	snprintf(pr->what, sizeof(pr->what), "%s", m.what);
 }
 
 int leaf_disks(const struct lcloud_probe *p, int index, int *out, int max)

@@ -25,16 +25,21 @@ __attribute__((format(printf, 3, 4)))
 int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...);
 
 /* A PRESENT fact, or NULL. */
-const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *name);
+const struct lcloud_fact *fact(const struct lcloud_layer *l, enum fact_id id);
 /* A fact that exists but could not be read (needs root, unreadable), or NULL. */
-const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, const char *name);
-uint64_t num(const struct lcloud_layer *l, const char *name, uint64_t fallback);
+const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id id);
 const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind);
 const struct lcloud_layer *child_of_kind(const struct lcloud_probe *p, int parent, enum lcloud_layer_kind kind);
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);
 /* The first block layer: the device the target is, or the file system sits on. */
 int top_block(const struct lcloud_probe *p);
 bool is_stack_layer(enum lcloud_layer_kind k);
+/*
+ * The NVMe layer of a target whose namespace interleaves metadata with each
+ * block (extended LBA, FLBAS bit 4) and whose block device Linux left at
+ * capacity 0 for it; NULL for any other target.
+ */
+const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p);
 /* Does the probe carry a note with CODE? */
 bool has_note(const struct lcloud_probe *p, enum note_code code);
 /*

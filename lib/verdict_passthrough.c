@@ -21,24 +21,38 @@
  * A passthrough write is one command, and the kernel refuses a command
  * larger than the namespace's transfer limit (max_hw_sectors_kb, from MDTS)
  * rather than split it: a promise above that limit holds for no write.
+ * A limit not read is no absence of a limit: above one logical block
+ * (LBA), which every command can carry, the answer is then unknown.
  */
-static int cap_at_transfer_limit(const struct lcloud_layer *disk, struct lcloud_verdict *v)
+static int cap_at_transfer_limit(const struct lcloud_layer *disk, uint64_t lba, struct lcloud_verdict *v)
 {
-	uint64_t max_kb = num(disk, "max_hw_sectors_kb", 0);
+	uint64_t max_bytes;
+	int r = layer_get_bytes(disk, FACT_MAX_HW_SECTORS_KB, &max_bytes);
 
-	if (!max_kb || max_kb * 1024 >= v->max_untorn)
+	if (r <= 0) {
+		const char *why = r < 0 ? layer_unread_reason(disk, FACT_MAX_HW_SECTORS_KB) : "not provided";
+
+		if (v->max_untorn <= lba)
+			return 0;
+		v->max_untorn = lba;
+		return unknown(v, "sysfs:queue/max_hw_sectors_kb", "%s: its transfer limit (queue/max_hw_sectors_kb) "
+			       "could not be read (%s), so whether the kernel takes a passthrough write of more than "
+			       "one %" PRIu64 "-byte block is unknown", disk->name, why ? why : "unreadable", lba);
+	}
+	/* 0: the kernel states no limit, and refuses what it must */
+	if (!max_bytes || max_bytes >= v->max_untorn)
 		return 0;
-	v->max_untorn = pow2_floor(max_kb * 1024);
+	v->max_untorn = pow2_floor(max_bytes);
 	return reason(v, "sysfs:queue/max_hw_sectors_kb", "%s takes commands of at most %" PRIu64 " KiB "
 		      "(max_hw_sectors_kb, from the controller's MDTS): the kernel refuses a larger passthrough "
-		      "write, so no larger one is untorn", disk->name, max_kb);
+		      "write, so no larger one is untorn", disk->name, max_bytes / 1024);
 }
 
 int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *unread_start = NULL;
 	int top = top_block(p), disk = -1;
-	uint64_t start = 0;
+	uint64_t start = 0, metadata = 0;
 	struct promise pr;
 
 	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM))
@@ -48,9 +62,13 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		const struct lcloud_layer *l = &p->layers[i];
 
 		if (l->kind == LCLOUD_LAYER_PARTITION) {
-			if (!fact(l, "start_bytes"))
+			uint64_t part_start;
+
+			/* unread: said "unknown" below, before any placement rests on it */
+			if (layer_get_bytes(l, FACT_START_BYTES, &part_start) <= 0)
 				unread_start = l;
-			start += num(l, "start_bytes", 0);
+			else
+				start += part_start;
 			i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK));
 			continue;
 		}
@@ -76,7 +94,8 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 								   : "see the notes; NVMe admin commands need root",
 			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "capture it too, or run on the live system as root"
 								   : "run as root");
-	if (num(child_of_kind(p, disk, LCLOUD_LAYER_NVME), "lba_metadata_size", 0))
+	/* read with the power-fail size: present whenever a promise is */
+	if (layer_get_bytes(child_of_kind(p, disk, LCLOUD_LAYER_NVME), FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
 		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
 			      "passthrough commands do not transfer");
 	/* a write larger than the boundary always crosses one */
@@ -111,6 +130,6 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (pr.boundary)
 		reason(v, "nvme:id-ns:nabspf", "writes must not cross a %" PRIu64 "-byte boundary at offset %" PRIu64
 		       " + k * %" PRIu64 " of the target", pr.boundary, v->boundary_offset, pr.boundary);
-	return cap_at_transfer_limit(&p->layers[disk], v);
+	return cap_at_transfer_limit(&p->layers[disk], pr.lba, v);
 }
 

@@ -28,18 +28,26 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 	int disk = top;
 
 	while (disk >= 0 && p->layers[disk].kind == LCLOUD_LAYER_PARTITION) {
-		if (!fact(&p->layers[disk], "start_bytes"))
+		uint64_t part_start;
+
+		/* unread: said "unknown" below, before the kernel's rule rests on it */
+		if (layer_get_bytes(&p->layers[disk], FACT_START_BYTES, &part_start) <= 0)
 			unread_start = &p->layers[disk];
-		start += num(&p->layers[disk], "start_bytes", 0);
+		else
+			start += part_start;
 		disk = index_of(p, child_of_kind(p, disk, LCLOUD_LAYER_DISK));
 	}
 	if (disk < 0)
 		return reason(v, "stack", "the disk below the partition was not found");
 	{
 		const struct lcloud_layer *d = &p->layers[disk];
-		const struct lcloud_fact *umax = fact(d, "atomic_write_unit_max_bytes");
-		uint64_t umin = num(d, "atomic_write_unit_min_bytes", 0), boundary = num(d, "atomic_write_boundary_bytes", 0);
-		uint64_t need = umin > boundary ? umin : boundary;
+		const struct lcloud_fact *umax = fact(d, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES);
+		uint64_t umin = 0, boundary = 0, need;
+		/* the unit min and boundary come with the unit max (Linux 6.11); one missing is no "none" */
+		bool limits_read = layer_get_bytes(d, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, &umin) > 0 &&
+				   layer_get_bytes(d, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, &boundary) > 0;
+
+		need = umin > boundary ? umin : boundary;
 
 		if (!umax)
 			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: this kernel provides no atomic "
@@ -47,6 +55,10 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 		if (!umax->u64)
 			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s: the kernel reports no atomic "
 				      "writes for this device (atomic_write_unit_max_bytes 0)", d->name);
+		if (!limits_read)
+			return unknown(v, "sysfs:queue/atomic_write_boundary_bytes", "%s: the kernel's atomic unit min or "
+				       "boundary (queue/atomic_write_unit_min_bytes, atomic_write_boundary_bytes) could "
+				       "not be read, so which RWF_ATOMIC writes it accepts whole is unknown", d->name);
 		if (unread_start)
 			return unknown(v, "sysfs:start", "%s: where the partition starts could not be read, so whether "
 				       "the kernel accepts RWF_ATOMIC on it (a start that is a multiple of the atomic "
@@ -88,9 +100,9 @@ static bool in_list(const char *name, const char *const *list, size_t n)
  */
 static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_verdict *v, bool *confirmed)
 {
-	const struct lcloud_fact *refused = fact(fs, "live_rwf_atomic_refused");
-	const struct lcloud_fact *unchecked = fact(fs, "live_rwf_atomic_unenforced");
-	const struct lcloud_fact *max = fact(fs, "live_rwf_atomic_max_bytes");
+	const struct lcloud_fact *refused = fact(fs, FACT_LIVE_RWF_ATOMIC_REFUSED);
+	const struct lcloud_fact *unchecked = fact(fs, FACT_LIVE_RWF_ATOMIC_UNENFORCED);
+	const struct lcloud_fact *max = fact(fs, FACT_LIVE_RWF_ATOMIC_MAX_BYTES);
 	bool capped;
 	int r;
 
@@ -143,12 +155,14 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_layer *fs,
 			     const struct lcloud_layer *src, int top, struct lcloud_verdict *v)
 {
-	uint64_t opt = num(src, "stx_atomic_write_unit_max_opt", 0), dev_max = 0;
+	uint64_t opt = 0, dev_max = 0;
 	const struct lcloud_layer *disk = NULL;
 	int dev = top;
 
 	if (!v->max_untorn)
 		return 0;
+	/* 0 or not reported (before Linux 6.16): no size better than unit max */
+	(void)layer_get_bytes(src, FACT_STX_ATOMIC_WRITE_UNIT_MAX_OPT, &opt);
 	if (!fs) {
 		v->hw_max = v->max_untorn; /* a block device's RWF_ATOMIC is the device's own */
 		return 0;
@@ -157,8 +171,8 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 		dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
 	if (dev >= 0)
 		disk = &p->layers[dev];
-	if (disk && fact(disk, "atomic_write_unit_max_bytes"))
-		dev_max = num(disk, "atomic_write_unit_max_bytes", 0);
+	/* not read: 0, no hardware atomic writes known */
+	(void)layer_get_bytes(disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, &dev_max);
 	if (streq(fs->name, "ext4")) {
 		v->hw_max = v->max_untorn;
 		return 0;
@@ -169,7 +183,7 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 			      "atomically itself; larger RWF_ATOMIC writes take %s's software path (copy on write: "
 			      "untorn too, but much slower)", opt, fs->name);
 	}
-	if (disk && fact(disk, "atomic_write_unit_max_bytes") && !dev_max) {
+	if (disk && fact(disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES) && !dev_max) {
 		v->hw_max = 0;
 		return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
 			      "(atomic_write_unit_max_bytes 0): %s does every RWF_ATOMIC write in software (copy on "
@@ -202,7 +216,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      top >= 0 ? p->layers[top].name : "nvmeXnY");
 	if (fs && in_list(fs->name, stacking_fs, ARRAY_SIZE(stacking_fs))) {
 		/* the kernel's own word first, where a live write was tried */
-		if (fact(fs, "live_rwf_atomic_refused")) {
+		if (fact(fs, FACT_LIVE_RWF_ATOMIC_REFUSED)) {
 			r = apply_live_confirmation(fs, v, &confirmed);
 			v->max_untorn = 0;
 			v->min_untorn = 0;
@@ -230,8 +244,10 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 
 		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
 			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
-		if (dev >= 0 && fact(&p->layers[dev], "atomic_write_unit_max_bytes") &&
-		    !num(&p->layers[dev], "atomic_write_unit_max_bytes", 0))
+		uint64_t dev_max;
+
+		if (dev >= 0 && layer_get_bytes(&p->layers[dev], FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, &dev_max) > 0 &&
+		    !dev_max)
 			return reason(v, "sysfs:queue/atomic_write_unit_max_bytes", "%s has no hardware atomic writes "
 				      "(atomic_write_unit_max_bytes 0), and ext4 has no others: RWF_ATOMIC does not work "
 				      "on its files", p->layers[dev].name);
@@ -246,20 +262,22 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			       "immutable, or without O_TMPFILE; the tmpfile-refused note of 'lcloudctl probe' names the "
 			       "error), and file systems report atomic write limits only for files: check a file in the "
 			       "directory instead");
-	umax = fact(src, "stx_atomic_write_unit_max");
-	attr = fact(src, "stx_attr_write_atomic");
+	umax = fact(src, FACT_STX_ATOMIC_WRITE_UNIT_MAX);
+	attr = fact(src, FACT_STX_ATTR_WRITE_ATOMIC);
 	if (!fs && top >= 0 && !umax)
 		return rwf_atomic_from_queue(p, top, v);
-	if (!umax && src && fact_unread(src, "stx_atomic_write_unit_max"))
+	if (!umax && src && fact_unread(src, FACT_STX_ATOMIC_WRITE_UNIT_MAX))
 		return unknown(v, "statx", "statx's atomic write limits could not be read (%s)",
-			       fact_unread(src, "stx_atomic_write_unit_max")->reason);
-	if (!umax && src && layer_fact(src, "stx_atomic_write_unit_max"))
+			       fact_unread(src, FACT_STX_ATOMIC_WRITE_UNIT_MAX)->reason);
+	if (!umax && src && layer_fact(src, FACT_STX_ATOMIC_WRITE_UNIT_MAX))
 		return reason(v, "statx", "the kernel reports no atomic write limits here (statx "
 			      "STATX_WRITE_ATOMIC unset: no support for this %s, or a kernel before 6.11)",
 			      fs ? "file" : "device");
 	if (!umax)
 		return reason(v, "statx", "no statx reading of atomic write limits for this target");
-	unit_min = num(src, "stx_atomic_write_unit_min", 0);
+	/* reported with unit max (STATX_WRITE_ATOMIC): present whenever it is */
+	unit_min = 0;
+	(void)layer_get_bytes(src, FACT_STX_ATOMIC_WRITE_UNIT_MIN, &unit_min);
 	unit_max = umax->u64;
 	if (!unit_max || (attr && !attr->u64) || (fs && !attr))
 		return reason(v, "statx", "statx: atomic writes are not supported for this %s (unit max %" PRIu64
@@ -277,7 +295,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		if (r != 0)
 			return r < 0 ? r : 0;
 		if (!confirmed && !in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs))) {
-			const struct lcloud_fact *unrun = fact_unread(fs, "live_rwf_atomic_max_bytes");
+			const struct lcloud_fact *unrun = fact_unread(fs, FACT_LIVE_RWF_ATOMIC_MAX_BYTES);
 
 			v->max_untorn = 0;
 			v->min_untorn = 0;

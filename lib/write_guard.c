@@ -84,14 +84,14 @@ static int check_holders(const struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 static int check_contents(struct lcloud_queue *q, const struct lcloud_layer *top, unsigned int top_index)
 {
 	const struct lcloud_probe *p = q->probe;
-	const struct lcloud_fact *sig = layer_fact(top, "signature_type");
-	const struct lcloud_fact *pt = layer_fact(top, "partition_table");
+	const struct lcloud_fact *sig = layer_fact(top, FACT_SIGNATURE_TYPE);
+	const struct lcloud_fact *pt = layer_fact(top, FACT_PARTITION_TABLE);
 
 	if (sig && sig->state == LCLOUD_FACT_PRESENT)
 		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s signature (%s): a write destroys what it "
 				  "describes; wipe it first (wipefs), or pass --force to write anyway and lose it",
 				  top->name, sig->string[0] && strchr("aeiouAEIOU", sig->string[0]) ? "an" : "a", sig->string,
-				  layer_fact(top, "signature_usage") ? layer_fact(top, "signature_usage")->string : "data");
+				  layer_fact(top, FACT_SIGNATURE_USAGE) ? layer_fact(top, FACT_SIGNATURE_USAGE)->string : "data");
 	if (pt && pt->state == LCLOUD_FACT_PRESENT)
 		return queue_fail(q, -EBUSY, "/dev/%s carries %s %s partition table: write to a partition, or pass "
 				  "--force to write anyway (a write over the table loses every partition)", top->name,

@@ -326,7 +326,7 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
 			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &q->probe->layers[i];
-		dev = top ? layer_fact(top, "dev") : NULL;
+		dev = top ? layer_fact(top, FACT_DEV) : NULL;
 		if (!dev || dev->state != LCLOUD_FACT_PRESENT || sscanf(dev->string, "%u:%u", &maj, &min) != 2)
 			return queue_fail(q, -ENODEV, "%s: which device it is cannot be told", target_name);
 		st.st_mode = S_IFBLK;

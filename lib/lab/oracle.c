@@ -49,9 +49,16 @@ static bool crosses_boundary(const struct oracle_model *m, uint64_t offset, uint
 	return oracle_boundary_after(m, offset) < offset + len;
 }
 
+/* Natural alignment (AWS's torn write prevention): a power-of-two size at an offset that is a multiple of it. */
+static bool naturally_aligned(uint64_t offset, uint64_t len)
+{
+	return len && !(len & (len - 1)) && !(offset % len);
+}
+
 bool oracle_command_atomic(const struct oracle_model *m, uint64_t offset, uint64_t len)
 {
-	return len <= m->atomic_bytes && !crosses_boundary(m, offset, len);
+	return len <= m->atomic_bytes && !crosses_boundary(m, offset, len) &&
+	       (!m->natural || len <= m->lba || naturally_aligned(offset, len));
 }
 
 /* ---- page writes by (run, page, generation): an open-addressing table of the latest copy ---- */
@@ -265,7 +272,8 @@ static void judge(struct oracle_page_write *w, const struct writelog *const *log
 			}
 		if (!cut_inside(m, cs, ps, pe, &cut))
 			continue; /* one logical block of the page: it cannot tear */
-		w->rules |= len > m->atomic_bytes ? ORACLE_OVER_UNIT : ORACLE_BOUNDARY;
+		w->rules |= len > m->atomic_bytes ? ORACLE_OVER_UNIT
+			    : crosses_boundary(m, cs, len) ? ORACLE_BOUNDARY : ORACLE_MISALIGNED;
 		if (!have_cut) {
 			w->cut_log = w->rule_log = p->log;
 			w->cut_entry = w->rule_entry = p->entry;

@@ -52,12 +52,14 @@ struct oracle_model {
 	uint64_t boundary;        /* atomic boundary size in bytes; 0: none */
 	uint64_t boundary_offset; /* where the boundaries start, in bytes */
 	bool volatile_cache;      /* completed writes are durable only after a FLUSH (or with FUA) */
+	bool natural;             /* a command is atomic only when aligned to its own (power-of-two) size */
 };
 
 enum oracle_rule {
 	ORACLE_SPLIT = 1u << 0,
 	ORACLE_OVER_UNIT = 1u << 1,
 	ORACLE_BOUNDARY = 1u << 2,
+	ORACLE_MISALIGNED = 1u << 3, /* within the unit, but not aligned to its own size as the promise asks */
 };
 
 enum oracle_verdict {

@@ -178,11 +178,14 @@ def test_file_extents_inline_reflinked_and_busy():
         assert facts["extents"] == len(edges) // 2 == 2 and facts["extent_edge_alignment"] == 4096, (facts, text)
         assert facts["extent_edge_worst"] == 65536 + 4096, facts
         busy = os.path.join(mnt, "busy")
+        open(busy, "wb").close()  # the probes below must find it however slowly the writer starts
         writer = subprocess.Popen([sys.executable, "-c", "import os,sys,time\nf=open(sys.argv[1],'ab')\n"
                                    "end=time.monotonic()+3\nwhile time.monotonic()<end:\n f.write(os.urandom(65536))"
                                    "\n f.flush()\n", busy])
         try:
-            time.sleep(0.2)
+            end = time.monotonic() + 20
+            while os.path.getsize(busy) == 0 and time.monotonic() < end:
+                time.sleep(0.05)
             for _ in range(10):
                 facts = layer(probe_json(busy), "filesystem")["facts"]
                 assert facts["extents"] >= 1 and facts.get("extent_edge_alignment"), facts

@@ -170,7 +170,8 @@ def test_drift_after_a_kernel_change():
         with open(os.path.join(d, "junk"), "w") as f:
             f.write("{}")
         p = lcloudctl("diff", os.path.join(d, "junk"))
-        assert p.returncode == 2 and "not a fingerprint" in p.stderr, (p.returncode, p.stderr)
+        # a JSON file that is no fingerprint: the wrong kind of file, named with the key it lacks
+        assert p.returncode == 5 and '"kind" is missing' in p.stderr, (p.returncode, p.stderr)
 
 
 if __name__ == "__main__":

@@ -106,8 +106,11 @@ def test_formats_parse_back():
             assert [w.split("=", 1)[0] for w in words] == cols, line
         doc = json.loads(listing("-J", "-o", ",".join(cols), root=root).stdout)
         assert doc["schema"] == 1 and doc["errors"] == []
-        devices = doc["blockdevices"]
-        assert len(raw) == len(pairs) == len(devices) == len(table) - 1
+        assert len(doc["blockdevices"]) == len(table) - 1
+        # -r and -P follow the tree's order as lsblk's do: each device, then what is built on it
+        tree = json.loads(listing("-J", "-T", "-o", ",".join(cols), root=root).stdout)["blockdevices"]
+        devices = [{k: v for k, v in d.items() if k != "children"} for d in walk(tree)]
+        assert len(raw) == len(pairs) == len(devices) >= len(table) - 1
         for r, p, d in zip(raw, pairs, devices):
             assert len(r) == len(cols), r  # one word a value: awk counts the fields
             for i, c in enumerate(cols):
@@ -120,7 +123,7 @@ def test_formats_parse_back():
             assert d["wc"] in ("write-back", "write-through", None)
         # sizes are numbers in JSON whatever -b says; the table shows units without -b
         j2 = json.loads(listing("-J", "-o", "NAME,SIZE", root=root).stdout)["blockdevices"]
-        assert [d["size"] for d in j2] == [d["size"] for d in devices]
+        assert [d["size"] for d in j2] == [d["size"] for d in doc["blockdevices"]]
         assert all(isinstance(d["size"], int) for d in j2)
 
 
@@ -180,15 +183,18 @@ def test_tree_live_partitions():
             kids = sorted(n for n in os.listdir("/sys/class/block/" + name) if n.startswith(name + "p"))
             assert [t["name"] for t in tree] == [name]
             assert [c["name"] for c in tree[0]["children"]] == kids and len(kids) == 2
-            assert {c["type"] for c in tree[0]["children"]} == {"partition"}
+            assert {c["type"] for c in tree[0]["children"]} == {"part"}
 
 
 def test_filters():
     root = os.path.join(FIXTURES, "dm-stack")
+    # as lsblk: each named device with what is built on it, once each, by device number (8:17, 252:0)
     p = listing("-o", "NAME", "-n", "dm-0", "/dev/sdb1", root=root)
-    assert p.stdout.split() == ["dm-0", "sdb1"]
+    assert p.stdout.split() == ["sdb1", "dm-0"]
+    p = listing("-o", "NAME", "-n", "sdb", root=root)
+    assert p.stdout.split() == ["sdb", "sdb1", "dm-0"]
     p = lcloudctl("--sysroot", root, "list", "-o", "NAME", "-n", "sdc", "nosuch")
-    assert p.returncode == 3 and p.stdout.split() == ["sdc"] and "nosuch" in p.stderr
+    assert p.returncode == 3 and p.stdout.split() == ["sdc", "sdc1", "dm-0"] and "nosuch" in p.stderr
     need_root()
     with scratch_dir() as d:
         with loop_device(os.path.join(d, "img"), 16 << 20) as dev:

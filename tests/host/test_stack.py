@@ -44,7 +44,7 @@ def test_misaligned_partition_is_flagged():
         listing = json.loads(lcloudctl("list", "-J").stdout)["blockdevices"]
         rows = {r["name"]: r for r in listing}
         assert rows[name + "p1"]["align"] == "MISALIGNED" and rows[name + "p2"]["align"] == "ok"
-        assert rows[name + "p1"]["type"] == "partition"
+        assert rows[name + "p1"]["type"] == "part"
         # --tree hangs the partitions under their loop device
         tree = json.loads(lcloudctl("list", "--tree", "-J", "-o", "NAME,TYPE,ALIGN", name).stdout)["blockdevices"]
         assert [r["name"] for r in tree] == [name], tree
@@ -104,7 +104,7 @@ def test_list_covers_every_block_device():
     assert sorted(r["name"] for r in bound) == expected
     for r in listing:
         qdir = sysfs_block_dir(r["name"])
-        if r["type"] == "partition":
+        if r["type"] == "part":
             qdir = os.path.dirname(qdir)
         if os.path.exists(qdir + "/queue/physical_block_size"):
             assert r["phy-sec"] == int(read_sysfs(qdir + "/queue/physical_block_size"))

@@ -242,8 +242,8 @@ static void add_ext4_signature(struct lcloud_probe *p)
 {
 	struct lcloud_layer *sdc = layer_named(p, "sdc");
 
-	assert_int_equal(layer_add_string(sdc, "signature_type", "ext4", "blkid"), 0);
-	assert_int_equal(layer_add_string(sdc, "signature_usage", "filesystem", "blkid"), 0);
+	assert_int_equal(layer_add_string(sdc, FACT_SIGNATURE_TYPE, "ext4", "blkid"), 0);
+	assert_int_equal(layer_add_string(sdc, FACT_SIGNATURE_USAGE, "filesystem", "blkid"), 0);
 	sdc->signatures = LAYER_SIGNATURES_READ;
 }
 
@@ -251,7 +251,7 @@ static void add_gpt(struct lcloud_probe *p)
 {
 	struct lcloud_layer *sdc = layer_named(p, "sdc");
 
-	assert_int_equal(layer_add_string(sdc, "partition_table", "gpt", "blkid"), 0);
+	assert_int_equal(layer_add_string(sdc, FACT_PARTITION_TABLE, "gpt", "blkid"), 0);
 	sdc->signatures = LAYER_SIGNATURES_READ;
 }
 
@@ -347,7 +347,7 @@ static void test_no_block_device_refused(void **state)
 
 static void forget_dev(struct lcloud_probe *p)
 {
-	struct lcloud_fact *dev = (struct lcloud_fact *)layer_fact(layer_named(p, "sdc"), "dev");
+	struct lcloud_fact *dev = (struct lcloud_fact *)layer_fact(layer_named(p, "sdc"), FACT_DEV);
 
 	assert_non_null(dev);
 	dev->state = LCLOUD_FACT_UNREADABLE;

@@ -133,6 +133,57 @@ def test_boundary_from_probe_json():
         assert rc == 5 and '"probes" is missing' in err, (rc, err)
 
 
+def probe_file(path, layers):
+    with open(path, "w") as f:
+        json.dump({"probes": [{"path": "/dev/x", "layers": layers}]}, f)
+
+
+def test_the_verdicts_model():
+    """--model-from builds the model the verdict applies (lib/power_fail.c), not one of its own: a SCSI disk's
+    WRITE ATOMIC limit covers no logged plain write, a provider's promise aligned to the write's size does not
+    cover an 8 KiB write at 4 KiB, and a shared namespace's AWUPF is the smallest among its controllers."""
+    with tempfile.TemporaryDirectory() as d:
+        log, probe = os.path.join(d, "log"), os.path.join(d, "probe.json")
+        ss = 512
+        # one 8 KiB page written as one command at 4 KiB, one at 16 KiB
+        small = 8192
+        stamps.write_log(log, [(4096 // ss, 0, stamps.page(RUN, 1, 1, small)),
+                               (16384 // ss, 0, stamps.page(RUN, 2, 2, small))], sector_size=ss)
+        disk = {"layer": "disk", "name": "sdb", "facts": {"logical_block_size": 512, "write_cache": "write through"}}
+        # SCSI: max_atomic_transfer_bytes is WRITE ATOMIC(16)'s, and the log's commands are plain WRITEs
+        probe_file(probe, [disk, {"layer": "scsi", "name": "sdb", "facts": {
+            "logical_block_length": 512, "max_atomic_transfer_bytes": 65536}}])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        assert doc["model"]["atomic_bytes"] == 512, doc["model"]
+        assert rc == 11 and all(p["verdict"] == "tearable" for p in doc["page_writes"]), doc["page_writes"]
+        # AWS: 16 KiB untorn, aligned to the write's own size
+        probe_file(probe, [disk, {"layer": "nvme", "name": "nvme1n1", "facts": {"lba_size": 512}},
+                           {"layer": "cloud", "name": "aws", "facts": {
+                               "promise_untorn_max_bytes": 16384, "promise_untorn_granularity_bytes": 4096,
+                               "promise_boundary_bytes": 0, "promise_alignment": "size", "product": "EBS"},
+                            "sources": {"promise_untorn_max_bytes": "cloud:aws-ebs-twp"}}])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        assert doc["model"]["atomic_bytes"] == 16384 and doc["model"]["aligned_to_size"], doc["model"]
+        assert doc["model"]["sources"]["atomic_bytes"].startswith("probe:cloud:aws:"), doc["model"]
+        verdicts = {p["page"]: (p["verdict"], p["rules"]) for p in doc["page_writes"]}
+        assert rc == 11 and verdicts == {1: ("tearable", ["misaligned"]), 2: ("atomic", [])}, verdicts
+        # the controllers of a shared namespace: AWUPF 16 KiB on the one that answered, 4 KiB the smallest
+        nvme = {"layer": "nvme", "name": "nvme7n1", "facts": {
+            "lba_size": 512, "atomic_write_power_fail_bytes": 16384, "multipath_paths": 2,
+            "atomic_write_power_fail_bytes_every_path": 4096},
+            "sources": {"atomic_write_power_fail_bytes": "nvme:id-ctrl:awupf",
+                        "atomic_write_power_fail_bytes_every_path": "nvme:id-ctrl:awupf:every-path"}}
+        probe_file(probe, [disk, nvme])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        assert doc["model"]["atomic_bytes"] == 4096, doc["model"]
+        assert rc == 11 and all(p["rules"] == ["over-unit"] for p in doc["page_writes"]), doc["page_writes"]
+        # and with NAWUPF (the namespace's own), 16 KiB stands on every path
+        nvme["sources"]["atomic_write_power_fail_bytes"] = "nvme:id-ns:nawupf"
+        probe_file(probe, [disk, nvme])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        assert rc == 0 and doc["model"]["atomic_bytes"] == 16384, (rc, doc["model"])
+
+
 def test_two_devices():
     """md raid0 with 8 KiB chunks over two logged devices: page 0's halves on each."""
     with tempfile.TemporaryDirectory() as d:
@@ -180,5 +231,5 @@ def test_damaged_logs():
 
 
 if __name__ == "__main__":
-    main([test_entry_kinds_and_durability, test_stale_super_block, test_boundary_from_probe_json, test_two_devices,
-          test_damaged_logs])
+    main([test_the_verdicts_model, test_entry_kinds_and_durability, test_stale_super_block,
+          test_boundary_from_probe_json, test_two_devices, test_damaged_logs])

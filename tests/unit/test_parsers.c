@@ -212,13 +212,13 @@ static struct lcloud_probe *partition_on_disk(uint64_t start, uint64_t physical,
 	struct lcloud_layer *part, *disk;
 
 	part = report_layer(p, report_add_layer(p, LCLOUD_LAYER_PARTITION, "sda1", -1));
-	assert_int_equal(layer_add_u64(part, "start_bytes", LCLOUD_UNIT_BYTES, start, "sysfs:start"), 0);
+	assert_int_equal(layer_add_u64(part, FACT_START_BYTES, start, "sysfs:start"), 0);
 	disk = report_layer(p, report_add_layer(p, LCLOUD_LAYER_DISK, "sda", 0));
-	assert_int_equal(layer_add_u64(disk, "physical_block_size", LCLOUD_UNIT_BYTES, physical, "t"), 0);
-	assert_int_equal(layer_add_u64(disk, "atomic_write_unit_min_bytes", LCLOUD_UNIT_BYTES,
+	assert_int_equal(layer_add_u64(disk, FACT_PHYSICAL_BLOCK_SIZE, physical, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES,
 				       awu_max ? physical : 0, "t"), 0);
-	assert_int_equal(layer_add_u64(disk, "atomic_write_unit_max_bytes", LCLOUD_UNIT_BYTES, awu_max, "t"), 0);
-	assert_int_equal(layer_add_u64(disk, "atomic_write_boundary_bytes", LCLOUD_UNIT_BYTES, boundary, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, awu_max, "t"), 0);
+	assert_int_equal(layer_add_u64(disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, boundary, "t"), 0);
 	assert_int_equal(align_check_stack(p), 0);
 	return p;
 }

@@ -20,6 +20,7 @@
 
 #include "fixture.h"
 #include "dm_table.h"
+#include "queue.h"
 #include "report.h"
 #include "verdict.h"
 
@@ -162,6 +163,18 @@ static void test_dm_segments_each_checked(void **state)
 	 * only writes up to 4 KiB stay inside one, though segment 0 alone would allow 16 KiB */
 	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 4096);
 	assert_true(any_reason(pd, "3149824"));
+	{
+		/* the table is typed on the layer, and its public facts are rendered from it as the kernel's lines */
+		const struct lcloud_layer *dm = layer_of_kind(p, LCLOUD_LAYER_DM);
+
+		assert_int_equal(dm->n_dm_segments, 2);
+		assert_true(dm->dm_segments[1].linear);
+		assert_int_equal(dm->dm_segments[1].major, 259);
+		assert_int_equal(dm->dm_segments[1].minor, 4);
+		assert_int_equal(dm->dm_segments[1].offset, 8200);
+		assert_string_equal(fact_str(dm, "dm_target_0"), "0 2048 linear 259:4 0");
+		assert_string_equal(fact_str(dm, "dm_target_1"), "2048 2048 linear 259:4 8200");
+	}
 	lcloud_probe_free(p);
 
 	/* without the table (no root): placement unknown, no promise */
@@ -430,6 +443,59 @@ static void test_check_answers_and_errors(void **state)
 }
 
 /*
+ * nvme9n1 interleaves 8 metadata bytes with every 4 KiB block (FLBAS bit 4)
+ * and Linux left its block device at capacity 0: every path is 0 for that
+ * reason, and a size check answers "no" with it, not "larger than the
+ * device". nvme10n1 has the same format with a capacity (a transport that
+ * carries the metadata): its paths are read as for any namespace.
+ */
+static void test_extended_lba_namespace(void **state)
+{
+	static const enum lcloud_io_path paths[] = { LCLOUD_PATH_RWF_ATOMIC, LCLOUD_PATH_PASSTHROUGH,
+						     LCLOUD_PATH_PLAIN_DIRECT, LCLOUD_PATH_BUFFERED };
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme9n1");
+	const struct lcloud_layer *nvme = NULL;
+	enum lcloud_io_path path = LCLOUD_PATH_BEST;
+	char why[1024];
+	(void)state;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_NVME)
+			nvme = lcloud_probe_get_layer(p, i);
+	assert_non_null(nvme);
+	/* the facts the rule rests on, as the NVMe layer decodes them */
+	assert_int_equal(fact_u64(nvme, "flbas") & 0x10, 0x10);
+	assert_int_equal(fact_u64(nvme, "lba_metadata_size"), 8);
+	assert_int_equal(fact_u64(nvme, "atomic_write_power_fail_bytes"), 16384);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, paths[i]);
+
+		assert_int_equal(lcloud_verdict_get_max_untorn_bytes(v), 0);
+		assert_true(any_reason(v, "extended LBA format"));
+		assert_true(any_reason(v, "nvme:id-ns:flbas"));
+		assert_int_equal(lcloud_probe_check(p, paths[i], 16384, NULL, why, sizeof(why)), 0);
+		assert_non_null(strstr(why, "capacity 0"));
+	}
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 16384, &path, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "Linux refuses block I/O on nvme9n1 (capacity 0)"));
+	assert_non_null(strstr(why, "interleaves 8 metadata bytes with every 4096-byte block"));
+	assert_non_null(strstr(why, "passthrough would need the metadata inside every buffer"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 16384, NULL, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "a passthrough write to nvme9n1 would need the metadata inside every buffer"));
+	lcloud_probe_free(p);
+
+	/* the same format where the block device has its capacity: no passthrough, the kernel's limits */
+	p = fixture_probe("nvme-crafted", "/dev/nvme10n1");
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC)),
+			 16384);
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH)), 0);
+	assert_true(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH), "carries metadata"));
+	assert_false(any_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC), "extended LBA format"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 1ull << 31, NULL, NULL, 0), -ERANGE);
+	lcloud_probe_free(p);
+}
+
+/*
  * A captured tree without an NVMe namespace's Identify data (md-nvme): the
  * device's power-fail atomic size was not read, which is unknown, not "no";
  * and the namespace is still an NVMe namespace for passthrough.
@@ -465,8 +531,8 @@ static struct lcloud_probe *file_probe(const char *tree, const char *dev, const 
 	assert_true(index >= 0);
 	*fs = report_layer(p, index);
 	p->target_type = LCLOUD_TARGET_REGULAR;
-	assert_int_equal(layer_add_string(*fs, "fstype", fstype, "mountinfo"), 0);
-	assert_int_equal(layer_add_u64(*fs, "block_size", LCLOUD_UNIT_BYTES, block, "statfs:f_bsize"), 0);
+	assert_int_equal(layer_add_string(*fs, FACT_FSTYPE, fstype, "mountinfo"), 0);
+	assert_int_equal(layer_add_u64(*fs, FACT_BLOCK_SIZE, block, "statfs:f_bsize"), 0);
 	return p;
 }
 
@@ -506,12 +572,12 @@ static void test_file_system_placement(void **state)
 		struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", stacks[i].fstype, 4096, &fs);
 
 		if (stacks[i].fact && streq_dev(stacks[i].fact, "realtime_device"))
-			assert_int_equal(layer_add_bool(fs, "realtime", 1, "ioctl:FS_IOC_FSGETXATTR"), 0);
+			assert_int_equal(layer_add_bool(fs, FACT_REALTIME, 1, "ioctl:FS_IOC_FSGETXATTR"), 0);
 		if (stacks[i].fact && stacks[i].state == LCLOUD_FACT_PRESENT)
-			assert_int_equal(layer_add_u64(fs, stacks[i].fact, LCLOUD_UNIT_NONE, stacks[i].value, "test"), 0);
+			assert_int_equal(layer_add_u64(fs, fact_lookup(stacks[i].fact), stacks[i].value, "test"), 0);
 		else if (stacks[i].fact)
-			assert_int_equal(layer_add_missing(fs, stacks[i].fact, LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, stacks[i].state,
-							   "test", stacks[i].why), 0);
+			assert_int_equal(layer_add_missing(fs, fact_lookup(stacks[i].fact), stacks[i].state, "test",
+							   stacks[i].why), 0);
 		assert_int_equal(verdict_compute(p), 0);
 		print_message("%s %s: %s\n", stacks[i].fstype, stacks[i].fact ? stacks[i].fact : "",
 			      lcloud_verdict_get_reason(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), 0));
@@ -541,11 +607,11 @@ static void test_file_without_direct_io(void **state)
 		struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", "ext4", 4096, &fs);
 		enum lcloud_answer want = dio_align ? LCLOUD_ANSWER_UNTORN : LCLOUD_ANSWER_NO;
 
-		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 4096, "test"), 0);
-		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
-		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_min", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
-		assert_int_equal(layer_add_u64(fs, "stx_atomic_write_unit_max", LCLOUD_UNIT_BYTES, 4096, "statx"), 0);
-		assert_int_equal(layer_add_bool(fs, "stx_attr_write_atomic", 1, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_CLUSTER_SIZE, 4096, "test"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_STX_DIO_OFFSET_ALIGN, dio_align, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_STX_ATOMIC_WRITE_UNIT_MIN, 4096, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_STX_ATOMIC_WRITE_UNIT_MAX, 4096, "statx"), 0);
+		assert_int_equal(layer_add_bool(fs, FACT_STX_ATTR_WRITE_ATOMIC, 1, "statx"), 0);
 		assert_int_equal(verdict_compute(p), 0);
 		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
 		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)), want);
@@ -573,7 +639,7 @@ static void test_direct_io_alignment_floor(void **state)
 		struct lcloud_layer *fs;
 		struct lcloud_probe *p = file_probe("nvme-crafted", "/dev/nvme0n1", "xfs", 16384, &fs);
 
-		assert_int_equal(layer_add_u64(fs, "stx_dio_offset_align", LCLOUD_UNIT_BYTES, dio_align, "statx"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_STX_DIO_OFFSET_ALIGN, dio_align, "statx"), 0);
 		assert_int_equal(verdict_compute(p), 0);
 		print_message("stx_dio_offset_align %llu\n", (unsigned long long)dio_align);
 		assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
@@ -623,17 +689,17 @@ static void test_file_extent_edges(void **state)
 		struct lcloud_probe *p = file_probe("nvme-crafted", "/dev/nvme0n1", "ext4", 4096, &fs);
 		const struct lcloud_verdict *pd;
 
-		assert_int_equal(layer_add_u64(fs, "cluster_size", LCLOUD_UNIT_BYTES, 16384, "test"), 0);
+		assert_int_equal(layer_add_u64(fs, FACT_CLUSTER_SIZE, 16384, "test"), 0);
 		if (maps[i].state == LCLOUD_FACT_PRESENT) {
-			assert_int_equal(layer_add_u64(fs, "extents", LCLOUD_UNIT_NONE, 2, "test"), 0);
-			assert_int_equal(layer_add_u64(fs, "extent_edge_alignment", LCLOUD_UNIT_BYTES, maps[i].alignment,
+			assert_int_equal(layer_add_u64(fs, FACT_EXTENTS, 2, "test"), 0);
+			assert_int_equal(layer_add_u64(fs, FACT_EXTENT_EDGE_ALIGNMENT, maps[i].alignment,
 						       "test"), 0);
-			assert_int_equal(layer_add_u64(fs, "extent_edge_worst", LCLOUD_UNIT_BYTES, maps[i].worst, "test"),
+			assert_int_equal(layer_add_u64(fs, FACT_EXTENT_EDGE_WORST, maps[i].worst, "test"),
 					 0);
 		} else {
-			assert_int_equal(layer_add_missing(fs, "extents", LCLOUD_FACT_U64, LCLOUD_UNIT_NONE, maps[i].state,
+			assert_int_equal(layer_add_missing(fs, FACT_EXTENTS, maps[i].state,
 							   "test", "Permission denied"), 0);
-			assert_int_equal(layer_add_missing(fs, "extent_edge_alignment", LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES,
+			assert_int_equal(layer_add_missing(fs, FACT_EXTENT_EDGE_ALIGNMENT,
 							   maps[i].state, "test", "Permission denied"), 0);
 		}
 		assert_int_equal(verdict_compute(p), 0);
@@ -667,7 +733,7 @@ static void test_passthrough_within_transfer_limit(void **state)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
 	struct lcloud_layer *disk = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_DISK);
-	struct lcloud_fact *hw = (struct lcloud_fact *)layer_fact(disk, "max_hw_sectors_kb");
+	struct lcloud_fact *hw = (struct lcloud_fact *)layer_fact(disk, FACT_MAX_HW_SECTORS_KB);
 	uint64_t rwf = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_RWF_ATOMIC));
 	uint64_t pd = lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT));
 	const struct lcloud_verdict *pt;
@@ -710,16 +776,16 @@ static void test_awupf_on_a_shared_namespace(void **state)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
 	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
-	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
 	uint64_t lba = fact_u64(nvme, "lba_size");
 	char *nawupf;
 	(void)state;
 
 	assert_non_null(pf);
 	assert_string_equal(pf->source, "nvme:id-ns:nawupf");
-	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
+	assert_int_equal(layer_add_u64(nvme, FACT_MULTIPATH_PATHS, 2, "sysfs:multipath"), 0);
 	/* adding a fact may move the layer's facts: look it up again */
-	pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	pf = (struct lcloud_fact *)layer_fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
 	assert_non_null(pf);
 	assert_int_equal(verdict_compute(p), 0);
 	/* the namespace's own NAWUPF: the same through every controller */
@@ -743,7 +809,7 @@ static struct lcloud_probe *awupf_namespace(struct lcloud_layer **ret_nvme)
 {
 	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme6n1");
 	struct lcloud_layer *nvme = (struct lcloud_layer *)layer_of_kind(p, LCLOUD_LAYER_NVME);
-	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, "atomic_write_power_fail_bytes");
+	struct lcloud_fact *pf = (struct lcloud_fact *)layer_fact(nvme, FACT_ATOMIC_WRITE_POWER_FAIL_BYTES);
 
 	assert_non_null(pf);
 	free(pf->source);
@@ -756,12 +822,13 @@ static struct lcloud_probe *awupf_namespace(struct lcloud_layer **ret_nvme)
 /* The same namespace behind two controllers, with EVERY the size read from both (0: unreadable). */
 static uint64_t passthrough_behind_two_controllers(struct lcloud_probe *p, struct lcloud_layer *nvme, uint64_t every)
 {
-	const char *name = "atomic_write_power_fail_bytes_every_path", *source = "nvme:id-ctrl:awupf:every-path";
+	const enum fact_id id = FACT_ATOMIC_WRITE_POWER_FAIL_BYTES_EVERY_PATH;
+	const char *source = "nvme:id-ctrl:awupf:every-path";
 
-	assert_int_equal(layer_add_u64(nvme, "multipath_paths", LCLOUD_UNIT_NONE, 2, "sysfs:multipath"), 0);
-	assert_int_equal(every ? layer_add_u64(nvme, name, LCLOUD_UNIT_BYTES, every, source)
-			       : layer_add_missing(nvme, name, LCLOUD_FACT_U64, LCLOUD_UNIT_BYTES, LCLOUD_FACT_NEEDS_ROOT,
-						   source, "/dev/nvme7 cannot be opened: Permission denied"),
+	assert_int_equal(layer_add_u64(nvme, FACT_MULTIPATH_PATHS, 2, "sysfs:multipath"), 0);
+	assert_int_equal(every ? layer_add_u64(nvme, id, every, source)
+			       : layer_add_missing(nvme, id, LCLOUD_FACT_NEEDS_ROOT, source,
+						   "/dev/nvme7 cannot be opened: Permission denied"),
 			 0);
 	assert_int_equal(verdict_compute(p), 0);
 	return lcloud_verdict_get_max_untorn_bytes(lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH));
@@ -802,6 +869,218 @@ static void test_awupf_read_from_every_path(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * md member offsets and a cloud promise's alignment are typed on their
+ * layers, and their public facts are rendered from them as before.
+ */
+static void test_md_members_and_promise_alignment_typed(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("stacks", "/dev/md0");
+	const struct lcloud_layer *md = layer_of_kind(p, LCLOUD_LAYER_MD);
+	(void)state;
+
+	assert_int_equal(md->n_md_members, 2);
+	assert_non_null(layer_md_member(md, "nvme0n1"));
+	assert_int_equal(layer_md_member(md, "nvme0n1")->data_offset, 2048 * 512);
+	assert_int_equal(layer_md_member(md, "nvme1n1")->data_offset, 2056 * 512);
+	assert_null(layer_md_member(md, "nvme2n1"));
+	assert_int_equal(fact_u64(md, "md_data_offset_nvme1n1"), 2056 * 512);
+	lcloud_probe_free(p);
+
+	p = fixture_probe("nvme-crafted", "/dev/nvme1n1");
+	assert_int_equal(layer_of_kind(p, LCLOUD_LAYER_CLOUD)->promise_alignment, LAYER_PROMISE_ALIGNED_TO_SIZE);
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "promise_alignment"), "size");
+	lcloud_probe_free(p);
+	p = fixture_probe("scsi", "/dev/sda");
+	assert_int_equal(layer_of_kind(p, LCLOUD_LAYER_CLOUD)->promise_alignment, LAYER_PROMISE_INSIDE_BOUNDARY);
+	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "promise_alignment"), "boundary");
+	lcloud_probe_free(p);
+}
+
+/* Fact ID of L, forced into STATE (as a probe that could not read it leaves it); returns the old state. */
+static enum lcloud_fact_state force_state(const struct lcloud_layer *l, enum fact_id id, enum lcloud_fact_state state)
+{
+	struct lcloud_fact *f = (struct lcloud_fact *)layer_fact(l, id);
+	enum lcloud_fact_state old;
+
+	assert_non_null(f);
+	old = f->state;
+	f->state = state;
+	return old;
+}
+
+/*
+ * Where passthrough writes land: a partition's start and size on its
+ * namespace. Either one not read is no start of 0 or no end: writes would
+ * land before the partition (on its table) or run past it, so passthrough
+ * is refused (the block device stays usable).
+ */
+static void test_passthrough_span_unread(void **state)
+{
+	struct lcloud_probe *p = fixture_probe("nvme-crafted", "/dev/nvme7n1p2");
+	const struct lcloud_layer *part = layer_of_kind(p, LCLOUD_LAYER_PARTITION), *nvme = NULL;
+	uint64_t offset = 1, size = 1;
+	enum lcloud_fact_state old;
+	(void)state;
+
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), 0);
+	assert_ptr_equal(nvme, layer_of_kind(p, LCLOUD_LAYER_NVME));
+	assert_int_equal(offset, 2097152);
+	assert_int_equal(size, fact_u64(part, "size"));
+
+	old = force_state(part, FACT_START_BYTES, LCLOUD_FACT_UNREADABLE);
+	nvme = NULL;
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), -ENODATA);
+	assert_non_null(nvme);
+	force_state(part, FACT_START_BYTES, old);
+
+	old = force_state(part, FACT_SIZE, LCLOUD_FACT_NEEDS_ROOT);
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), -ENODATA);
+	force_state(part, FACT_SIZE, old);
+	lcloud_probe_free(p);
+
+	p = fixture_probe("nvme-crafted", "/dev/nvme7n1");
+	assert_int_equal(queue_passthrough_span(p, &nvme, &offset, &size), 0);
+	assert_int_equal(offset, 0);
+	assert_int_equal(size, 0);
+	lcloud_probe_free(p);
+}
+
+/*
+ * A file whose file system's block size was not read (statfs failed): how
+ * the file system splits a write into extents is unknown above the
+ * smallest block, 512 bytes, instead of not limiting the write at all.
+ */
+static void test_file_system_block_size_unread(void **state)
+{
+	struct lcloud_layer *fs;
+	struct lcloud_probe *p = file_probe("nvme-qemu", "/dev/nvme0n1", "xfs", 4096, &fs);
+	const struct lcloud_verdict *pd;
+	char why[512];
+	(void)state;
+
+	/* one extent, whose edges are aligned to 1 MiB: the extent map limits nothing */
+	assert_int_equal(layer_add_u64(fs, FACT_EXTENTS, 1, "test"), 0);
+	assert_int_equal(layer_add_u64(fs, FACT_EXTENT_EDGE_ALIGNMENT, 1048576, "test"), 0);
+	assert_int_equal(verdict_compute(p), 0);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	force_state(fs, FACT_BLOCK_SIZE, LCLOUD_FACT_UNREADABLE);
+	assert_int_equal(verdict_compute(p), 0);
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_true(lcloud_verdict_get_max_untorn_bytes(pd) <= 512);
+	assert_non_null(lcloud_verdict_get_unknown_reason(pd));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_non_null(strstr(why, "block size could not be read"));
+	lcloud_probe_free(p);
+}
+
+/*
+ * Fixture TREE copied into a new temporary folder (its path in ROOT), for a
+ * test to take an attribute away, then DEV probed there.
+ */
+static struct lcloud_probe *probe_tree_copy(const char *tree, const char *dev, char *root, size_t len,
+					     const char *change)
+{
+	struct lcloud_ctx *ctx = NULL;
+	struct lcloud_probe *p = NULL;
+	char cmd[8800];
+
+	snprintf(root, len, "/tmp/lcloud-verdict-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/%s/.' '%s/' && cd '%s' && %s", fixtures_dir, tree, root, root, change);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(lcloud_ctx_new(&ctx), 0);
+	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
+	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
+	lcloud_ctx_free(ctx);
+	return p;
+}
+
+static void remove_tree_copy(const char *root)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A namespace whose transfer limit (queue/max_hw_sectors_kb) is missing: a
+ * limit not read is no "no limit", so above one logical block (4 KiB here)
+ * a passthrough write is unknown, not untorn up to the promise (32 KiB).
+ */
+static void test_passthrough_transfer_limit_unread(void **state)
+{
+	char root[64], why[512];
+	struct lcloud_probe *p = probe_tree_copy("nvme-crafted", "/dev/nvme6n1", root, sizeof(root),
+						 "rm sys/class/block/nvme6n1/queue/max_hw_sectors_kb");
+	const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	(void)state;
+
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pt), 4096);
+	assert_non_null(lcloud_verdict_get_unknown_reason(pt));
+	assert_true(any_reason(pt, "max_hw_sectors_kb"));
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 32768, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNKNOWN);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PASSTHROUGH, 4096, NULL, why, sizeof(why)),
+			 LCLOUD_ANSWER_UNTORN);
+	lcloud_probe_free(p);
+	remove_tree_copy(root);
+}
+
+/*
+ * An md array whose chunk size (md/chunk_size) is missing: where md splits
+ * writes is unknown, which the verdict must say, as for a queue's
+ * chunk_sectors, instead of taking it for "no chunks". The raid1 of two
+ * 16 KiB namespaces, both members' data at 1 MiB, keeps 16 KiB whole with
+ * its chunk size read (0); without it, only a page is sure.
+ */
+static void test_md_chunk_size_unread(void **state)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char root[64];
+	struct lcloud_probe *p = probe_tree_copy("stacks", "/dev/md0", root, sizeof(root),
+						 "echo 2048 > sys/class/block/md0/md/dev-nvme1n1/offset");
+	const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	(void)state;
+
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pd), 16384);
+	lcloud_probe_free(p);
+	remove_tree_copy(root);
+
+	p = probe_tree_copy("stacks", "/dev/md0", root, sizeof(root),
+			    "echo 2048 > sys/class/block/md0/md/dev-nvme1n1/offset && rm sys/class/block/md0/md/chunk_size");
+	pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
+	assert_non_null(lcloud_verdict_get_unknown_reason(pd));
+	assert_true(any_reason(pd, "md/chunk_size could not be read"));
+	assert_true(lcloud_verdict_get_max_untorn_bytes(pd) <= page);
+	lcloud_probe_free(p);
+	remove_tree_copy(root);
+}
+
+/*
+ * A namespace whose power-fail size is the controller's AWUPF (16 KiB,
+ * 4 KiB blocks), when how many controllers reach it could not be read (its
+ * multipath folder cannot be listed): one block is all that is sure on
+ * every path, as when another controller's AWUPF is unread.
+ */
+static void test_multipath_paths_unread(void **state)
+{
+	char root[64];
+	struct lcloud_probe *p = probe_tree_copy("nvme-crafted", "/dev/nvme8n1", root, sizeof(root),
+						 "mkdir -p sys/block && ln -s ../class/block/nvme8n1 sys/block/nvme8n1 && "
+						 "echo not-a-folder > sys/class/block/nvme8n1/multipath");
+	const struct lcloud_verdict *pt = lcloud_probe_get_verdict(p, LCLOUD_PATH_PASSTHROUGH);
+	(void)state;
+
+	assert_int_equal(lcloud_verdict_get_max_untorn_bytes(pt), 4096);
+	assert_true(any_reason(pt, "multipath"));
+	lcloud_probe_free(p);
+	remove_tree_copy(root);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +1101,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_passthrough_within_transfer_limit),
 		cmocka_unit_test(test_awupf_on_a_shared_namespace),
 		cmocka_unit_test(test_awupf_read_from_every_path),
+		cmocka_unit_test(test_md_members_and_promise_alignment_typed),
+		cmocka_unit_test(test_passthrough_transfer_limit_unread),
+		cmocka_unit_test(test_passthrough_span_unread),
+		cmocka_unit_test(test_file_system_block_size_unread),
+		cmocka_unit_test(test_md_chunk_size_unread),
+		cmocka_unit_test(test_multipath_paths_unread),
+		cmocka_unit_test(test_extended_lba_namespace),
 	};
 
 	return fixture_main(argc, argv, "verdict", tests, sizeof(tests) / sizeof(tests[0]));

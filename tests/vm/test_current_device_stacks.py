@@ -16,7 +16,9 @@ queue/nomerges 2:
     refuses a 64 KiB passthrough write (nvme-cli's own write fails), so
     passthrough is untorn only up to max_hw_sectors_kb;
   - a namespace with 8 bytes of metadata per block: no passthrough (its
-    commands carry no metadata), the other paths as without it;
+    commands carry no metadata), the other paths as without it, and
+    write --atomic takes io_uring there by itself; one whose metadata is
+    interleaved in each block (extended LBA): capacity 0, "no" on every path;
   - a controller AWUPF of 64 KiB with NSABP clear: Linux 7 ignores AWUPF
     (unit max one block), the device promise still stands for
     plain_direct and passthrough;
@@ -79,6 +81,28 @@ nvme write $M --start-block=0 --block-count=7 --data-size=32768 --data=/tmp/z > 
 echo $? > /out/write32k.rc
 P $X meta
 P $A awupf
+
+# separate metadata: an atomic write with the default backend, and what reached the namespace
+before=$(writes ${X#/dev/})
+"$LCLOUDCTL" write --atomic -O 0 -l 16K -p 0x5a $X > /out/write-meta.txt 2> /out/write-meta.err
+echo $? > /out/write-meta.rc
+echo "$before $(writes ${X#/dev/})" > /out/write-meta-writes
+dd if=/dev/zero bs=16384 count=1 2>/dev/null | tr '\000' '\132' > /tmp/pattern5a
+dd if=$X of=/tmp/read-meta bs=16384 count=1 iflag=direct 2>/dev/null
+cmp /tmp/pattern5a /tmp/read-meta > /out/read-meta.txt 2>&1; echo $? > /out/read-meta.rc
+
+# extended LBA (metadata interleaved): its block device and generic node, found through the controller
+c=${LCVM_NVME7#/dev/}
+E=/dev/$(ls /sys/class/nvme/$c/ | grep -E '^nvme[0-9]+n[0-9]+$'); G=/dev/$(ls /sys/class/nvme/$c/ | grep -E '^ng[0-9]+n[0-9]+$')
+echo "$E $G" > /out/ext-nodes
+nvme id-ns $E > /out/id-ns-E.txt 2>&1
+cat /sys/block/${E#/dev/}/size > /out/size-E
+for t in $E $G; do
+    n=$(basename $t)
+    "$LCLOUDCTL" check --size 16K $t > /out/check-$n.txt 2> /out/check-$n.err; echo $? > /out/check-$n.rc
+    "$LCLOUDCTL" probe -o json $t > /out/probe-ext-$n.json 2> /out/probe-ext-$n.err
+done
+"$LCLOUDCTL" list -n -o NAME,SIZE,UNTORN --size 16K ${E#/dev/} > /out/list-E.txt 2>&1
 
 key=0000000000000000000000000000000000000000000000000000000000000000
 echo "0 16384 crypt aes-xts-plain64 $key 0 $S0 0" | dmsetup create --noudevsync cr; d=$(dmn cr); mk $d
@@ -143,6 +167,7 @@ DEVICES = ["--nvme", "lbs=4096,size=16M,serial=dsB,atomic.nawun=3,atomic.nawupf=
            "--nvme", "lbs=4096,size=16M,serial=dsP,subsys.fdp=off,ctrl.atomic.awun=15,ctrl.atomic.awupf=15",
            "--nvme", "lbs=4096,size=16M,serial=dsP,ctrl.subsys=nvmesubsys6,ctrl.atomic.awun=3,ctrl.atomic.awupf=3,"
            "atomic.nawun=7,atomic.nawupf=7",
+           "--nvme", "lbs=4096,size=16M,serial=dsE,ms=8,mset=1," + ATOMIC,
            "--module", "dm_crypt", "--module", "dm_thin_pool", "--module", "loop", "--module", "raid1",
            "--copy", "/usr/sbin/sfdisk", "--copy", "/usr/sbin/losetup", "--copy", "/usr/bin/setpriv"]
 PATHS = ("rwf_atomic", "passthrough", "plain_direct")
@@ -260,6 +285,49 @@ def test_metadata_and_controller_awupf():
     assert v["plain_direct"]["max_untorn_bytes"] == awupf
 
 
+def test_extended_lba_and_separate_metadata():
+    """An extended LBA format (QEMU ms=8,mset=1: the metadata interleaved in
+    each block) leaves the block device at capacity 0 in Linux: check on it
+    and on its generic node answers "no" (exit 6) with the reason, not a
+    usage error, and every path of the probe is 0 for it; list says no.
+    With separate metadata (ms=8), write --atomic with the default backend
+    takes io_uring, which RWF_ATOMIC makes untorn, instead of passthrough,
+    which carries no metadata: one 16 KiB write reaches the namespace."""
+    run = guest()
+    idns = run.text("id-ns-E.txt")
+    ms, lba = in_use_lbaf(idns)
+    assert ms == 8 and nvme_field(idns, "flbas") & 0x10, idns[:400]
+    assert int(run.text("size-E")) == 0, "Linux gave the extended-LBA namespace a capacity"
+    block, generic = run.text("ext-nodes").split()
+    assert generic.startswith("/dev/ng"), generic
+    for node in (block, generic):
+        n = os.path.basename(node)
+        out = run.text("check-%s.txt" % n)
+        assert int(run.text("check-%s.rc" % n)) == 6, (n, out, run.text("check-%s.err" % n))
+        assert "extended LBA format" in out and "capacity 0" in out, out
+        # each path's line says what stops that path
+        for path in PATHS + ("buffered",):
+            line = re.search(r"^  %s .*$" % path, out, re.M).group(0)
+            assert ("metadata inside every buffer" if path == "passthrough" else "capacity 0") in line, (path, out)
+        v = run.json("probe-ext-%s.json" % n)["probes"][0]["verdict"]
+        for path in PATHS + ("buffered",):
+            assert v[path]["max_untorn_bytes"] == 0, (n, path, v[path])
+            assert any("extended LBA format" in r["reason"] for r in v[path]["reasons"]), (n, path, v[path])
+    name, size, untorn = run.text("list-E.txt").split()
+    assert (name, size, untorn) == (os.path.basename(block), "0", "no"), run.text("list-E.txt")
+
+    idns = run.text("id-ns-X.txt")
+    ms, lba = in_use_lbaf(idns)
+    assert ms == 8 and not nvme_field(idns, "flbas") & 0x10
+    assert int(run.text("write-meta.rc")) == 0, (run.text("write-meta.txt"), run.text("write-meta.err"))
+    assert "via io_uring (atomic)" in run.text("write-meta.txt"), run.text("write-meta.txt")
+    assert "not passthrough" in run.text("write-meta.err") and "metadata" in run.text("write-meta.err")
+    w0, s0, w1, s1 = map(int, run.text("write-meta-writes").split())
+    assert (w1 - w0, s1 - s0) == (1, 32), (w0, s0, w1, s1)
+    # what the namespace holds now is the pattern (0x5a is 'Z', octal 132)
+    assert int(run.text("read-meta.rc")) == 0, run.text("read-meta.txt")
+
+
 def test_crypt_thin_loop_md():
     run = guest()
     for name in ("crypt", "thin", "loop"):
@@ -360,5 +428,5 @@ def test_unprivileged_claims_no_more_than_root():
 
 if __name__ == "__main__":
     main([test_nabo_partition_and_dm_offsets, test_transfer_limit_below_the_promise,
-          test_metadata_and_controller_awupf, test_crypt_thin_loop_md, test_shared_namespaces,
+          test_metadata_and_controller_awupf, test_extended_lba_and_separate_metadata, test_crypt_thin_loop_md, test_shared_namespaces,
           test_unprivileged_claims_no_more_than_root])

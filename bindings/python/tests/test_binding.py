@@ -424,7 +424,8 @@ class Enumeration(unittest.TestCase):
     def test_blockdevs_same_as_cli_list(self):
         names = lcloud.blockdevs()
         listed = [d["name"] for d in lcloudctl("list", "--all", "-J")[1]["blockdevices"]]
-        self.assertEqual(names, listed)
+        # the same devices; list sorts them as lsblk does (by device number), blockdevs keeps sysfs's order
+        self.assertEqual(sorted(names), sorted(listed))
         if os.path.isdir("/sys/block"):
             # Every disk the kernel lists is among them.
             self.assertLessEqual(set(os.listdir("/sys/block")), set(names))
@@ -435,7 +436,7 @@ class Enumeration(unittest.TestCase):
         names = lcloud.blockdevs()
         unbound = [n for n in names if re.fullmatch(r"loop[0-9]+", n)
                    and not os.path.exists("/sys/class/block/%s/loop" % n)]
-        self.assertEqual(listed, [n for n in names if n not in unbound])
+        self.assertEqual(sorted(listed), sorted(n for n in names if n not in unbound))
 
     def test_version_same_as_cli(self):
         proc = subprocess.run([LCLOUDCTL, "--version"], stdout=subprocess.PIPE,

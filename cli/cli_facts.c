@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Facts by catalogue id over the public API; see cli_facts.h. */
+#include <errno.h>
+#include <stddef.h>
+
+#include "cli_facts.h"
+
+const struct lcloud_fact *cli_fact(const struct lcloud_layer *l, enum fact_id id)
+{
+	return l ? lcloud_layer_find_fact(l, fact_def(id)->name) : NULL;
+}
+
+int cli_fact_u64(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret)
+{
+	const struct lcloud_fact *f = cli_fact(l, id);
+
+	if (!f || lcloud_fact_get_state(f) == LCLOUD_FACT_NOT_PROVIDED)
+		return 0;
+	if (lcloud_fact_get_state(f) != LCLOUD_FACT_PRESENT)
+		return -ENODATA;
+	*ret = lcloud_fact_get_u64(f);
+	return 1;
+}
+
+const char *cli_fact_string(const struct lcloud_layer *l, enum fact_id id)
+{
+	return lcloud_fact_get_string(cli_fact(l, id));
+}

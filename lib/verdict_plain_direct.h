@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef LCLOUD_VERDICT_PLAIN_DIRECT_H
+#define LCLOUD_VERDICT_PLAIN_DIRECT_H
+
+/*
+ * plain_direct, rule by rule: verdict_plain_direct.c runs the stages over one
+ * state, each stage in a file of its own: where the target lands on each
+ * disk and what the disk promises there (verdict_pd_placement.c), where the
+ * block layer splits a write (verdict_pd_splits.c), and what the file system
+ * does with it (verdict_pd_file_system.c). A stage only lowers LIMIT, and
+ * says why in the verdict's reasons.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "report.h"
+
+#define STARTS_MAX 16 /* where a target may land on one disk: a dm device with several linear segments */
+
+struct pd_state {
+	int top;                 /* the target's top block layer */
+	int leaves[16], n_leaves; /* the disks at the bottom of the stack */
+	uint64_t top_start;      /* where the target starts below its partitions, for chunk edges */
+	uint64_t limit;          /* the largest untorn write so far (UINT64_MAX: nothing capped it yet) */
+	uint64_t definite;       /* the smallest limit that rests on what was read: above it "no", not unknown */
+	uint64_t align;          /* writes aligned to this (the promise's block) */
+	bool natural;            /* ... or aligned to their own size */
+	uint64_t boundary, boundary_offset; /* one disk, one start: the promise's boundary in the target's terms */
+};
+
+int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_state *st);
+int pd_splits(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_state *st);
+int pd_file_system(const struct lcloud_probe *p, const struct lcloud_layer *fs, struct lcloud_verdict *v,
+		   struct pd_state *st);
+
+/* The largest power of two B that a write aligned in the target to B, starting X bytes in, keeps aligned. */
+uint64_t pd_fits_from(int64_t x, uint64_t offset, uint64_t b);
+/* Whether the file system's O_DIRECT writes are direct and where its data lies (1: decided, 0: go on). */
+int pd_data_placement(const struct lcloud_layer *fs, bool has_stack, struct lcloud_verdict *v);
+/* The smallest write direct I/O takes here, as the verdict's minimum. */
+int pd_direct_io_floor(const struct lcloud_layer *fs, uint64_t lba, struct lcloud_verdict *v);
+
+#endif

@@ -41,7 +41,7 @@ void hint_caps_read(struct lcloud_queue *q)
 	const struct lcloud_probe *p = q->probe;
 
 	memset(&q->caps, 0, sizeof(q->caps));
-	q->caps.regular_file = p->target_type == LCLOUD_TARGET_REGULAR;
+	q->caps.regular_file = p->target_type == LCLOUD_TARGET_REGULAR && (q->backend_caps & QUEUE_CAP_KERNEL_HINTS);
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 		bool fdp = false;
@@ -52,14 +52,14 @@ void hint_caps_read(struct lcloud_queue *q)
 		 * systems do not pass them on; the sync backend has no way to send them.
 		 */
 		if (i == 0 && l->kind == LCLOUD_LAYER_DISK && p->target_type == LCLOUD_TARGET_DISK &&
-		    q->backend == LCLOUD_BACKEND_IO_URING)
+		    (q->backend_caps & QUEUE_CAP_WRITE_STREAMS))
 		{
 			uint64_t streams = 0; /* absent or unread: no streams are used */
 
 			(void)layer_get_u64(l, FACT_MAX_WRITE_STREAMS, &streams);
 			q->caps.max_write_streams = (uint32_t)streams;
 		}
-		if (l->kind != LCLOUD_LAYER_NVME || q->backend != LCLOUD_BACKEND_PASSTHROUGH)
+		if (l->kind != LCLOUD_LAYER_NVME || !(q->backend_caps & QUEUE_CAP_NVME_COMMAND))
 			continue;
 		q->caps.nvme = true;
 		/* capabilities absent or unread are not used */
@@ -146,7 +146,7 @@ void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool wr
 			m->cdw12 |= 1u << 30;
 		return;
 	}
-	if (h->flags & LCLOUD_IO_FUA)
+	if ((h->flags & LCLOUD_IO_FUA) && (q->backend_caps & QUEUE_CAP_KERNEL_HINTS))
 		m->rw_flags |= RWF_DSYNC;
 	if (write && q->caps.max_write_streams && h->write_class)
 		m->write_stream = (uint8_t)(1 + (h->write_class - 1) % q->caps.max_write_streams);

@@ -3,12 +3,14 @@
  * The I/O queue: open a target, choose a backend, refuse what would not be
  * what the caller asked for (an atomic write the verdict does not call
  * untorn, a misaligned direct I/O), map hints, and hand the I/O to the
- * backend. Offsets are the target's own; partitions are translated here.
+ * backend through its table (queue_backend.h), asking its capability flags
+ * rather than which backend it is. Offsets are the target's own; partitions
+ * are translated here. The unhinted, aligned I/O of a ring that allows it
+ * runs inline (queue_uring.h); slots are handed out and taken back here.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,21 +23,11 @@
 #include "nvme_transport.h"
 #include "probe.h"
 #include "queue.h"
+#include "queue_uring.h"
 #include "report.h"
 #include "util.h"
-#include "verdict.h"
 
 #define QUEUE_DEPTH_MAX 4096
-
-int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q->error, sizeof(q->error), fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
 {
@@ -145,6 +137,45 @@ static int open_direct(struct lcloud_queue *q, const char *path)
 	return 0;
 }
 
+/* The table of a backend the caller may name (AUTO is resolved before). */
+static const struct queue_backend_ops *backend_table(enum lcloud_backend backend)
+{
+	return backend == LCLOUD_BACKEND_PASSTHROUGH ? &queue_backend_uring_nvme
+	       : backend == LCLOUD_BACKEND_SYNC     ? &queue_backend_sync
+						    : &queue_backend_uring;
+}
+
+static void set_backend(struct lcloud_queue *q, const struct queue_backend_ops *ops)
+{
+	q->backend = ops;
+	q->backend_caps = ops->caps;
+}
+
+/* Opens the chosen backend on the target worked out so far; the inline ring when it offers one. */
+static int open_backend(struct lcloud_queue *q)
+{
+	const struct queue_backend_target t = {
+		.fd = q->fd, .depth = q->depth, .nsid = q->nsid, .lba = q->lba, .dev_offset = q->dev_offset,
+	};
+	const bool inline_ring = q->backend_caps & QUEUE_CAP_INLINE_RING;
+	void *state = inline_ring ? &q->inline_ring : calloc(1, q->backend->state_size);
+	int r;
+
+	if (!state)
+		return -ENOMEM;
+	r = q->backend->open(&t, state, &q->error);
+	if (r < 0) {
+		if (inline_ring)
+			memset(state, 0, sizeof(q->inline_ring));
+		else
+			free(state);
+		return r;
+	}
+	q->backend_state = state;
+	q->ring = inline_ring ? &q->inline_ring : NULL;
+	return 0;
+}
+
 LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, uint32_t depth,
 				    enum lcloud_backend backend, uint32_t flags, struct lcloud_queue **ret_queue)
 {
@@ -201,18 +232,18 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 			       "system, dm, md or loop layer: passthrough cannot reach it", path);
 		goto fail;
 	}
-	q->backend = backend;
-	r = backend == LCLOUD_BACKEND_PASSTHROUGH ? open_passthrough(ctx, q, nvme, span, offset)
-							  : open_direct(q, path);
-	if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_PASSTHROUGH &&
+	set_backend(q, backend_table(backend));
+	r = q->backend_caps & QUEUE_CAP_NVME_COMMAND ? open_passthrough(ctx, q, nvme, span, offset)
+						     : open_direct(q, path);
+	if (r < 0 && auto_chosen && (q->backend_caps & QUEUE_CAP_NVME_COMMAND) &&
 	    (r == -EACCES || r == -EPERM || r == -ENODATA) && q->probe->target_type != LCLOUD_TARGET_NVME_CHAR) {
 		/* the generic node is not ours to use: the block device, opened already, still is */
-		q->backend = backend = LCLOUD_BACKEND_IO_URING;
+		set_backend(q, &queue_backend_uring);
 		r = open_direct(q, path);
 	}
 	if (r < 0)
 		goto fail;
-	q->error[0] = '\0';
+	q->error.text[0] = '\0';
 	{
 		const struct lcloud_layer *top = NULL;
 
@@ -230,49 +261,41 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		q->max_transfer = 0;
 		(void)layer_get_bytes(layer_of(q->probe, LCLOUD_LAYER_DISK), FACT_MAX_HW_SECTORS_KB, &q->max_transfer);
 		/* a partition's own size (passthrough must not run past it); a whole namespace's device says */
-		if (backend == LCLOUD_BACKEND_PASSTHROUGH)
+		if (q->backend_caps & QUEUE_CAP_NVME_COMMAND)
 			q->dev_size = span_size;
 	}
-	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, backend == LCLOUD_BACKEND_PASSTHROUGH
-							      ? LCLOUD_PATH_PASSTHROUGH : LCLOUD_PATH_RWF_ATOMIC);
+	q->atomic_verdict = lcloud_probe_get_verdict(q->probe, q->backend->atomic_path);
 	hint_caps_read(q);
-	if (backend == LCLOUD_BACKEND_IO_URING && is_power_of_2(q->lba) && is_power_of_2(q->mem_align) &&
-	    !q->dev_size) {
+	q->free_slots = calloc(depth, sizeof(*q->free_slots));
+	q->slots_back.slot = calloc(depth, sizeof(*q->slots_back.slot));
+	if (!q->free_slots || !q->slots_back.slot) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < depth; i++)
+		q->free_slots[q->n_free++] = depth - 1 - i;
+	r = open_backend(q);
+	/* io_uring switched off (kernel.io_uring_disabled, seccomp): the kernel path still works */
+	if (r < 0 && auto_chosen && q->backend == &queue_backend_uring && (r == -EPERM || r == -ENOSYS || r == -EACCES)) {
+		set_backend(q, &queue_backend_sync);
+		q->error.text[0] = '\0';
+		r = open_backend(q);
+	}
+	if (r < 0)
+		goto fail;
+	if (q->ring && q->ring->inline_ok && is_power_of_2(q->lba) && is_power_of_2(q->mem_align) && !q->dev_size) {
 		/* files: nothing but alignment to check per I/O when there is no hint */
 		q->fast_read = true;
 		q->fast_write = q->writable;
 		q->fast_pos_mask = q->lba - 1;
 		q->fast_mem_mask = q->mem_align - 1;
 	}
-	q->ops = calloc(depth, sizeof(*q->ops));
-	q->free_slots = calloc(depth, sizeof(*q->free_slots));
-	q->sync_queued = calloc(depth, sizeof(*q->sync_queued));
-	q->done = calloc(depth, sizeof(*q->done));
-	if (!q->ops || !q->free_slots || !q->sync_queued || !q->done) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	for (uint32_t i = 0; i < depth; i++)
-		q->free_slots[q->n_free++] = depth - 1 - i;
-	if (backend != LCLOUD_BACKEND_SYNC) {
-		r = uring_setup(q);
-		/* io_uring switched off (kernel.io_uring_disabled, seccomp): the kernel path still works */
-		if (r < 0 && auto_chosen && backend == LCLOUD_BACKEND_IO_URING &&
-		    (r == -EPERM || r == -ENOSYS || r == -EACCES)) {
-			q->backend = backend = LCLOUD_BACKEND_SYNC;
-			q->fast_read = q->fast_write = false;
-			q->error[0] = '\0';
-			r = 0;
-		}
-		if (r < 0)
-			goto fail;
-	}
 	*ret_queue = q;
 	ctx->error[0] = '\0';
 	return 0;
 fail:
 	/* the queue goes away: keep its reason where the caller can read it */
-	snprintf(ctx->error, sizeof(ctx->error), "%s", q->error);
+	snprintf(ctx->error, sizeof(ctx->error), "%s", q->error.text);
 	lcloud_queue_free(q);
 	return r;
 }
@@ -281,8 +304,11 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 {
 	if (!q)
 		return;
-	if (q->ring_ok)
-		io_uring_queue_exit(&q->ring);
+	if (q->backend_state) {
+		q->backend->free(q->backend_state);
+		if (q->backend_state != &q->inline_ring)
+			free(q->backend_state);
+	}
 	if (q->fd >= 0)
 		close(q->fd);
 	if (q->hold_fd >= 0)
@@ -291,17 +317,14 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		close(q->claims[i]);
 	free(q->claims);
 	lcloud_probe_free(q->probe);
-	free(q->ops);
 	free(q->free_slots);
-	free(q->sync_queued);
-	free(q->done);
-	free(q->reg);
+	free(q->slots_back.slot);
 	free(q);
 }
 
 LCLOUD_EXPORT enum lcloud_backend lcloud_queue_get_backend(const struct lcloud_queue *q)
 {
-	return q ? q->backend : LCLOUD_BACKEND_AUTO;
+	return q ? q->backend->id : LCLOUD_BACKEND_AUTO;
 }
 
 LCLOUD_EXPORT const char *lcloud_backend_to_string(enum lcloud_backend b)
@@ -326,7 +349,7 @@ LCLOUD_EXPORT const struct lcloud_probe *lcloud_queue_get_probe(const struct lcl
 
 LCLOUD_EXPORT const char *lcloud_queue_get_error(const struct lcloud_queue *q)
 {
-	return q ? q->error : "";
+	return q ? q->error.text : "";
 }
 
 LCLOUD_EXPORT int lcloud_queue_get_fd(const struct lcloud_queue *q)
@@ -361,15 +384,16 @@ static int validate(struct lcloud_queue *q, bool write, const void *buf, uint64_
 		return queue_fail(q, -ENOSPC, "%" PRIu64 " bytes at offset %" PRIu64 " run past the end of the device "
 				  "(%" PRIu64 " bytes: %" PRIu64 " are left there)", len, offset, q->dev_size,
 				  q->dev_size - offset);
-	if (q->backend == LCLOUD_BACKEND_PASSTHROUGH && q->max_transfer && len > q->max_transfer)
+	if ((q->backend_caps & QUEUE_CAP_ONE_COMMAND) && q->max_transfer && len > q->max_transfer)
 		return queue_fail(q, -EINVAL, "%" PRIu64 " bytes is more than one command may carry here (%" PRIu64
 				  " bytes, MDTS)", len, q->max_transfer);
 	if (!write || !h || !(h->flags & LCLOUD_IO_ATOMIC))
 		return 0;
-	if (!q->atomic_verdict || !q->atomic_verdict->max_untorn)
-		return queue_fail(q, -EOPNOTSUPP, "atomic write refused: %s", q->atomic_verdict &&
-				  q->atomic_verdict->n_reasons ? q->atomic_verdict->reasons[0].text
-							       : "no atomic writes on this path");
+	if (!lcloud_verdict_get_max_untorn_bytes(q->atomic_verdict))
+		return queue_fail(q, -EOPNOTSUPP, "atomic write refused: %s",
+				  lcloud_verdict_get_reason_count(q->atomic_verdict)
+					  ? lcloud_verdict_get_reason(q->atomic_verdict, 0)
+					  : "no atomic writes on this path");
 	r = lcloud_verdict_allows(q->atomic_verdict, offset, len, why, sizeof(why));
 	if (r != 1)
 		return queue_fail(q, -EINVAL, "atomic write refused before submission: %s", why);
@@ -385,17 +409,17 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 
 	if (!q || !buf)
 		return -EINVAL;
-	q->error[0] = '\0';
+	q->error.text[0] = '\0';
 	if (!h)
 		h = &none;
 	r = validate(q, write, buf, len, offset, h);
 	if (r < 0)
 		return r;
-	if (q->backend != LCLOUD_BACKEND_IO_URING && !q->n_free)
+	if ((q->backend_caps & QUEUE_CAP_SLOTS) && !q->n_free)
 		return queue_fail(q, -EAGAIN, "the queue is full (%u I/Os); submit and reap first", q->depth);
 	hint_map(q, h, write, &m);
 	rw_flags = m.rw_flags;
-	if (write && (h->flags & LCLOUD_IO_ATOMIC) && q->backend != LCLOUD_BACKEND_PASSTHROUGH)
+	if (write && (h->flags & LCLOUD_IO_ATOMIC) && (q->backend_caps & QUEUE_CAP_RWF_ATOMIC))
 		rw_flags |= RWF_ATOMIC;
 	if (write && m.lifetime >= 0 && m.lifetime != q->file_lifetime) {
 		uint64_t hint = (uint64_t)m.lifetime;
@@ -404,32 +428,24 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 		if (fcntl(q->fd, F_SET_RW_HINT, &hint) == 0)
 			q->file_lifetime = m.lifetime;
 	}
-	if (q->backend == LCLOUD_BACKEND_IO_URING) {
-		/* no slot: the SQE carries the user data and the CQE the byte count */
-		struct queue_op op = { write, buf, len, offset, rw_flags, user_data };
-
-		return uring_prep_kernel(q, &op, &m);
-	}
 	{
-		uint32_t slot = q->free_slots[--q->n_free];
-		struct queue_op *op = &q->ops[slot];
+		const struct queue_op op = { write, buf, len, offset, rw_flags, user_data };
+		/* without slots the backend carries the user data itself (an SQE's, and the CQE's byte count) */
+		uint32_t slot = q->backend_caps & QUEUE_CAP_SLOTS ? q->free_slots[--q->n_free] : UINT32_MAX;
 
-		op->write = write;
-		op->buf = buf;
-		op->len = len;
-		op->offset = offset;
-		op->rw_flags = rw_flags;
-		op->user_data = user_data;
-		r = q->backend == LCLOUD_BACKEND_SYNC ? sync_prep(q, slot) : uring_prep(q, slot, &m);
-		if (r < 0)
-			queue_release_slot(q, slot);
+		r = q->backend->prep(q->backend_state, slot, &op, &m, &q->error);
+		if (r < 0 && slot != UINT32_MAX)
+			q->free_slots[q->n_free++] = slot;
 		return r;
 	}
 }
 
-void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
+/* Takes back the slots the backend is done with. */
+static void take_slots_back(struct lcloud_queue *q)
 {
-	q->free_slots[q->n_free++] = slot;
+	for (uint32_t i = 0; i < q->slots_back.n; i++)
+		q->free_slots[q->n_free++] = q->slots_back.slot[i];
+	q->slots_back.n = 0;
 }
 
 /*
@@ -441,35 +457,6 @@ void queue_release_slot(struct lcloud_queue *q, uint32_t slot)
 static inline bool fast_ok(const struct lcloud_queue *q, const void *buf, uint64_t len, uint64_t offset)
 {
 	return len - 1 < QUEUE_IO_MAX && !((offset | len) & q->fast_pos_mask) && !((uintptr_t)buf & q->fast_mem_mask);
-}
-
-/*
- * io_uring_get_sqe() and io_uring_prep_rw() for a ring set up without SQPOLL
- * or SQE128 (uring_setup() turns the fast path off otherwise): the SQE's
- * first 8 bytes come ready from open, the rest is the I/O's or zero. False
- * when the submission queue is full.
- */
-static inline bool fast_sqe(struct lcloud_queue *q, uint64_t sqe_head, const void *buf, uint64_t len,
-			    uint64_t offset, uint64_t user_data)
-{
-	struct io_uring_sq *sq = &q->ring.sq;
-	const unsigned int tail = sq->sqe_tail;
-	struct io_uring_sqe *sqe;
-
-	if (tail - IO_URING_READ_ONCE(*sq->khead) >= sq->ring_entries)
-		return false;
-	sqe = &sq->sqes[tail & sq->ring_mask];
-	memcpy(sqe, &sqe_head, sizeof(sqe_head));
-	sqe->off = offset;
-	sqe->addr = (uint64_t)(uintptr_t)buf;
-	sqe->len = (uint32_t)len;
-	sqe->rw_flags = 0;
-	sqe->user_data = user_data;
-	/* buf_index, personality, file_index, addr3 and the padding */
-	memset((char *)sqe + offsetof(struct io_uring_sqe, buf_index), 0,
-	       sizeof(*sqe) - offsetof(struct io_uring_sqe, buf_index));
-	sq->sqe_tail = tail + 1;
-	return true;
 }
 
 /* Out of line, with the exported functions' arguments in their order: the fast path ends in a jump here. */
@@ -490,7 +477,7 @@ LCLOUD_EXPORT int lcloud_queue_prep_write(struct lcloud_queue *q, const void *bu
 					  const struct lcloud_hint *hint, uint64_t user_data)
 {
 	if (q && q->fast_write && !hint && fast_ok(q, buf, len, offset)) {
-		if (fast_sqe(q, q->sqe_head_write, buf, len, offset, user_data))
+		if (uring_fast_sqe(&q->inline_ring, q->inline_ring.sqe_head_write, buf, len, offset, user_data))
 			return 0;
 		return prep_write_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
@@ -501,7 +488,7 @@ LCLOUD_EXPORT int lcloud_queue_prep_read(struct lcloud_queue *q, void *buf, uint
 					 const struct lcloud_hint *hint, uint64_t user_data)
 {
 	if (q && q->fast_read && !hint && fast_ok(q, buf, len, offset)) {
-		if (fast_sqe(q, q->sqe_head_read, buf, len, offset, user_data))
+		if (uring_fast_sqe(&q->inline_ring, q->inline_ring.sqe_head_read, buf, len, offset, user_data))
 			return 0;
 		return prep_read_slow(q, buf, len, offset, NULL, user_data); /* for the message */
 	}
@@ -512,15 +499,22 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 {
 	if (!q)
 		return -EINVAL;
-	if (q->backend == LCLOUD_BACKEND_SYNC)
-		return sync_submit(q);
+	if (!q->ring) {
+		r = q->backend->submit(q->backend_state, &q->slots_back, &q->error);
+		take_slots_back(q);
+		if (r < 0)
+			return r;
+		if (q->backend_caps & QUEUE_CAP_ASYNC)
+			q->inflight += (uint32_t)r;
+		return r;
+	}
 	return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
 }
 
 LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 {
-	if (__builtin_expect(q && q->backend != LCLOUD_BACKEND_SYNC, 1)) {
-		int r = io_uring_submit(&q->ring);
+	if (__builtin_expect(q && q->ring, 1)) {
+		int r = io_uring_submit(&q->inline_ring.ring);
 
 		if (__builtin_expect(r >= 0, 1)) {
 			q->inflight += (uint32_t)r;
@@ -531,80 +525,34 @@ LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 	return submit_slow(q, 0);
 }
 
-/* Waits until the CQ ring holds at least MIN completions past HEAD; returns how many it holds. */
-static __attribute__((noinline)) int wait_kernel(struct lcloud_queue *q, unsigned int head, unsigned int ready,
-						 uint32_t min)
-{
-	struct io_uring_cqe *cqe;
-	/* the kernel counts from the ring's head, which has not moved: ask for MIN, not MIN - READY */
-	int r = io_uring_wait_cqe_nr(&q->ring, &cqe, min);
-
-	(void)ready;
-	if (r < 0)
-		return queue_fail(q, r, "waiting for completions failed: %s", strerror(-r));
-	return (int)(io_uring_smp_load_acquire(q->ring.cq.ktail) - head);
-}
-
-/* A completion is a CQE with its last 4 bytes (flags there, nvme_status and reserved here) zeroed. */
-_Static_assert(sizeof(struct lcloud_completion) == sizeof(struct io_uring_cqe) &&
-		       offsetof(struct lcloud_completion, user_data) == offsetof(struct io_uring_cqe, user_data) &&
-		       offsetof(struct lcloud_completion, result) == offsetof(struct io_uring_cqe, res) &&
-		       offsetof(struct lcloud_completion, nvme_status) == offsetof(struct io_uring_cqe, flags),
-	       "struct lcloud_completion no longer matches struct io_uring_cqe");
-
-static inline void copy_cqes(struct lcloud_completion *restrict out, const struct io_uring_cqe *restrict cqe,
-			     uint32_t n)
-{
-#pragma GCC unroll 2
-	for (uint32_t i = 0; i < n; i++) {
-		memcpy(&out[i], &cqe[i], sizeof(out[i]));
-		out[i].nvme_status = 0;
-		out[i].reserved = 0;
-	}
-}
-
-/*
- * The kernel path's completions, straight off the CQ ring: what is there,
- * waiting only when fewer than MIN are, then one head update for the batch.
- */
-static inline int reap_kernel(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
-{
-	struct io_uring_cq *cq = &q->ring.cq;
-	const unsigned int head = *cq->khead, mask = cq->ring_mask;
-	unsigned int ready = io_uring_smp_load_acquire(cq->ktail) - head, at;
-	uint32_t n, first;
-
-	if (ready < min) {
-		int r = wait_kernel(q, head, ready, min);
-
-		if (r < 0)
-			return r;
-		ready = (unsigned int)r;
-	}
-	n = ready < max ? ready : max;
-	/* up to the ring's end, then from its start: no mask per entry */
-	at = head & mask;
-	first = n < mask + 1 - at ? n : mask + 1 - at;
-	copy_cqes(out, cq->cqes + at, first);
-	if (__builtin_expect(n > first, 0))
-		copy_cqes(out + first, cq->cqes, n - first);
-	io_uring_smp_store_release(cq->khead, head + n);
-	q->inflight -= n;
-	return (int)n;
-}
-
 static __attribute__((noinline, cold)) int reap_slow(struct lcloud_queue *q, struct lcloud_completion *out,
 						     uint32_t max, uint32_t min)
 {
+	int r;
+
 	if (!q || !out || !max || min > max)
 		return -EINVAL;
-	return q->backend == LCLOUD_BACKEND_SYNC ? sync_reap(q, out, max) : uring_reap(q, out, max, min);
+	r = q->backend->reap(q->backend_state, out, max, min, &q->slots_back, &q->error);
+	take_slots_back(q);
+	if (r > 0)
+		q->inflight -= (uint32_t)r < q->inflight ? (uint32_t)r : q->inflight;
+	return r;
+}
+
+/* The inline ring's completions; the in-flight count follows. */
+static inline int reap_ring(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
+{
+	int r = uring_fast_reap(&q->inline_ring, out, max, min, &q->error);
+
+	if (__builtin_expect(r > 0, 1))
+		q->inflight -= (uint32_t)r;
+	return r;
 }
 
 LCLOUD_EXPORT int lcloud_queue_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min)
 {
-	if (__builtin_expect(q && out && max && min <= max && q->backend == LCLOUD_BACKEND_IO_URING, 1))
-		return reap_kernel(q, out, max, min);
+	if (__builtin_expect(q && out && max && min <= max && q->ring, 1))
+		return reap_ring(q, out, max, min);
 	return reap_slow(q, out, max, min);
 }
 
@@ -613,14 +561,14 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 {
 	if (!q || !out || !max || min > max)
 		return -EINVAL;
-	if (__builtin_expect(q->backend == LCLOUD_BACKEND_IO_URING, 1)) {
+	if (__builtin_expect(q->ring != NULL, 1)) {
 		/* one io_uring_enter() submits and waits until the ring holds MIN (counted from its head) */
-		int r = io_uring_submit_and_wait(&q->ring, min);
+		int r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));
 		q->inflight += (uint32_t)r;
-		return reap_kernel(q, out, max, 0);
+		return reap_ring(q, out, max, 0);
 	}
 	{
 		int r = lcloud_queue_submit(q);
@@ -629,27 +577,21 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 	}
 }
 
-/* I/Os prepared and not yet taken by the kernel (or, sync backend, not yet done). */
-static uint32_t queued(const struct lcloud_queue *q)
-{
-	if (q->backend == LCLOUD_BACKEND_SYNC)
-		return q->queued;
-	return q->ring.sq.sqe_tail - IO_URING_READ_ONCE(*q->ring.sq.khead);
-}
-
 static int64_t one(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uint64_t offset,
 		   const struct lcloud_hint *h, uint16_t *ret_status)
 {
 	struct lcloud_completion c;
+	uint32_t queued, to_reap;
 	int r;
 
 	if (!q)
 		return -EINVAL;
 	/* the one completion reaped here must be this I/O's */
-	if (queued(q) || q->inflight || q->n_done)
+	q->backend->pending(q->backend_state, &queued, &to_reap);
+	if (queued || q->inflight || to_reap)
 		return queue_fail(q, -EBUSY, "the queue has I/Os of its own in progress (%u queued, %u in flight, "
-				  "%u to reap): reap them first, or use a queue of its own", queued(q), q->inflight,
-				  q->n_done);
+				  "%u to reap): reap them first, or use a queue of its own", queued, q->inflight,
+				  to_reap);
 
 	r = prep(q, write, buf, len, offset, h, 0);
 	if (r < 0)
@@ -694,8 +636,8 @@ LCLOUD_EXPORT int lcloud_queue_register_buffers(struct lcloud_queue *q, void *co
 
 	if (!q || !bufs || !lens || !n)
 		return -EINVAL;
-	if (q->backend != LCLOUD_BACKEND_IO_URING)
-		return 0; /* the sync and passthrough backends use plain buffers: nothing to gain */
+	if (!(q->backend_caps & QUEUE_CAP_REGISTERED_BUFFERS))
+		return 0; /* a backend that uses plain buffers: nothing to gain */
 	iov = calloc(n, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
@@ -703,14 +645,10 @@ LCLOUD_EXPORT int lcloud_queue_register_buffers(struct lcloud_queue *q, void *co
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = lens[i];
 	}
-	r = io_uring_register_buffers(&q->ring, iov, n);
-	if (r < 0) {
-		free(iov);
-		return queue_fail(q, r, "registering %u buffers failed: %s", n, strerror(-r));
-	}
-	free(q->reg);
-	q->reg = iov;
-	q->n_reg = n;
+	r = q->backend->register_buffers(q->backend_state, iov, n, &q->error);
+	free(iov);
+	if (r < 0)
+		return r;
 	/* an I/O in a registered buffer goes as a fixed one: prep() looks for it */
 	q->fast_read = q->fast_write = false;
 	return 0;

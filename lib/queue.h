@@ -1,26 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The queue's own state (struct lcloud_queue) and the open-time helpers
+ * around it: the target opener, the write guard, the hint mapping. The I/O
+ * itself is a backend's (queue_backend.h), which sees none of this.
+ */
 #ifndef LCLOUD_QUEUE_H
 #define LCLOUD_QUEUE_H
 
-#include <liburing.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "lcloud/lcloud.h"
+#include "queue_backend.h"
+#include "queue_error.h"
+#include "queue_uring.h"
 
 #define QUEUE_FDP_PIDS_MAX 16
 /* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
 #define QUEUE_IO_MAX 0x7ffff000ULL
-
-/* A queued I/O of the sync backend, or the bookkeeping of an io_uring one. */
-struct queue_op {
-	bool write;
-	void *buf;
-	uint64_t len, offset;
-	int rw_flags;
-	uint64_t user_data;
-};
 
 /* What hints can become on this target, read once at open. */
 struct hint_caps {
@@ -32,18 +30,11 @@ struct hint_caps {
 	bool regular_file;       /* fcntl lifetime hints */
 };
 
-/* A hint, mapped onto this queue's target. */
-struct hint_map {
-	uint32_t cdw12;   /* DTYPE (23:20), FUA (30) */
-	uint32_t cdw13;   /* DSM (7:0), DSPEC (31:16) */
-	int rw_flags;     /* RWF_DSYNC for FUA on the kernel path */
-	uint8_t write_stream;
-	int lifetime;     /* fcntl F_SET_RW_HINT value, -1 none */
-};
-
 struct lcloud_queue {
 	struct lcloud_probe *probe;
-	enum lcloud_backend backend;
+	const struct queue_backend_ops *backend; /* chosen at open; asked for its capabilities, never compared */
+	void *backend_state;
+	uint32_t backend_caps; /* its enum queue_backend_cap */
 	int fd;              /* the data fd: O_DIRECT file/device, or /dev/ngXnY */
 	int hold_fd;         /* the target's block device, claimed (O_EXCL) while writing through /dev/ngXnY; -1 */
 	int *claims;         /* devices that share the target's storage, claimed (O_EXCL) while the queue lives */
@@ -56,36 +47,28 @@ struct lcloud_queue {
 	uint64_t dev_offset; /* a partition's start on its namespace */
 	uint64_t dev_size;   /* 0: unknown (files grow) */
 	uint64_t mem_align, max_transfer;
-	struct io_uring ring;
-	bool ring_ok;
 	uint32_t depth, inflight;
-	uint32_t queued;     /* sync backend: prepared, not submitted (an io_uring ring counts its own) */
-	struct queue_op *ops;  /* one slot per I/O in flight, any backend */
-	uint32_t *free_slots;
+	uint32_t *free_slots; /* QUEUE_CAP_SLOTS: one slot per I/O the backend holds */
 	uint32_t n_free;
-	uint32_t *sync_queued; /* sync backend: slots queued, in order */
-	uint32_t n_sync_queued;
-	struct lcloud_completion *done; /* sync backend: completed, not yet reaped */
-	uint32_t n_done;
-	struct iovec *reg;   /* registered buffers (copies of the caller's list) */
-	uint32_t n_reg;
+	struct queue_slots slots_back; /* room for the slots a backend hands back */
 	struct hint_caps caps;
 	/*
-	 * fast path (io_uring kernel backend, no hint, no registered buffers):
+	 * fast path (QUEUE_CAP_INLINE_RING, no hint, no registered buffers):
 	 * one mask test instead of validate(), and the SQE filled from what
-	 * open worked out once
+	 * open worked out once (queue_uring.h)
 	 */
+	struct uring_state *ring; /* &inline_ring when the backend has QUEUE_CAP_INLINE_RING, else NULL */
+	struct uring_state inline_ring; /* that backend's state, at a fixed offset for the fast path */
 	bool fast_write, fast_read;
 	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
-	uint64_t sqe_head_write, sqe_head_read; /* an SQE's first 8 bytes: opcode, flags, ioprio, fd */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
-	char error[8192]; /* room for a mount point or two of PATH_MAX */
+	struct queue_error error;
 };
 
-__attribute__((format(printf, 3, 4)))
-int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...);
+/* Sets the queue's error and returns ERR (queue_error.c: nothing in the queue family calls back into queue.c). */
+#define queue_fail(q, err, ...) queue_error_set(&(q)->error, (err), __VA_ARGS__)
 
 /*
  * Where passthrough writes to P's target land: the NVMe namespace directly
@@ -97,9 +80,6 @@ int queue_fail(struct lcloud_queue *q, int err, const char *fmt, ...);
  */
 int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
 			   uint64_t *ret_size);
-
-/* queue.c: a slot goes back when its completion is reaped */
-void queue_release_slot(struct lcloud_queue *q, uint32_t slot);
 
 /* hint_map.c */
 void hint_caps_read(struct lcloud_queue *q);
@@ -125,16 +105,5 @@ int queue_claim_namespace(const struct lcloud_ctx *ctx, struct lcloud_queue *q);
 /* The namespace's generic node, checked in sysfs to be NVME's (q->fd itself when the target is one). */
 int queue_open_generic_node(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,
 			    int *ret_fd);
-
-/* queue_uring.c */
-int uring_setup(struct lcloud_queue *q);
-int uring_prep(struct lcloud_queue *q, uint32_t slot, const struct hint_map *m);
-int uring_prep_kernel(struct lcloud_queue *q, const struct queue_op *op, const struct hint_map *m);
-int uring_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max, uint32_t min);
-
-/* queue_sync.c */
-int sync_prep(struct lcloud_queue *q, uint32_t slot);
-int sync_submit(struct lcloud_queue *q);
-int sync_reap(struct lcloud_queue *q, struct lcloud_completion *out, uint32_t max);
 
 #endif

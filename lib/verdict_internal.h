@@ -75,4 +75,8 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v);
 int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v);
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v);
 
+/* verdict_api.c: lcloud_probe_check@@LCLOUD_0.2, for lcloud_plan_page_writes (plan_page_writes.c) */
+int lcloud_probe_check_v2(const struct lcloud_probe *p, enum lcloud_io_path path, uint64_t size,
+			  enum lcloud_io_path *ret_path, char *why, size_t why_size);
+
 #endif

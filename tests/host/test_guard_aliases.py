@@ -15,6 +15,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 
 from hostlib import lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
 
@@ -41,16 +42,31 @@ def extra_loop(backing, offset=0, sizelimit=0):
 
 
 @contextlib.contextmanager
-def mounted(dev, mnt):
+def mounted(dev, mnt, quiet=True):
+    """DEV mounted at MNT with a file in it; QUIET: then read-only, so that the file system's own writes
+    (journal commits, lazy init) cannot change the image while the test compares it byte for byte."""
     os.makedirs(mnt, exist_ok=True)
     run(["mount", dev, mnt], check=True)
     try:
         with open(os.path.join(mnt, "data"), "wb") as f:
             f.write(b"\x33" * (1 << 20))
         run(["sync"])
+        if quiet:
+            run(["mount", "-o", "remount,ro", mnt], check=True)
         yield mnt
     finally:
         run(["umount", mnt])
+
+
+def write_when_free(path, *extra):
+    """The write the guard lets through once nothing uses the storage; the kernel may take a moment after
+    an umount or a swapoff to let go of the device (udev's probe of it, for one)."""
+    for _ in range(40):
+        p = write(path, *extra)
+        if p.returncode != 7 or "in use" not in p.stderr:
+            return p
+        time.sleep(0.25)
+    return p
 
 
 def write(path, *extra):
@@ -86,7 +102,7 @@ def test_offset_loop_over_mounted_partition():
                 assert_refused(alias, "which is mounted (at %s)" % mnt, img)
                 assert_refused(inner, "which is mounted (at %s)" % mnt, img)
             # nothing mounted: the same loop is written, the guard can tell
-            p = write(alias, "--force")
+            p = write_when_free(alias, "--force")
             assert p.returncode == 0, p.stderr
         with open(img, "rb") as f:
             f.seek(2048 * 512)
@@ -103,7 +119,7 @@ def test_lower_device_of_mounted_offset_loop():
                 # the lower device carries no signature at 0: only the shared storage says no
                 assert_refused(dev, "shares storage with %s" % upper, img)
                 assert "which is mounted (at %s)" % mnt in write(dev).stderr
-            p = write(dev, "--force")
+            p = write_when_free(dev, "--force")
             assert p.returncode == 0, p.stderr
 
 
@@ -128,7 +144,7 @@ def test_second_loop_over_mounted_image():
             assert p.returncode == 7 and "which is mounted (at %s)" % mnt in p.stderr, p.stderr
             assert digest(img) == before
         with extra_loop(img, offset=SIGNATURELESS) as offset:
-            p = write(offset)
+            p = write_when_free(offset)
             assert p.returncode == 0, p.stderr
 
 
@@ -146,7 +162,8 @@ def test_loop_over_active_swap_image():
         finally:
             run(["swapoff", dev], check=True)
         with extra_loop(img, offset=16 << 20) as alias:
-            assert write(alias).returncode == 0
+            p = write_when_free(alias)
+            assert p.returncode == 0, p.stderr
 
 
 CLAIMER = r"""
@@ -174,7 +191,7 @@ def test_second_loop_over_claimed_loop():
             claimer.kill()
             claimer.wait()
         with extra_loop(img) as alias:
-            p = write(alias)
+            p = write_when_free(alias)
             assert p.returncode == 0, p.stderr
 
 

@@ -106,7 +106,7 @@ static int guard_altered(const char *dev, void (*alter)(struct lcloud_probe *p),
 	if (alter)
 		alter(q.probe);
 	r = write_guard_check(ctx, &q, force);
-	snprintf(why, size, "%s", q.error);
+	snprintf(why, size, "%s", q.error.text);
 	free(q.claims);
 	lcloud_probe_free(q.probe);
 	lcloud_ctx_free(ctx);
@@ -339,7 +339,7 @@ static void test_no_block_device_refused(void **state)
 	assert_true(report_add_layer(q.probe, LCLOUD_LAYER_NVME, "ng0n1", -1) >= 0);
 	for (int force = 0; force < 2; force++) {
 		assert_int_equal(write_guard_check(ctx, &q, force), -ENODEV);
-		assert_non_null(strstr(q.error, "no block device behind the target"));
+		assert_non_null(strstr(q.error.text, "no block device behind the target"));
 	}
 	lcloud_probe_free(q.probe);
 	lcloud_ctx_free(ctx);

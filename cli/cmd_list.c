@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "cli_facts.h"
+#include "notes.h"
 
 enum column_kind {
 	COL_NAME,
@@ -177,11 +178,16 @@ static const char *present_string(const struct lcloud_probe *p, enum fact_id id)
 	return f && lcloud_fact_get_state(f) == LCLOUD_FACT_PRESENT ? lcloud_fact_get_string(f) : NULL;
 }
 
+/* A partition, dm target or loop mapping off its device's grid (align.c's notes). */
 static bool is_misaligned(const struct lcloud_probe *p)
 {
-	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
-		if (strstr(lcloud_note_get_code(lcloud_probe_get_note(p, i)), "misaligned"))
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
+		int code = note_code_from_name(lcloud_note_get_code(lcloud_probe_get_note(p, i)));
+
+		if (code == NOTE_PARTITION_MISALIGNED || code == NOTE_DM_TARGET_MISALIGNED ||
+		    code == NOTE_LOOP_OFFSET_MISALIGNED)
 			return true;
+	}
 	return false;
 }
 

@@ -216,7 +216,7 @@ LCLOUD_EXPORT const char *lcloud_note_severity_to_string(enum lcloud_note_severi
 
 LCLOUD_EXPORT const char *lcloud_note_get_code(const struct lcloud_note *n)
 {
-	return n ? n->code : NULL;
+	return n ? note_code_name(n->code) : NULL;
 }
 
 LCLOUD_EXPORT int lcloud_note_get_layer(const struct lcloud_note *n)

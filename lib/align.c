@@ -44,7 +44,7 @@ static int child_with_dev(const struct lcloud_probe *p, int index, unsigned int 
  * WHAT starts at OFFSET bytes on the device at layer DEV; note every
  * reference size the offset is not a multiple of.
  */
-static int check_offset(struct lcloud_probe *p, int layer, const char *what, const char *code,
+static int check_offset(struct lcloud_probe *p, int layer, const char *what, enum note_code code,
 			uint64_t offset, int dev)
 {
 	const struct lcloud_layer *d = &p->layers[dev];
@@ -61,7 +61,7 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 	kernel_align = awu_min > boundary ? awu_min : boundary;
 
 	if (physical && offset % physical) {
-		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+		r = report_note(p, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of its physical block "
 				"size %" PRIu64 " (%" PRIu64 " bytes past a boundary): writes of a physical "
 				"block or more straddle two physical blocks, which the device updates by "
@@ -74,19 +74,19 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 	}
 	if (awu_min && kernel_align && offset % kernel_align) {
 		/* the kernel's rule is for partitions; a dm target just lands off the grid */
-		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+		r = report_note(p, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of %" PRIu64 " (the larger of "
 				"its atomic write unit minimum and boundary): %s; recreate it starting at a "
 				"multiple of %" PRIu64,
 				what, offset, d->name, kernel_align,
-				streq(code, "partition-misaligned") ? "the kernel turns off atomic writes (RWF_ATOMIC) on it"
-								     : "atomic writes through it land off the device's atomic grid",
+				code == NOTE_PARTITION_MISALIGNED ? "the kernel turns off atomic writes (RWF_ATOMIC) on it"
+								   : "atomic writes through it land off the device's atomic grid",
 				kernel_align);
 		if (r < 0)
 			return r;
 		flagged = true;
 	} else if (awu_max > awu_min && offset % awu_max) {
-		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+		r = report_note(p, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of its atomic write unit "
 				"maximum %" PRIu64 ": a %" PRIu64 "-byte write aligned in it is not aligned on the "
 				"device, which devices that need natural alignment (cloud torn-write "
@@ -97,7 +97,7 @@ static int check_offset(struct lcloud_probe *p, int layer, const char *what, con
 		flagged = true;
 	}
 	if (!flagged && offset % ALIGN_PAGE_BYTES) {
-		r = report_note(p, LCLOUD_NOTE_WARNING, code, layer,
+		r = report_note(p, code, layer,
 				"%s starts at byte %" PRIu64 " of %s, not a multiple of 4096 (%" PRIu64
 				" bytes past): 4 KiB file system blocks and database pages on it straddle "
 				"the device's 4 KiB units; recreate it starting at a multiple of 1 MiB",
@@ -122,10 +122,10 @@ static int check_partition(struct lcloud_probe *p, int index)
 	if (!start || start->state != LCLOUD_FACT_PRESENT || disk < 0)
 		return 0;
 	snprintf(what, sizeof(what), "partition %s", l->name);
-	r = check_offset(p, index, what, "partition-misaligned", start->u64, disk);
+	r = check_offset(p, index, what, NOTE_PARTITION_MISALIGNED, start->u64, disk);
 	if (r < 0 || !align_off)
 		return r;
-	return report_note(p, LCLOUD_NOTE_WARNING, "partition-misaligned", index,
+	return report_note(p, NOTE_PARTITION_MISALIGNED, index,
 			   "the kernel reports alignment_offset %" PRIu64 " for partition %s: its start "
 			   "is off the device's natural alignment", align_off, l->name);
 }
@@ -159,7 +159,7 @@ static int check_dm(struct lcloud_probe *p, int index)
 			continue;
 		snprintf(what, sizeof(what), "dm target %u of %s (its sector %" PRIu64 ", via %u:%u + %" PRIu64 " sectors)",
 			 i, l->name, seg->start, seg->major, seg->minor, seg->offset);
-		r = check_offset(p, index, what, "dm-target-misaligned", byte, dev);
+		r = check_offset(p, index, what, NOTE_DM_TARGET_MISALIGNED, byte, dev);
 		if (r < 0)
 			return r;
 	}
@@ -175,7 +175,7 @@ static int check_loop(struct lcloud_probe *p, int index)
 	(void)layer_get_bytes(l, FACT_LOOP_OFFSET, &offset);
 	if (offset % ALIGN_PAGE_BYTES == 0)
 		return 0;
-	return report_note(p, LCLOUD_NOTE_WARNING, "loop-offset-misaligned", index,
+	return report_note(p, NOTE_LOOP_OFFSET_MISALIGNED, index,
 			   "loop device %s maps its backing file from byte %" PRIu64 ", not a multiple "
 			   "of 4096: its blocks straddle the backing file's pages", l->name, offset);
 }

@@ -54,12 +54,12 @@ static int add_aws(struct lcloud_probe *p, int index, const struct nvme_identity
 			return r;
 	}
 	if (!id->ns || id->ns_len < NS_VS + 264 || !lba)
-		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-twp-unreadable", cloud,
+		return report_note(p, NOTE_CLOUD_TWP_UNREADABLE, cloud,
 				   "AWS %s: the namespace vendor area with the torn write prevention fields "
 				   "could not be read", product);
 	if (ntwpu == 0 && ntwpg == 0 && ntwpb == 0)
 		/* All zero: a single block, i.e. no promise beyond the sector. */
-		return report_note(p, LCLOUD_NOTE_INFO, "cloud-twp-absent", cloud,
+		return report_note(p, NOTE_CLOUD_TWP_ABSENT, cloud,
 				   "AWS %s reports no torn write prevention fields (NTWPU/NTWPG/NTWPB are 0): "
 				   "this instance or volume makes no promise beyond one logical block", product);
 	{

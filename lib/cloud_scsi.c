@@ -53,7 +53,7 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 		return cloud;
 	l = report_layer(p, cloud);
 	if (physical != 16384)
-		return report_note(p, LCLOUD_NOTE_INFO, "cloud-gcp-pd-4k", cloud,
+		return report_note(p, NOTE_CLOUD_GCP_PD_4K, cloud,
 				   "Google Persistent Disk with a %" PRIu64 "-byte physical block: Google promises "
 				   "16 KiB write atomicity only for disks created with a 16 KB physical block size",
 				   physical);
@@ -64,13 +64,13 @@ int cloud_scsi_probe(struct lcloud_probe *p, int scsi, int disk)
 	 * physical blocks: no promise.
 	 */
 	if (!(lowest && lowest->state == LCLOUD_FACT_PRESENT) && kernel_off && kernel_off->state != LCLOUD_FACT_PRESENT)
-		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
+		return report_note(p, NOTE_CLOUD_GCP_PD_OFFSET, cloud,
 				   "Google Persistent Disk: where its physical blocks start could not be read (READ "
 				   "CAPACITY(16) needs root; the kernel's alignment_offset: %s), so whether a write aligned "
 				   "to 16 KiB stays inside one is unknown and Google's promise is not claimed; run as root",
 				   kernel_off->reason ? kernel_off->reason : "unreadable");
 	if (first_block % physical)
-		return report_note(p, LCLOUD_NOTE_WARNING, "cloud-gcp-pd-offset", cloud,
+		return report_note(p, NOTE_CLOUD_GCP_PD_OFFSET, cloud,
 				   "Google Persistent Disk whose %" PRIu64 "-byte physical blocks start at byte %" PRIu64
 				   " (%s), not at LBA 0: a write aligned to 16 KiB on it spans two physical blocks, and "
 				   "Google's 16 KiB promise does not describe such a disk, so none is claimed",

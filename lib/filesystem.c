@@ -190,7 +190,7 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 		return index;
 	l = report_layer(p, index);
 	if (bad->count) {
-		r = report_note(p, LCLOUD_NOTE_WARNING, "mountinfo-unparsed", index,
+		r = report_note(p, NOTE_MOUNTINFO_UNPARSED, index,
 				"%u line%s of /proc/self/mountinfo could not be parsed (the first is line %u): "
 				"a mount described there is not seen", bad->count, bad->count == 1 ? "" : "s",
 				bad->first_line);
@@ -209,7 +209,7 @@ static int filesystem_layer(const struct lcloud_ctx *ctx, struct lcloud_probe *p
 		if (r < 0)
 			return r;
 	} else {
-		r = report_note(p, LCLOUD_NOTE_ERROR, "mount-not-found", index,
+		r = report_note(p, NOTE_MOUNT_NOT_FOUND, index,
 				"the mount of this file was not found in /proc/self/mountinfo");
 		if (r < 0)
 			return r;

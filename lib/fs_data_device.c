@@ -135,7 +135,7 @@ static int xfs_realtime(struct lcloud_probe *p, int index, int fd, const struct 
 		return r;
 	dev->major = major(st.st_rdev);
 	dev->minor = minor(st.st_rdev);
-	return report_note(p, LCLOUD_NOTE_INFO, "realtime-file", index,
+	return report_note(p, NOTE_REALTIME_FILE, index,
 			   "the file is an XFS realtime file: its data is on the realtime device %s, not on the "
 			   "data device %s that the mount names; the stack below is the realtime device's",
 			   rtdev, mnt->source);

@@ -31,12 +31,12 @@ static int command_failed(struct lcloud_probe *p, int index, const char *what, i
 	const char *name = report_layer(p, index)->name;
 
 	if (r == -EACCES || r == -EPERM)
-		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+		return report_note(p, NOTE_NEEDS_ROOT, index,
 				   "%s: %s needs root (CAP_SYS_ADMIN); run as root to see it", name, what);
 	if (r < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-command-failed", index, "%s: %s failed: %s",
+		return report_note(p, NOTE_NVME_COMMAND_FAILED, index, "%s: %s failed: %s",
 				   name, what, strerror(-r));
-	return report_note(p, LCLOUD_NOTE_INFO, "nvme-command-rejected", index,
+	return report_note(p, NOTE_NVME_COMMAND_REJECTED, index,
 			   "%s: %s rejected by the device: %s (status 0x%x)", name, what, nvme_status_name(r), r);
 }
 
@@ -156,7 +156,7 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 	r = nvme_fdp_config_decode(buf, 8192, cfg_index, &cfg);
 	free(buf);
 	if (r < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-malformed", index,
+		return report_note(p, NOTE_NVME_MALFORMED, index,
 				   "%s: FDP configurations log is malformed (%s); FDP details not shown",
 				   l->name, strerror(-r));
 	l = report_layer(p, index);
@@ -182,7 +182,7 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 			return command_failed(p, index, "I/O Management Receive (reclaim unit handle status)", r);
 		n = nvme_ruh_status_decode(status, sizeof(status), pids, (int)ARRAY_SIZE(pids));
 		if (n < 0)
-			return report_note(p, LCLOUD_NOTE_ERROR, "nvme-malformed", index,
+			return report_note(p, NOTE_NVME_MALFORMED, index,
 					   "reclaim unit handle status is malformed");
 		for (int i = 0; i < n; i++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", pids[i]);

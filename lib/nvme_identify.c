@@ -192,7 +192,7 @@ static int add_derived(struct lcloud_probe *p, int index, const struct nvme_iden
 	int r;
 
 	if (!lba)
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-lba-format", index,
+		return report_note(p, NOTE_NVME_LBA_FORMAT, index,
 				   "%s: the current LBA format could not be read from Identify Namespace "
 				   "(FLBAS %u, NLBAF %u): sizes in bytes are not shown", l->name, id->flbas, id->nlbaf);
 	r = add_bytes(l, FACT_LBA_SIZE, lba, "nvme:id-ns:lbaf");
@@ -296,14 +296,14 @@ int nvme_identity_fill_layer(struct lcloud_probe *p, int index, const struct nvm
 	if (r < 0)
 		return r;
 	if (id->ctrl && id->ctrl_len < NVME_ID_SIZE_FULL) {
-		r = report_note(p, LCLOUD_NOTE_ERROR, "nvme-truncated", index,
+		r = report_note(p, NOTE_NVME_TRUNCATED, index,
 				"%s: Identify Controller returned %zu of 4096 bytes: fields past that are not shown",
 				report_layer(p, index)->name, id->ctrl_len);
 		if (r < 0)
 			return r;
 	}
 	if (id->ns && id->ns_len < NVME_ID_SIZE_FULL) {
-		r = report_note(p, LCLOUD_NOTE_ERROR, "nvme-truncated", index,
+		r = report_note(p, NOTE_NVME_TRUNCATED, index,
 				"%s: Identify Namespace returned %zu of 4096 bytes: fields past that are not shown",
 				report_layer(p, index)->name, id->ns_len);
 		if (r < 0)

@@ -53,7 +53,7 @@ static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const
 	if (!dev || !kf)
 		return 0;
 	if (kf->state == LCLOUD_FACT_NOT_PROVIDED)
-		return report_note(p, LCLOUD_NOTE_INFO, "nvme-kernel-view", nvme,
+		return report_note(p, NOTE_NVME_KERNEL_VIEW, nvme,
 				   "%s: the device promises power-fail atomic writes up to %" PRIu64 " bytes; this "
 				   "kernel has no atomic write limits (Linux 6.11+), so RWF_ATOMIC is not available "
 				   "and only liblcloud's passthrough path can use the promise",
@@ -63,19 +63,19 @@ static int compare_kernel_view(struct lcloud_probe *p, int nvme, int disk, const
 	kern = kf->u64;
 	want = rounddown_pow2(dev);
 	if (kern == want)
-		return report_note(p, LCLOUD_NOTE_INFO, "nvme-kernel-view", nvme,
+		return report_note(p, NOTE_NVME_KERNEL_VIEW, nvme,
 				   "%s: the kernel honours the device's power-fail atomic size: "
 				   "atomic_write_unit_max_bytes %" PRIu64 " from %s %" PRIu64 " bytes",
 				   n->name, kern, (id->nsfeat & 0x2) ? "NAWUPF" : "AWUPF", dev);
 	if (!(id->nsfeat & 0x2) && kern < want)
-		return report_note(p, LCLOUD_NOTE_WARNING, "nvme-kernel-view", nvme,
-				   "%s: the controller promises %" PRIu64 " bytes (AWUPF) but this kernel reports "
-				   "atomic_write_unit_max_bytes %" PRIu64 ": newer kernels ignore AWUPF without a "
-				   "namespace NAWUPF, so RWF_ATOMIC is limited to the kernel's value",
-				   n->name, dev, kern);
-	return report_note(p, LCLOUD_NOTE_WARNING, "nvme-kernel-view", nvme,
-			   "%s: the device says %" PRIu64 " bytes, the kernel %" PRIu64 ": the two views "
-			   "disagree; the smaller one is the safe one", n->name, dev, kern);
+		return report_note_as(p, NOTE_NVME_KERNEL_VIEW, LCLOUD_NOTE_WARNING, nvme,
+				      "%s: the controller promises %" PRIu64 " bytes (AWUPF) but this kernel reports "
+				      "atomic_write_unit_max_bytes %" PRIu64 ": newer kernels ignore AWUPF without a "
+				      "namespace NAWUPF, so RWF_ATOMIC is limited to the kernel's value",
+				      n->name, dev, kern);
+	return report_note_as(p, NOTE_NVME_KERNEL_VIEW, LCLOUD_NOTE_WARNING, nvme,
+			      "%s: the device says %" PRIu64 " bytes, the kernel %" PRIu64 ": the two views "
+			      "disagree; the smaller one is the safe one", n->name, dev, kern);
 }
 
 /*
@@ -206,17 +206,17 @@ static int identify_failed(struct lcloud_probe *p, int index, const char *what, 
 	const char *name = report_layer(p, index)->name;
 
 	if (err == -EACCES || err == -EPERM)
-		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+		return report_note(p, NOTE_NEEDS_ROOT, index,
 				   "%s: %s needs root (CAP_SYS_ADMIN); run as root to see the device's fields",
 				   name, what);
 	if (err == -ENODEV || err == -ENXIO)
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index,
+		return report_note(p, NOTE_NVME_IDENTIFY_FAILED, index,
 				   "%s: %s failed: %s (the namespace or its controller has gone away; "
 				   "check 'nvme list')", name, what, strerror(-err));
 	if (err < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index, "%s: %s failed: %s",
+		return report_note(p, NOTE_NVME_IDENTIFY_FAILED, index, "%s: %s failed: %s",
 				   name, what, strerror(-err));
-	return report_note(p, LCLOUD_NOTE_ERROR, "nvme-identify-failed", index,
+	return report_note(p, NOTE_NVME_IDENTIFY_FAILED, index,
 			   "%s: %s failed with NVMe status 0x%x (%s)", name, what, err, nvme_status_name(err));
 }
 
@@ -239,20 +239,20 @@ static int probe_namespace(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	}
 	/* a captured tree without NVMe data: the device's fields were not read, which is not "none" */
 	if (r == -ENOENT && ctx_has_sysroot(ctx))
-		return report_note(p, LCLOUD_NOTE_INFO, "nvme-not-captured", index,
+		return report_note(p, NOTE_NVME_NOT_CAPTURED, index,
 				   "%s: the captured tree has no NVMe Identify data (nvme-data/%s/id-ctrl.bin, "
 				   "id-ns.bin): the device's own fields were not read", name, name);
 	if (r < 0) {
 		if (r == -EACCES || r == -EPERM)
-			return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+			return report_note(p, NOTE_NEEDS_ROOT, index,
 					   "%s: NVMe Identify needs root (opening /dev/%s and CAP_SYS_ADMIN); run as "
 					   "root to see the device's atomic write and hint fields", name, name);
 		if (r == -EOPNOTSUPP)
-			return report_note(p, LCLOUD_NOTE_ERROR, "nvme-library-missing", index,
+			return report_note(p, NOTE_NVME_LIBRARY_MISSING, index,
 					   "%s: libnvme (libnvme.so.1, loaded for NVMe commands) is missing or lacks "
 					   "nvme_io_mgmt_recv (libnvme 1.3+); install it to see the device's fields",
 					   name);
-		return report_note(p, LCLOUD_NOTE_ERROR, "nvme-open-failed", index,
+		return report_note(p, NOTE_NVME_OPEN_FAILED, index,
 				   "%s: cannot open the namespace for NVMe commands: %s (it may have vanished)",
 				   name, strerror(-r));
 	}

@@ -44,17 +44,17 @@ static int probe_fs_stack(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 	if (dev->unresolved)
 		return 0; /* the file system layer says why */
 	if (dev->major == 0)
-		return report_note(p, LCLOUD_NOTE_INFO, "no-block-device", fs_index,
+		return report_note(p, NOTE_NO_BLOCK_DEVICE, fs_index,
 				   "the file system is not on a single block device (network, memory or "
 				   "overlay file system): there is no device stack below it");
 	r = sysfs_dev_dir(ctx, "block", dev->major, dev->minor, devdir, sizeof(devdir));
 	if (r < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "device-not-found", fs_index,
+		return report_note(p, NOTE_DEVICE_NOT_FOUND, fs_index,
 				   "block device %u:%u of the file system not found in sysfs (%s)",
 				   dev->major, dev->minor, strerror(-r));
 	r = stack_resolve(ctx, p, devdir, fs_index);
 	if (r == -ENOENT || r == -ENOTDIR)
-		return report_note(p, LCLOUD_NOTE_ERROR, "device-not-found", fs_index,
+		return report_note(p, NOTE_DEVICE_NOT_FOUND, fs_index,
 				   "block device %u:%u of the file system not found in sysfs (%s)",
 				   dev->major, dev->minor, strerror(-r));
 	return r < 0 ? r : 0;
@@ -133,8 +133,7 @@ static int probe_directory(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	}
 	/* root refused (an immutable directory, a security policy): another user would not help */
 	denied = (r == -EACCES || r == -EPERM) && geteuid() != 0;
-	return report_note(p, denied ? LCLOUD_NOTE_NEEDS_ROOT : LCLOUD_NOTE_WARNING,
-			   denied ? "needs-write-access" : "tmpfile-refused", 0,
+	return report_note(p, denied ? NOTE_NEEDS_WRITE_ACCESS : NOTE_TMPFILE_REFUSED, 0,
 			   "could not create a temporary file in %s (%s): the file system facts are "
 			   "the directory's own, and file systems report atomic write limits only for "
 			   "regular files; %s",
@@ -157,7 +156,7 @@ static int add_bdev_statx(struct lcloud_probe *p, int index, int fd, const char 
 	if (r == -ENOENT)
 		return 0; /* no node in /dev (a container, a device named by sysfs only): sysfs stands alone */
 	if (r < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "statx-failed", index, "statx(%s) failed: %s",
+		return report_note(p, NOTE_STATX_FAILED, index, "statx(%s) failed: %s",
 				   node, strerror(-r));
 	return statx_fill_layer(report_layer(p, index), &stx);
 }
@@ -204,7 +203,7 @@ static int probe_nvme_char(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 	r = stack_resolve(ctx, p, devdir, -1);
 	if (r < 0)
 		return r;
-	return report_note(p, LCLOUD_NOTE_INFO, "nvme-generic", 0,
+	return report_note(p, NOTE_NVME_GENERIC, 0,
 			   "%s is the NVMe generic (passthrough) node of namespace %s", name, blockname);
 }
 

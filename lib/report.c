@@ -279,13 +279,11 @@ const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id)
 	return f && (f->state == LCLOUD_FACT_NEEDS_ROOT || f->state == LCLOUD_FACT_UNREADABLE) ? f->reason : NULL;
 }
 
-int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, const char *code,
-		int layer, const char *fmt, ...)
+static int report_note_va(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+			  int layer, const char *fmt, va_list ap)
 {
 	struct lcloud_note *notes = realloc(p->notes, (p->n_notes + 1) * sizeof(*notes));
 	struct lcloud_note *n;
-	va_list ap;
-	int r;
 
 	if (!notes)
 		return -ENOMEM;
@@ -293,20 +291,35 @@ int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, cons
 	n = &notes[p->n_notes];
 	memset(n, 0, sizeof(*n));
 	n->severity = severity;
+	n->code = code;
 	n->layer = layer;
-	n->code = strdup(code);
-	va_start(ap, fmt);
-	r = vasprintf(&n->message, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		n->message = NULL;
-	if (!n->code || !n->message) {
-		free(n->code);
-		free(n->message);
+	if (vasprintf(&n->message, fmt, ap) < 0)
 		return -ENOMEM;
-	}
 	p->n_notes++;
 	return 0;
+}
+
+int report_note(struct lcloud_probe *p, enum note_code code, int layer, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = report_note_va(p, code, note_code_severity(code), layer, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int report_note_as(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+		   int layer, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = report_note_va(p, code, severity, layer, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* The report's own parts: the verdicts attached to it are the pipeline's to free (probe.c). */
@@ -330,10 +343,8 @@ void report_free(struct lcloud_probe *p)
 		free(l->md_members);
 		free(l->dm_segments);
 	}
-	for (unsigned int i = 0; i < p->n_notes; i++) {
-		free(p->notes[i].code);
+	for (unsigned int i = 0; i < p->n_notes; i++)
 		free(p->notes[i].message);
-	}
 	free(p->layers);
 	free(p->notes);
 	free(p->path);

@@ -9,6 +9,7 @@
 
 #include "facts.h"
 #include "lcloud/lcloud.h"
+#include "notes.h"
 
 struct lcloud_fact {
 	enum fact_id id;
@@ -68,7 +69,7 @@ struct lcloud_layer {
 
 struct lcloud_note {
 	enum lcloud_note_severity severity;
-	char *code;
+	enum note_code code;
 	int layer;
 	char *message;
 };
@@ -137,8 +138,12 @@ int layer_get_string(const struct lcloud_layer *l, enum fact_id id, const char *
 /* Why fact ID of L is unread, or NULL when it is not unread. */
 const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id);
 
+/* A note with CODE's usual severity (notes.def) about LAYER (-1: the probe as a whole). */
+__attribute__((format(printf, 4, 5)))
+int report_note(struct lcloud_probe *p, enum note_code code, int layer, const char *fmt, ...);
+/* The same with another severity, for the codes whose severity depends on what was found. */
 __attribute__((format(printf, 5, 6)))
-int report_note(struct lcloud_probe *p, enum lcloud_note_severity severity, const char *code,
-		int layer, const char *fmt, ...);
+int report_note_as(struct lcloud_probe *p, enum note_code code, enum lcloud_note_severity severity,
+		   int layer, const char *fmt, ...);
 
 #endif

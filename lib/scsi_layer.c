@@ -33,14 +33,14 @@ static int command_failed(struct lcloud_probe *p, int index, const char *what, i
 	const char *name = report_layer(p, index)->name;
 
 	if (r == -EACCES || r == -EPERM)
-		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+		return report_note(p, NOTE_NEEDS_ROOT, index,
 				   "%s: %s needs SG_IO on /dev/%s (root); run as root to see it", name, what, name);
 	if (r < 0)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-command-failed", index, "%s: %s failed: %s", name,
+		return report_note(p, NOTE_SCSI_COMMAND_FAILED, index, "%s: %s failed: %s", name,
 				   what, strerror(-r));
 	if ((r == SG_LIB_CAT_ILLEGAL_REQ || r == SG_LIB_CAT_INVALID_OP) && quiet_unsupported)
 		return 0; /* an optional page the disk does not have */
-	return report_note(p, LCLOUD_NOTE_INFO, "scsi-command-rejected", index, "%s: %s: sense %s", name, what,
+	return report_note(p, NOTE_SCSI_COMMAND_REJECTED, index, "%s: %s: sense %s", name, what,
 			   scsi_category_name(r));
 }
 
@@ -67,18 +67,18 @@ static int compare_kernel_view(struct lcloud_probe *p, int scsi, int disk)
 	(void)layer_get_bytes(s, FACT_MAX_ATOMIC_TRANSFER_BYTES, &dev_atomic);
 
 	if (dev_phys && kern_phys && dev_phys != kern_phys)
-		r = report_note(p, LCLOUD_NOTE_WARNING, "scsi-kernel-view", scsi,
-				"%s: READ CAPACITY(16) gives a %" PRIu64 "-byte physical block, the kernel "
-				"physical_block_size %" PRIu64, s->name, dev_phys, kern_phys);
+		r = report_note_as(p, NOTE_SCSI_KERNEL_VIEW, LCLOUD_NOTE_WARNING, scsi,
+				   "%s: READ CAPACITY(16) gives a %" PRIu64 "-byte physical block, the kernel "
+				   "physical_block_size %" PRIu64, s->name, dev_phys, kern_phys);
 	if (r < 0 || !layer_fact(s, FACT_MAX_ATOMIC_TRANSFER_BYTES) || !kf)
 		return r;
 	if (kf->state == LCLOUD_FACT_NOT_PROVIDED)
-		return report_note(p, LCLOUD_NOTE_INFO, "scsi-kernel-view", scsi,
+		return report_note(p, NOTE_SCSI_KERNEL_VIEW, scsi,
 				   "%s: the disk states a maximum atomic transfer of %" PRIu64 " bytes; this kernel "
 				   "has no atomic write limits (Linux 6.11+), so RWF_ATOMIC is not available",
 				   s->name, dev_atomic);
 	if (kf->state == LCLOUD_FACT_PRESENT)
-		return report_note(p, LCLOUD_NOTE_INFO, "scsi-kernel-view", scsi,
+		return report_note(p, NOTE_SCSI_KERNEL_VIEW, scsi,
 				   "%s: the disk states a maximum atomic transfer of %" PRIu64 " bytes (0: none); the "
 				   "kernel's atomic_write_unit_max_bytes is %" PRIu64, s->name, dev_atomic, kf->u64);
 	return 0;
@@ -114,7 +114,7 @@ static int probe_disk(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int 
 	}
 	r = layer_add_string(report_layer(p, index), FACT_TRANSPORT, conn.source, "scsi");
 	if (r >= 0 && (conn.sgio_error == -EACCES || conn.sgio_error == -EPERM))
-		r = report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+		r = report_note(p, NOTE_NEEDS_ROOT, index,
 				"%s: SG_IO needs read access to /dev/%s (root): INQUIRY and VPD pages come from "
 				"the kernel's copies in sysfs; READ CAPACITY(16), the IO advice hints mode page "
 				"and GET STREAM STATUS need root", name, name);

@@ -28,18 +28,18 @@ static size_t vpd_usable(struct lcloud_probe *p, int index, uint8_t want_page, c
 	size_t claimed;
 
 	if (len < 4) {
-		report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-short", index, "%s: %s VPD page 0x%02x is %zu bytes, "
+		report_note(p, NOTE_SCSI_PAGE_SHORT, index, "%s: %s VPD page 0x%02x is %zu bytes, "
 			    "shorter than its header; not decoded", report_layer(p, index)->name, what, want_page, len);
 		return 0;
 	}
 	if (b[1] != want_page) {
-		report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-mismatch", index, "%s: asked for VPD page 0x%02x (%s), "
+		report_note(p, NOTE_SCSI_PAGE_MISMATCH, index, "%s: asked for VPD page 0x%02x (%s), "
 			    "got page 0x%02x; not decoded", report_layer(p, index)->name, want_page, what, b[1]);
 		return 0;
 	}
 	claimed = 4 + (size_t)be(b, 2, 2);
 	if (claimed > len) {
-		report_note(p, LCLOUD_NOTE_WARNING, "scsi-page-length", index, "%s: %s VPD page 0x%02x claims %zu "
+		report_note(p, NOTE_SCSI_PAGE_LENGTH, index, "%s: %s VPD page 0x%02x claims %zu "
 			    "bytes but %zu arrived; fields past byte %zu are not shown",
 			    report_layer(p, index)->name, what, want_page, claimed, len, len);
 		return len;
@@ -91,11 +91,11 @@ int scsi_decode_inquiry(struct lcloud_probe *p, int index, const uint8_t *b, siz
 	int r;
 
 	if (len < 5)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-short", index,
+		return report_note(p, NOTE_SCSI_PAGE_SHORT, index,
 				   "%s: standard INQUIRY data is %zu bytes; not decoded", l->name, len);
 	usable = 5 + (size_t)b[4]; /* ADDITIONAL LENGTH */
 	if (usable > len) {
-		r = report_note(p, LCLOUD_NOTE_WARNING, "scsi-page-length", index,
+		r = report_note(p, NOTE_SCSI_PAGE_LENGTH, index,
 				"%s: INQUIRY data claims %zu bytes but %zu arrived", l->name, usable, len);
 		if (r < 0)
 			return r;
@@ -111,9 +111,9 @@ int scsi_decode_inquiry(struct lcloud_probe *p, int index, const uint8_t *b, siz
 	if (r < 0)
 		return r;
 	if (usable < 36)
-		return report_note(p, LCLOUD_NOTE_WARNING, "scsi-page-short", index,
-				   "%s: INQUIRY data ends at byte %zu, before the identification strings",
-				   l->name, usable);
+		return report_note_as(p, NOTE_SCSI_PAGE_SHORT, LCLOUD_NOTE_WARNING, index,
+				      "%s: INQUIRY data ends at byte %zu, before the identification strings",
+				      l->name, usable);
 	ascii_field(vendor, sizeof(vendor), b, usable, 8, 8);
 	ascii_field(product, sizeof(product), b, usable, 16, 16);
 	ascii_field(revision, sizeof(revision), b, usable, 32, 4);
@@ -153,7 +153,7 @@ int scsi_decode_vpd_devid(struct lcloud_probe *p, int index, const uint8_t *b, s
 		char one[300];
 
 		if (off + 4 + dlen > usable)
-			return report_note(p, LCLOUD_NOTE_WARNING, "scsi-page-length", index,
+			return report_note(p, NOTE_SCSI_PAGE_LENGTH, index,
 					   "%s: a designator in VPD page 0x83 runs past the page; the rest is not shown",
 					   report_layer(p, index)->name);
 		/* Only the logical unit's own names: ports and groups are not the disk. */
@@ -259,7 +259,7 @@ int scsi_decode_read_capacity16(struct lcloud_probe *p, int index, const uint8_t
 	int r;
 
 	if (len < 16)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-short", index,
+		return report_note(p, NOTE_SCSI_PAGE_SHORT, index,
 				   "%s: READ CAPACITY(16) returned %zu bytes; not decoded", l->name, len);
 	r = layer_add_u64(l, FACT_RETURNED_LBA, be(b, 0, 8), "scsi:readcap16");
 	if (r >= 0)
@@ -292,18 +292,18 @@ int scsi_decode_io_advice_hints(struct lcloud_probe *p, int index, const uint8_t
 	unsigned int valid = 0, total = 0;
 
 	if (len < 8 + 4)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-short", index,
+		return report_note(p, NOTE_SCSI_PAGE_SHORT, index,
 				   "%s: IO advice hints mode page data is %zu bytes; not decoded", l->name, len);
 	bdlen = (size_t)be(b, 6, 2);
 	page = 8 + bdlen;
 	if (page + 4 > len || (b[page] & 0x3f) != 0x0a || !(b[page] & 0x40) || b[page + 1] != 0x05)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-mismatch", index,
+		return report_note(p, NOTE_SCSI_PAGE_MISMATCH, index,
 				   "%s: MODE SENSE did not return the IO advice hints grouping page (0Ah/05h)",
 				   l->name);
 	page_len = 4 + (size_t)be(b, page + 2, 2);
 	end = page + page_len;
 	if (end > len) {
-		int r = report_note(p, LCLOUD_NOTE_WARNING, "scsi-page-length", index,
+		int r = report_note(p, NOTE_SCSI_PAGE_LENGTH, index,
 				    "%s: IO advice hints page claims %zu bytes but %zu arrived", l->name,
 				    page_len, len - page);
 		if (r < 0)
@@ -332,7 +332,7 @@ int scsi_decode_stream_status(struct lcloud_probe *p, int index, const uint8_t *
 	int r;
 
 	if (len < 8)
-		return report_note(p, LCLOUD_NOTE_ERROR, "scsi-page-short", index,
+		return report_note(p, NOTE_SCSI_PAGE_SHORT, index,
 				   "%s: GET STREAM STATUS returned %zu bytes; not decoded", l->name, len);
 	end = 8 + (size_t)be(b, 0, 4);
 	if (end > len)

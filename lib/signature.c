@@ -54,7 +54,7 @@ static int note_failure(struct lcloud_probe *p, unsigned int index, const char *
 	p->layers[index].signatures = r >= 0 ? LAYER_SIGNATURES_READ : LAYER_SIGNATURES_UNREAD;
 	if (r >= 0 || r == -ENOMEM)
 		return r;
-	return report_note(p, LCLOUD_NOTE_WARNING, "signatures-unreadable", (int)index,
+	return report_note(p, NOTE_SIGNATURES_UNREADABLE, (int)index,
 			   "libblkid could not read /dev/%s (%s): whether it carries a file system or a "
 			   "partition table is unknown", name, strerror(-r));
 }
@@ -102,12 +102,12 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 				noted = true;
 				if (geteuid() == 0)
 					/* root refused: a device cgroup or security module, not file modes */
-					r = report_note(p, LCLOUD_NOTE_WARNING, "device-access-denied", (int)i,
+					r = report_note(p, NOTE_DEVICE_ACCESS_DENIED, (int)i,
 							"opening %s was refused even for root (%s: a device "
 							"cgroup or security policy); on-disk signatures were not read",
 							node, strerror(errno));
 				else
-					r = report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", (int)i,
+					r = report_note(p, NOTE_NEEDS_ROOT, (int)i,
 							"reading on-disk signatures (file systems, partition tables) "
 							"needs read access to %s; run as root to see them", node);
 				if (r < 0)
@@ -119,7 +119,7 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		if (!is_layer_device(l, fd)) {
 			close(fd);
 			l->signatures = LAYER_SIGNATURES_UNREAD;
-			r = report_note(p, LCLOUD_NOTE_WARNING, "device-node-mismatch", (int)i,
+			r = report_note(p, NOTE_DEVICE_NODE_MISMATCH, (int)i,
 					"%s is not the device %s of sysfs: its signatures were not read", node,
 					layer_fact(l, FACT_DEV) ? layer_fact(l, FACT_DEV)->string : "?");
 			if (r < 0)

@@ -123,12 +123,12 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 		return 0;
 	n = dm_table_read(ctx, major, minor, targets, (int)ARRAY_SIZE(targets));
 	if (n == -EACCES || n == -EPERM)
-		return report_note(p, LCLOUD_NOTE_NEEDS_ROOT, "needs-root", index,
+		return report_note(p, NOTE_NEEDS_ROOT, index,
 				   "%s: reading the device-mapper table (target offsets) needs root; "
 				   "run as root to check dm target alignment",
 				   l->name);
 	if (n < 0)
-		return report_note(p, LCLOUD_NOTE_INFO, "dm-table-unavailable", index,
+		return report_note(p, NOTE_DM_TABLE_UNAVAILABLE, index,
 				   "%s: device-mapper table not available (%s)", l->name, strerror(-n));
 	for (int i = 0; i < n; i++) {
 		r = layer_add_dm_segment(l, targets[i].start, targets[i].length, targets[i].type, targets[i].params,
@@ -365,7 +365,7 @@ static int resolve(const struct lcloud_ctx *ctx, struct lcloud_probe *p, const c
 	int dirfd, r;
 
 	if (depth > STACK_DEPTH_MAX)
-		return report_note(p, LCLOUD_NOTE_ERROR, "stack-too-deep", parent,
+		return report_note(p, NOTE_STACK_TOO_DEEP, parent,
 				   "device stack deeper than %d levels at %s; not followed further",
 				   STACK_DEPTH_MAX, path_basename(devdir));
 	/* one path resolution per device; every attribute is read relative to it */
@@ -419,7 +419,7 @@ static int resolve_slaves(const struct lcloud_ctx *ctx, struct lcloud_probe *p, 
 		if (r >= 0)
 			r = sysfs_canonical(ctx, link, slavedir, sizeof(slavedir));
 		if (r < 0) {
-			r = report_note(p, LCLOUD_NOTE_ERROR, "slave-unresolved", index,
+			r = report_note(p, NOTE_SLAVE_UNRESOLVED, index,
 					"%s: cannot follow slave %s (%s)", path_basename(devdir), names[i],
 					strerror(-r));
 			continue;

@@ -96,10 +96,10 @@ const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id
 	return f && (f->state == LCLOUD_FACT_NEEDS_ROOT || f->state == LCLOUD_FACT_UNREADABLE) ? f : NULL;
 }
 
-bool has_note(const struct lcloud_probe *p, const char *code)
+bool has_note(const struct lcloud_probe *p, enum note_code code)
 {
 	for (unsigned int i = 0; i < p->n_notes; i++)
-		if (streq(p->notes[i].code, code))
+		if (p->notes[i].code == code)
 			return true;
 	return false;
 }

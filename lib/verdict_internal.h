@@ -41,7 +41,7 @@ bool is_stack_layer(enum lcloud_layer_kind k);
  */
 const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p);
 /* Does the probe carry a note with CODE? */
-bool has_note(const struct lcloud_probe *p, const char *code);
+bool has_note(const struct lcloud_probe *p, enum note_code code);
 /*
  * Does statx say the file system layer FS's file takes no direct I/O
  * (STATX_DIOALIGN filled, offset alignment 0)? Its O_DIRECT writes then go

@@ -90,10 +90,10 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	if (!pr.bytes)
 		return unknown(v, "nvme", "the namespace's Identify data could not be read (%s): without its "
 			       "power-fail atomic size no passthrough write is known to be untorn; %s",
-			       has_note(p, "nvme-not-captured") ? "the captured tree has none"
-								: "see the notes; NVMe admin commands need root",
-			       has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system as root"
-								: "run as root");
+			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "the captured tree has none"
+								   : "see the notes; NVMe admin commands need root",
+			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "capture it too, or run on the live system as root"
+								   : "run as root");
 	/* read with the power-fail size: present whenever a promise is */
 	if (layer_get_bytes(child_of_kind(p, disk, LCLOUD_LAYER_NVME), FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
 		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "

@@ -289,10 +289,10 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 				st->definite = 0;
 			r = unread ? unknown(v, "nvme", "%s: the namespace's Identify data could not be read (%s), so "
 					     "its power-fail atomic size is unknown; %s", d->name,
-					     has_note(p, "nvme-not-captured") ? "the captured tree has none"
-									      : "see the notes; NVMe admin commands need root",
-					     has_note(p, "nvme-not-captured") ? "capture it too, or run on the live system "
-										"as root" : "run as root")
+					     has_note(p, NOTE_NVME_NOT_CAPTURED) ? "the captured tree has none"
+									         : "see the notes; NVMe admin commands need root",
+					     has_note(p, NOTE_NVME_NOT_CAPTURED) ? "capture it too, or run on the live system "
+										   "as root" : "run as root")
 				   : cloud_without_promise(p, st->leaves[k])
 				   ? reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
 					    "size, and its cloud provider's documented promise does not apply to this "

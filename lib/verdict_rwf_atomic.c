@@ -239,7 +239,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "limits say");
 	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
 	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs->name, "ext4") &&
-	    (has_note(p, "needs-write-access") || has_note(p, "tmpfile-refused"))) {
+	    (has_note(p, NOTE_NEEDS_WRITE_ACCESS) || has_note(p, NOTE_TMPFILE_REFUSED))) {
 		int dev = top;
 
 		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
@@ -252,12 +252,12 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				      "(atomic_write_unit_max_bytes 0), and ext4 has no others: RWF_ATOMIC does not work "
 				      "on its files", p->layers[dev].name);
 	}
-	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "needs-write-access"))
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, NOTE_NEEDS_WRITE_ACCESS))
 		return unknown(v, "statx", "could not create a temporary file in the directory, and file systems report "
 			       "atomic write limits only for files: run as a user who may write there (e.g. with "
 			       "sudo), or check a file in the directory instead");
 	/* refused for another reason than permission: sudo would not help */
-	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, "tmpfile-refused"))
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && has_note(p, NOTE_TMPFILE_REFUSED))
 		return unknown(v, "statx", "the file system refused a temporary file in the directory (read-only, full, "
 			       "immutable, or without O_TMPFILE; the tmpfile-refused note of 'lcloudctl probe' names the "
 			       "error), and file systems report atomic write limits only for files: check a file in the "

@@ -240,6 +240,7 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which has no device node here: "
 				  "whether a program uses it cannot be checked, so nothing is written",
 				  c->target_name, name, how);
+	/* reached with live devices only (no claims under a sysroot): tests/host/test_guard_aliases.py */
 	fd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int err = errno;

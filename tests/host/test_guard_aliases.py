@@ -13,6 +13,8 @@ file and a mounted device: no stamp may reach the device."""
 import contextlib
 import hashlib
 import os
+import subprocess
+import sys
 import time
 
 from hostlib import lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
@@ -164,6 +166,35 @@ def test_loop_over_active_swap_image():
             assert p.returncode == 0, p.stderr
 
 
+CLAIMER = r"""
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_second_loop_over_claimed_loop():
+    """A program holds the first loop (O_EXCL, as mkfs or a database would): the second one is not written.
+
+    Nothing mounts it, nothing is swap, no dm holds it: only the guard's own O_EXCL open of the
+    sharer can tell (write_guard_shared.c, check_sharer), which a unit test under a sysroot cannot reach."""
+    need_root()
+    with scratch_dir() as d, loop_device(os.path.join(d, "img"), 16 << 20) as dev:
+        img = os.path.join(d, "img")
+        claimer = subprocess.Popen([sys.executable, "-c", CLAIMER, dev], stdout=subprocess.PIPE, text=True)
+        try:
+            assert claimer.stdout.readline().strip() == "held"
+            with extra_loop(img) as alias:
+                assert_refused(alias, "the kernel refused to open it exclusively", img)
+        finally:
+            claimer.kill()
+            claimer.wait()
+        with extra_loop(img) as alias:
+            p = write_when_free(alias)
+            assert p.returncode == 0, p.stderr
+
+
 
 
 def stamps_in(path):
@@ -219,4 +250,4 @@ def test_buffered_torture_symlink_race():
 if __name__ == "__main__":
     main([test_offset_loop_over_mounted_partition, test_lower_device_of_mounted_offset_loop,
           test_second_loop_over_mounted_image, test_loop_over_active_swap_image,
-          test_buffered_torture_symlink_race])
+          test_second_loop_over_claimed_loop, test_buffered_torture_symlink_race])

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "report.h"
 
 char fixtures_dir[4096];
 
@@ -55,17 +56,23 @@ const char *fact_str(const struct lcloud_layer *l, const char *name)
 	return s;
 }
 
-unsigned int notes_with(const struct lcloud_probe *p, const char *code, const char *needle)
+unsigned int notes_with(const struct lcloud_probe *p, enum note_code code, const char *needle)
 {
 	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++) {
-		const struct lcloud_note *note = lcloud_probe_get_note(p, i);
-
-		if ((!code || strcmp(lcloud_note_get_code(note), code) == 0) &&
-		    (!needle || strstr(lcloud_note_get_message(note), needle)))
+	for (unsigned int i = 0; i < p->n_notes; i++)
+		if (p->notes[i].code == code && (!needle || strstr(p->notes[i].message, needle)))
 			n++;
-	}
+	return n;
+}
+
+unsigned int notes_saying(const struct lcloud_probe *p, const char *needle)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
+		if (strstr(lcloud_note_get_message(lcloud_probe_get_note(p, i)), needle))
+			n++;
 	return n;
 }
 

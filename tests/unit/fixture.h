@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "lcloud/lcloud.h"
+#include "notes.h"
 
 /* tests/unit/fixtures, from the command line */
 extern char fixtures_dir[4096];
@@ -25,8 +26,10 @@ const struct lcloud_layer *layer_of_kind(const struct lcloud_probe *p, enum lclo
 /* A fact that must be present, as a number or a string. */
 uint64_t fact_u64(const struct lcloud_layer *l, const char *name);
 const char *fact_str(const struct lcloud_layer *l, const char *name);
-/* Notes with CODE (any when NULL) whose message contains NEEDLE (any when NULL). */
-unsigned int notes_with(const struct lcloud_probe *p, const char *code, const char *needle);
+/* Notes with CODE whose message contains NEEDLE (any when NULL). */
+unsigned int notes_with(const struct lcloud_probe *p, enum note_code code, const char *needle);
+/* Notes of any code whose message contains NEEDLE. */
+unsigned int notes_saying(const struct lcloud_probe *p, const char *needle);
 
 /* main(): takes the fixtures folder from argv[1] and runs TESTS. */
 int fixture_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests, size_t n);

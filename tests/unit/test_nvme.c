@@ -93,7 +93,7 @@ static void test_azure_shaped_namespace_atomics(void **state)
 			    "nvme:id-ns:nawupf");
 	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_CLOUD), "provider"), "azure");
 	/* the crafted sysfs reports 16384 too: the kernel view agrees */
-	assert_int_equal(notes_with(p, "nvme-kernel-view", "honours"), 1);
+	assert_int_equal(notes_with(p, NOTE_NVME_KERNEL_VIEW, "honours"), 1);
 	lcloud_probe_free(p);
 }
 
@@ -165,21 +165,21 @@ static void test_truncated_failing_and_vanished(void **state)
 	l = layer_of_kind(p, LCLOUD_LAYER_NVME);
 	assert_int_equal(lcloud_fact_get_state(lcloud_layer_find_fact(l, "awupf")), LCLOUD_FACT_UNREADABLE);
 	assert_int_equal(fact_u64(l, "vid"), 0x1b36);
-	assert_int_equal(notes_with(p, "nvme-truncated", "100 of 4096"), 1);
+	assert_int_equal(notes_with(p, NOTE_NVME_TRUNCATED, "100 of 4096"), 1);
 	/* FLBAS names format 15 of 2: no sizes in bytes, and a note saying why */
-	assert_int_equal(notes_with(p, "nvme-lba-format", "FLBAS 15"), 1);
+	assert_int_equal(notes_with(p, NOTE_NVME_LBA_FORMAT, "FLBAS 15"), 1);
 	assert_null(lcloud_layer_find_fact(l, "lba_size"));
 	/* the kernel layer of the same namespace is still there */
 	assert_non_null(lcloud_layer_find_fact(layer_of_kind(p, LCLOUD_LAYER_DISK), "physical_block_size"));
 	lcloud_probe_free(p);
 
 	p = fixture_probe("nvme-crafted", "/dev/nvme4n1");
-	assert_int_equal(notes_with(p, "nvme-identify-failed", "Invalid Field in Command"), 1);
+	assert_int_equal(notes_with(p, NOTE_NVME_IDENTIFY_FAILED, "Invalid Field in Command"), 1);
 	assert_string_equal(fact_str(layer_of_kind(p, LCLOUD_LAYER_NVME), "mn"), "Failing");
 	lcloud_probe_free(p);
 
 	p = fixture_probe("nvme-crafted", "/dev/nvme5n1");
-	assert_int_equal(notes_with(p, "nvme-identify-failed", "gone away"), 2);
+	assert_int_equal(notes_with(p, NOTE_NVME_IDENTIFY_FAILED, "gone away"), 2);
 	lcloud_probe_free(p);
 }
 

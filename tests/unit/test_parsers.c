@@ -234,20 +234,20 @@ static void test_alignment_rules(void **state)
 	lcloud_probe_free(p);
 	/* 63 sectors (the old DOS start) on a 4K disk: 32256 % 4096 = 3584 */
 	p = partition_on_disk(63 * 512, 4096, 0, 0);
-	assert_int_equal(notes_with(p, NULL, "physical block size 4096 (3584 bytes past"), 1);
+	assert_int_equal(notes_saying(p, "physical block size 4096 (3584 bytes past"), 1);
 	assert_int_equal(lcloud_probe_get_note_count(p), 1);
 	lcloud_probe_free(p);
 	/* 8 KiB start, units 4-16 KiB, no boundary: the kernel keeps atomic writes (start is a
 	 * multiple of unit_min and there is no boundary), but 16 KiB writes are off the device grid */
 	p = partition_on_disk(8192, 4096, 16384, 0);
-	assert_int_equal(notes_with(p, NULL, "physical block size"), 0);
-	assert_int_equal(notes_with(p, NULL, "turns off atomic writes"), 0);
-	assert_int_equal(notes_with(p, NULL, "atomic write unit maximum 16384"), 1);
+	assert_int_equal(notes_saying(p, "physical block size"), 0);
+	assert_int_equal(notes_saying(p, "turns off atomic writes"), 0);
+	assert_int_equal(notes_saying(p, "atomic write unit maximum 16384"), 1);
 	lcloud_probe_free(p);
 	/* 32 KiB start with a 64 KiB boundary: the kernel requires max(unit_min, boundary) = 64 KiB */
 	p = partition_on_disk(32768, 4096, 16384, 65536);
-	assert_int_equal(notes_with(p, NULL, "not a multiple of 65536"), 1);
-	assert_int_equal(notes_with(p, NULL, "turns off atomic writes"), 1);
+	assert_int_equal(notes_saying(p, "not a multiple of 65536"), 1);
+	assert_int_equal(notes_saying(p, "turns off atomic writes"), 1);
 	lcloud_probe_free(p);
 	/* 64 KiB start with the same device: nothing to say */
 	p = partition_on_disk(65536, 4096, 16384, 65536);
@@ -255,7 +255,7 @@ static void test_alignment_rules(void **state)
 	lcloud_probe_free(p);
 	/* 512-byte disk, start 1 MiB + 512: only the 4 KiB page rule applies */
 	p = partition_on_disk(1048576 + 512, 512, 0, 0);
-	assert_int_equal(notes_with(p, NULL, "not a multiple of 4096 (512 bytes past)"), 1);
+	assert_int_equal(notes_saying(p, "not a multiple of 4096 (512 bytes past)"), 1);
 	assert_int_equal(lcloud_probe_get_note_count(p), 1);
 	lcloud_probe_free(p);
 }

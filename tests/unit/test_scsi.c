@@ -89,12 +89,12 @@ static void test_lying_short_and_failing_pages(void **state)
 	const struct lcloud_layer *s = layer_of_kind(p, LCLOUD_LAYER_SCSI);
 	(void)state;
 
-	assert_int_equal(notes_with(p, "scsi-page-short", "INQUIRY data is 3 bytes"), 1);
-	assert_int_equal(notes_with(p, "scsi-page-length", "claims 64 bytes but 20 arrived"), 1);
-	assert_int_equal(notes_with(p, "scsi-page-length", "designator"), 1);
-	assert_int_equal(notes_with(p, "scsi-page-mismatch", "got page 0xb2"), 1);
-	assert_int_equal(notes_with(p, "scsi-command-rejected", "READ CAPACITY(16)"), 1);
-	assert_int_equal(notes_with(p, "scsi-command-failed", "Input/output error"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_PAGE_SHORT, "INQUIRY data is 3 bytes"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_PAGE_LENGTH, "claims 64 bytes but 20 arrived"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_PAGE_LENGTH, "designator"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_PAGE_MISMATCH, "got page 0xb2"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_COMMAND_REJECTED, "READ CAPACITY(16)"), 1);
+	assert_int_equal(notes_with(p, NOTE_SCSI_COMMAND_FAILED, "Input/output error"), 1);
 	/* fields inside the 20 bytes are read, the rest unreadable, nothing derived from them */
 	assert_int_equal(fact_u64(s, "max_transfer_length"), 0);
 	assert_int_equal(lcloud_fact_get_state(lcloud_layer_find_fact(s, "max_atomic_transfer_length")),

@@ -127,12 +127,12 @@ static void test_captured_loop_partition_misaligned(void **state)
 	assert_int_equal(lcloud_layer_get_kind(lcloud_probe_get_layer(p, 1)), LCLOUD_LAYER_LOOP);
 	assert_int_equal(lcloud_layer_get_parent(lcloud_probe_get_layer(p, 1)), 0);
 	snprintf(msg, sizeof(msg), "byte %" PRIu64 " ", start_sectors * 512);
-	assert_int_equal(notes_with(p, "partition-misaligned", msg), 1);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, msg), 1);
 	lcloud_probe_free(p);
 
 	/* loop0p2 starts at 65536 sectors = 32 MiB: nothing to flag */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/loop0p2", 0, &p), 0);
-	assert_int_equal(notes_with(p, "partition-misaligned", NULL), 0);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, NULL), 0);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
@@ -184,15 +184,15 @@ static void test_dm_over_partitions(void **state)
 
 	/* sdb1 at 2049 * 512 = 1049088: off sdb's 4096 physical block, and off its 4096 atomic
 	 * unit minimum, so the kernel refuses atomic writes there */
-	assert_int_equal(notes_with(p, "partition-misaligned", "physical block size 4096"), 1);
-	assert_int_equal(notes_with(p, "partition-misaligned", "turns off atomic writes"), 1);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, "physical block size 4096"), 1);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, "turns off atomic writes"), 1);
 	/* dm target 0 maps sdb1 from 0: lands at 1049088 on sdb, flagged the same two ways */
-	assert_int_equal(notes_with(p, "dm-target-misaligned", "byte 1049088 of sdb"), 2);
+	assert_int_equal(notes_with(p, NOTE_DM_TARGET_MISALIGNED, "byte 1049088 of sdb"), 2);
 	/* target 1: sdc1 (2048 sectors) + 3 sectors = 2051 * 512 = 1050112; sdc has 512 B blocks,
 	 * so only the 4 KiB rule applies (1050112 % 4096 = 1536) */
-	assert_int_equal(notes_with(p, "dm-target-misaligned", "byte 1050112 of sdc, not a multiple of 4096 (1536"), 1);
+	assert_int_equal(notes_with(p, NOTE_DM_TARGET_MISALIGNED, "byte 1050112 of sdc, not a multiple of 4096 (1536"), 1);
 	/* sdc1 itself is at 1 MiB: fine */
-	assert_int_equal(notes_with(p, "partition-misaligned", "sdc1"), 0);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, "sdc1"), 0);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
@@ -206,9 +206,9 @@ static void test_dm_table_needs_root(void **state)
 	dm_table_set_reader(NULL);
 	/* under a sysroot the ioctl reader refuses; the rest of the probe stands */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/dm-0", 0, &p), 0);
-	assert_int_equal(notes_with(p, "dm-table-unavailable", NULL), 1);
-	assert_int_equal(notes_with(p, "dm-target-misaligned", NULL), 0);
-	assert_int_equal(notes_with(p, "partition-misaligned", "sdb1"), 2);
+	assert_int_equal(notes_with(p, NOTE_DM_TABLE_UNAVAILABLE, NULL), 1);
+	assert_int_equal(notes_with(p, NOTE_DM_TARGET_MISALIGNED, NULL), 0);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, "sdb1"), 2);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
@@ -228,20 +228,20 @@ static void test_md_over_nvme_and_generic_node(void **state)
 	assert_int_equal(lcloud_fact_get_u64(lcloud_layer_find_fact(md, "md_chunk_size")), 65536);
 	/* md0, 2 x (partition, disk, nvme): the nvme layers say their Identify data was not captured */
 	assert_int_equal(lcloud_probe_get_layer_count(p), 7);
-	assert_int_equal(notes_with(p, "nvme-not-captured", NULL), 2);
+	assert_int_equal(notes_with(p, NOTE_NVME_NOT_CAPTURED, NULL), 2);
 	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "atomic_write_boundary_bytes", &v), 0);
 	assert_int_equal(v, 65536);
 	assert_int_equal(lcloud_probe_get_u64(p, LCLOUD_LAYER_DISK, "max_write_streams", &v), 0);
 	assert_int_equal(v, 8);
 	/* partitions at 1 MiB: aligned to 4 KiB, 16 KiB and the 64 KiB boundary */
-	assert_int_equal(notes_with(p, "partition-misaligned", NULL), 0);
+	assert_int_equal(notes_with(p, NOTE_PARTITION_MISALIGNED, NULL), 0);
 	lcloud_probe_free(p);
 
 	/* /dev/ng0n1 is the generic node of nvme0n1: same namespace facts */
 	assert_int_equal(lcloud_probe_path(ctx, "/dev/ng0n1", 0, &p), 0);
 	assert_int_equal(lcloud_probe_get_target_type(p), LCLOUD_TARGET_NVME_CHAR);
 	assert_string_equal(lcloud_layer_get_name(lcloud_probe_get_layer(p, 0)), "nvme0n1");
-	assert_int_equal(notes_with(p, "nvme-generic", "nvme0n1"), 1);
+	assert_int_equal(notes_with(p, NOTE_NVME_GENERIC, "nvme0n1"), 1);
 	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }

@@ -85,21 +85,26 @@ static int fingerprint_check(struct json_in *in, json_object *fp)
 	return r < 0 ? r : 0;
 }
 
-int fingerprint_parse(const char *name, const void *text, size_t size, json_object **ret, char *err, size_t err_size)
+/* FP handed to the caller once it is a whole fingerprint; freed when not. */
+static int checked(struct json_in *in, json_object *fp, json_object **ret)
 {
-	struct json_in in = { .file = name, .err = err, .err_size = err_size };
-	json_object *fp;
-	int r = json_in_parse(&in, text, size, &fp);
+	int r = fingerprint_check(in, fp);
 
-	if (r < 0)
-		return r;
-	r = fingerprint_check(&in, fp);
 	if (r < 0) {
 		json_object_put(fp);
 		return r;
 	}
 	*ret = fp;
 	return 0;
+}
+
+int fingerprint_parse(const char *name, const void *text, size_t size, json_object **ret, char *err, size_t err_size)
+{
+	struct json_in in = { .file = name, .err = err, .err_size = err_size };
+	json_object *fp;
+	int r = json_in_parse(&in, text, size, &fp);
+
+	return r < 0 ? r : checked(&in, fp, ret);
 }
 
 int fingerprint_load(const char *file, json_object **ret, char *err, size_t err_size)
@@ -110,15 +115,7 @@ int fingerprint_load(const char *file, json_object **ret, char *err, size_t err_
 
 	err[0] = '\0';
 	r = json_in_read_file(&in, &fp);
-	if (r < 0)
-		return r;
-	r = fingerprint_check(&in, fp);
-	if (r < 0) {
-		json_object_put(fp);
-		return r;
-	}
-	*ret = fp;
-	return 0;
+	return r < 0 ? r : checked(&in, fp, ret);
 }
 
 static json_object *get(json_object *o, const char *key)

@@ -151,13 +151,7 @@ static int device_image(const struct writelog *log, const char *base, struct out
 		snprintf(err, err_size, "cannot read the base image %s: %s", base, strerror(-r));
 		goto out;
 	}
-	if (S_ISBLK(st.st_mode)) {
-		off_t end = lseek(in, 0, SEEK_END);
-
-		size = end < 0 ? 0 : (uint64_t)end;
-	} else {
-		size = (uint64_t)st.st_size;
-	}
+	size = crash_image_base_size(in, &st);
 	/* checked before the first write: a base that does not fit leaves the device as it was */
 	if (of->device_size && size > of->device_size) {
 		snprintf(err, err_size, "the base image %s (%" PRIu64 " bytes) is larger than %s (%" PRIu64 " bytes): "

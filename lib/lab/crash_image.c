@@ -83,6 +83,16 @@ static int apply(const struct writelog *log, const struct writelog_entry *e, uin
 	return 0;
 }
 
+uint64_t crash_image_base_size(int fd, const struct stat *st)
+{
+	off_t end;
+
+	if (!S_ISBLK(st->st_mode))
+		return (uint64_t)st->st_size;
+	end = lseek(fd, 0, SEEK_END);
+	return end < 0 ? 0 : (uint64_t)end;
+}
+
 int crash_image_make(const struct writelog *log, const char *base, const char *out, uint64_t cut,
 		     uint64_t tear_bytes, char *err, size_t err_size)
 {
@@ -102,13 +112,7 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 		r = lab_fail(err, err_size, -errno, "cannot read the base image %s: %s", base, strerror(errno));
 		goto out;
 	}
-	if (S_ISBLK(st.st_mode)) {
-		off_t end = lseek(in, 0, SEEK_END);
-
-		size = end < 0 ? 0 : (uint64_t)end;
-	} else {
-		size = (uint64_t)st.st_size;
-	}
+	size = crash_image_base_size(in, &st);
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		r = lab_fail(err, err_size, -errno, "cannot create the image %s: %s", out, strerror(errno));

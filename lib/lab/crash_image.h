@@ -16,8 +16,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "writelog.h"
+
+/* The size of the open base image FD (ST its fstat): a block device's from its end, a file's from ST. */
+uint64_t crash_image_base_size(int fd, const struct stat *st);
 
 /*
  * Makes OUT (created or truncated) from BASE and LOG as above. CUT may be the

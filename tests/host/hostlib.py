@@ -3,6 +3,7 @@
 reading, loop devices with file systems (always cleaned up), and a small
 runner that prints one line per test and 'N passed, N failed'."""
 import contextlib
+import hashlib
 import json
 import os
 import pwd
@@ -185,4 +186,13 @@ def symlink_flipper(link, a, b, stop, seconds):
     its standard output says how many flips it made."""
     return subprocess.Popen([sys.executable, "-c", SYMLINK_FLIPPER, link, a, b, stop, str(seconds)],
                             stdout=subprocess.PIPE, text=True)
+
+
+def digest(path):
+    """SHA-256 of a file or device, read in 1 MiB pieces: a test compares it before and after."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 

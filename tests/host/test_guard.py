@@ -6,13 +6,12 @@ file system while write runs never lets a byte reach the device; --sysroot
 never writes; a device another process holds with O_EXCL is refused (and
 --force does not change that) with the process named; a mount at a path
 longer than any fixed buffer is seen by probe and by the guard."""
-import hashlib
 import os
 import subprocess
 import sys
 import time
 
-from hostlib import (layer, lcloudctl, loop_device, main, need_root, probe_json, run, scratch_dir,
+from hostlib import (digest, layer, lcloudctl, loop_device, main, need_root, probe_json, run, scratch_dir,
                      symlink_flipper)
 
 
@@ -21,14 +20,6 @@ def write(path, offset, length, *extra):
 
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "fixtures")
-
-
-def digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 

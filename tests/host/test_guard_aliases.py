@@ -11,21 +11,12 @@ so each refusal is the guard's, not an accident of the setup. Last, the
 buffered torture path is raced with a symlink flipped between a scratch
 file and a mounted device: no stamp may reach the device."""
 import contextlib
-import hashlib
 import os
 import subprocess
 import sys
 import time
 
-from hostlib import lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
-
-
-def digest(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from hostlib import digest, lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
 
 
 @contextlib.contextmanager

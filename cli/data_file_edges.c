@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../lib/file_extents.h" /* built into lcloudctl too (meson.build) */
+#include "file_extents.h" /* built into lcloudctl too (meson.build) */
 
 /* InnoDB keeps data files two levels down; deeper than this is no data directory's layout. */
 #define DEPTH_MAX 64

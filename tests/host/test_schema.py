@@ -59,14 +59,14 @@ def test_schema_pins_one_type_per_key():
 
 
 def test_every_fact_the_library_adds_is_declared():
-    """A fact added to the catalogue (lib/facts.def) without its type in the schema fails here, even if no
+    """A fact added to the catalogue (lib/core/facts.def) without its type in the schema fails here, even if no
     test output shows it; a family (dm_target_N) needs a pattern that takes its members."""
     import re
     node = SCHEMA["$defs"]["layer"]["properties"]["facts"]
     facts, patterns = node["properties"], node.get("patternProperties", {})
     want = {"U64": "integer", "BOOL": "boolean", "STRING": "string"}
     problems, n = [], 0
-    with open(os.path.join(LIB, "facts.def")) as f:
+    with open(os.path.join(LIB, "core", "facts.def")) as f:
         for m in re.finditer(r'^FACT\(\w+, "([a-z0-9_A-Z]+)", (U64|BOOL|STRING),', f.read(), re.M):
             name, typ = m.group(1), want[m.group(2)]
             n += 1

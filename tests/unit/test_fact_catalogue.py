@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The fact catalogue (lib/facts.def) against what it describes: every fact
+"""The fact catalogue (lib/core/facts.def) against what it describes: every fact
 is produced on some captured tree under tests/unit/fixtures (probe -o json of
 every device of every tree, present or unavailable), or is in LIVE_ONLY
 below with the reason no tree can show it; every fact has a line in
@@ -75,8 +75,8 @@ TYPES = {"U64": "integer", "BOOL": "boolean", "STRING": "string"}
 
 
 def catalogue():
-    """(name, type) of every fact in lib/facts.def, in order."""
-    with open(os.path.join(TOP, "lib", "facts.def")) as f:
+    """(name, type) of every fact in lib/core/facts.def, in order."""
+    with open(os.path.join(TOP, "lib", "core", "facts.def")) as f:
         facts = re.findall(r'^FACT\(\w+, "([A-Za-z0-9_]+)", (U64|BOOL|STRING), (\w+), "[^"]*", (\w+)\)$', f.read(),
                            re.M)
     assert len(facts) > 150, "the catalogue was not read (%d facts)" % len(facts)

@@ -139,7 +139,7 @@ def probe_file(path, layers):
 
 
 def test_the_verdicts_model():
-    """--model-from builds the model the verdict applies (lib/power_fail.c), not one of its own: a SCSI disk's
+    """--model-from builds the model the verdict applies (lib/verdict/power_fail.c), not one of its own: a SCSI disk's
     WRITE ATOMIC limit covers no logged plain write, a provider's promise aligned to the write's size does not
     cover an 8 KiB write at 4 KiB, and a shared namespace's AWUPF is the smallest among its controllers."""
     with tempfile.TemporaryDirectory() as d:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The note codes are one list (lib/notes.def), and every place that names
+"""The note codes are one list (lib/core/notes.def), and every place that names
 them says the same: the JSON schema's enum, the PROBE NOTES of lcloud(7),
 the NOTE CODES of lcloudctl(8) and the list in lcloud_note_get_code(3).
 A code added to one and not the others fails here, as does a man page that
@@ -28,7 +28,7 @@ def read(*parts):
 def catalogue():
     """{code: (id, default severity word)} from lib/notes.def."""
     found = {}
-    for m in re.finditer(r'^NOTE\((\w+),\s*"([^"]+)",\s*(\w+),', read("lib", "notes.def"), re.M):
+    for m in re.finditer(r'^NOTE\((\w+),\s*"([^"]+)",\s*(\w+),', read("lib", "core", "notes.def"), re.M):
         ident, code, severity = m.groups()
         assert code not in found, "%s listed twice in notes.def" % code
         assert severity in SEVERITY_WORDS, "%s: severity %s" % (code, severity)
@@ -52,7 +52,7 @@ def unroff(s):
 def same_set(where, theirs):
     ours = set(catalogue())
     theirs = set(theirs)
-    assert ours == theirs, "%s and lib/notes.def differ: missing there %s, not in notes.def %s" % (
+    assert ours == theirs, "%s and lib/core/notes.def differ: missing there %s, not in notes.def %s" % (
         where, sorted(ours - theirs), sorted(theirs - ours))
 
 
@@ -102,9 +102,12 @@ def test_lcloud_note_get_code_3_lists_the_codes():
 
 def test_every_code_is_made_somewhere():
     lib = ""
-    for path in sorted(glob.glob(os.path.join(SRC, "lib", "*.c"))):
+    paths = sorted(glob.glob(os.path.join(SRC, "lib", "**", "*.c"), recursive=True))
+    assert len(paths) > 40, "the library's sources were not found under lib/ (%d)" % len(paths)
+    for path in paths:
         if os.path.basename(path) != "notes.c":
-            lib += read("lib", os.path.basename(path))
+            with open(path) as f:
+                lib += f.read()
     unused = [code for code, (ident, _) in catalogue().items() if not re.search(r"\bNOTE_%s\b" % ident, lib)]
     assert not unused, "listed in notes.def but no probe makes them: %s" % unused
 

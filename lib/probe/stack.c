@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "dm_table.h"
-#include "queue_limits.h"
+#include "block_limits.h"
 #include "stack.h"
 #include "sysfs.h"
 #include "util.h"
@@ -330,7 +330,7 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 	}
 
 	/* Every whole device (dm, md, loop, disk) has its own queue limits. */
-	r = queue_limits_fill_layer(dirfd, report_layer(p, index), !(p->flags & LCLOUD_PROBE_NO_VERDICT));
+	r = block_limits_fill_layer(dirfd, report_layer(p, index), !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 	if (r < 0)
 		return r;
 	switch (kind) {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "queue_limits.h"
+#include "block_limits.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -90,7 +90,7 @@ static int add_attr(int queue_fd, struct lcloud_layer *l, const struct queue_att
 	return layer_add_u64(l, a->id, v, source);
 }
 
-int queue_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_facts)
+int block_limits_fill_layer(int devfd, struct lcloud_layer *l, bool verdict_facts)
 {
 	int queue_fd, r = 0;
 

@@ -561,7 +561,25 @@ void cmd_list_usage(FILE *out)
 	      out);
 }
 
-int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+#define LIST_HELP_SHOWN (-1)
+
+/* How the rows are shown: lsblk's options that choose a layout, not columns. */
+struct list_view {
+	bool output_all, noheadings, raw, pairs, tree, ascii;
+	uint32_t enumerate_flags;
+};
+
+static void select_default_columns(struct list_state *st)
+{
+	st->n_selected = 0;
+	for (size_t k = 0; k < N_COLUMNS; k++)
+		if (columns[k].in_default)
+			st->selected[st->n_selected++] = (int)k;
+}
+
+/* EXIT_OK to go on, LIST_HELP_SHOWN after --help; else the exit code of a usage error. */
+static int parse_list_options(struct list_state *st, struct global_opts *opts, struct list_view *v,
+			      int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256 };
 	static const struct option options[] = {
@@ -582,69 +600,57 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct global_opts opts = *g;
-	struct list_state st = { .ctx = ctx, .g = &opts };
-	bool output_all = false, noheadings = false, raw = false, pairs = false, tree = false, has_untorn = false;
-	bool ascii = false;
-	uint32_t flags = 0;
-	int c, r, rc = EXIT_OK;
+	int c;
 
-	st.sysroot = lcloud_ctx_get_sysroot(ctx) ? lcloud_ctx_get_sysroot(ctx) : "";
-	for (size_t k = 0; k < N_COLUMNS; k++)
-		if (columns[k].in_default)
-			st.selected[st.n_selected++] = (int)k;
+	select_default_columns(st);
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
 	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTils:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-			flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
+			v->enumerate_flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
 			break;
 		case 'o':
-			if (!parse_columns(&st, optarg))
+			if (!parse_columns(st, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'O':
-			output_all = true;
+			v->output_all = true;
 			break;
 		case 'n':
-			noheadings = true;
+			v->noheadings = true;
 			break;
 		case 'r':
-			raw = true;
+			v->raw = true;
 			break;
 		case 'P':
-			pairs = true;
+			v->pairs = true;
 			break;
 		case 'J':
-			opts.format = OUTPUT_JSON;
+			opts->format = OUTPUT_JSON;
 			break;
 		case OPT_FORMAT:
-			if (!parse_output_format("lcloudctl list", optarg, &opts.format)) {
+			if (!parse_output_format("lcloudctl list", optarg, &opts->format))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'b':
-			opts.bytes = true;
+			opts->bytes = true;
 			break;
 		case 't':
-			output_all = false;
-			st.n_selected = 0;
-			for (size_t k = 0; k < N_COLUMNS; k++)
-				if (columns[k].in_default)
-					st.selected[st.n_selected++] = (int)k;
+			v->output_all = false;
+			select_default_columns(st);
 			break;
 		case 'T':
-			tree = true;
+			v->tree = true;
 			break;
 		case 'i':
-			ascii = true;
+			v->ascii = true;
 			break;
 		case 'l':
-			tree = false; /* lsblk's -l; flat rows are already the default here */
+			v->tree = false; /* lsblk's -l; flat rows are already the default here */
 			break;
 		case 's':
-			if (parse_size(optarg, &st.untorn_size) < 0 || !st.untorn_size ||
-			    (st.untorn_size & (st.untorn_size - 1))) {
+			if (parse_size(optarg, &st->untorn_size) < 0 || !st->untorn_size ||
+			    (st->untorn_size & (st->untorn_size - 1))) {
 				fprintf(stderr, "lcloudctl list: --size '%s' is not a power of two (try 16K)\n",
 					tty_str(optarg));
 				return EXIT_USAGE;
@@ -652,41 +658,171 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 			break;
 		case 'h':
 			cmd_list_usage(stdout);
-			return EXIT_OK;
+			return LIST_HELP_SHOWN;
 		default:
 			cmd_list_usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
-	st.one_field = raw || pairs;
-	st.pairs = pairs;
-	if (output_all) {
+	return EXIT_OK;
+}
+
+/* The columns -O, -s and the UNTORN column ask for, checked against each other. */
+static int settle_columns(struct list_state *st, const struct global_opts *opts, const struct list_view *v)
+{
+	bool has_untorn = false;
+
+	st->one_field = v->raw || v->pairs;
+	st->pairs = v->pairs;
+	if (v->output_all) {
 		/* UNTORN only with the --size it answers for */
-		st.n_selected = 0;
+		st->n_selected = 0;
 		for (size_t k = 0; k < N_COLUMNS; k++)
-			if (columns[k].kind != COL_UNTORN || st.untorn_size)
-				st.selected[st.n_selected++] = (int)k;
+			if (columns[k].kind != COL_UNTORN || st->untorn_size)
+				st->selected[st->n_selected++] = (int)k;
 	}
-	if (raw + pairs + (opts.format == OUTPUT_JSON) > 1) {
+	if (v->raw + v->pairs + (opts->format == OUTPUT_JSON) > 1) {
 		fputs("lcloudctl list: choose one of --raw, --pairs and --json\n", stderr);
 		return EXIT_USAGE;
 	}
-	for (size_t k = 0; k < st.n_selected; k++) {
-		has_untorn |= columns[st.selected[k]].kind == COL_UNTORN;
-		st.verdicts |= columns[st.selected[k]].kind == COL_VERDICT || columns[st.selected[k]].kind == COL_UNTORN;
+	for (size_t k = 0; k < st->n_selected; k++) {
+		has_untorn |= columns[st->selected[k]].kind == COL_UNTORN;
+		st->verdicts |= columns[st->selected[k]].kind == COL_VERDICT ||
+				columns[st->selected[k]].kind == COL_UNTORN;
 	}
-	if (has_untorn && !st.untorn_size) {
+	if (has_untorn && !st->untorn_size) {
 		fputs("lcloudctl list: the UNTORN column needs --size N (e.g. --size 16K)\n", stderr);
 		return EXIT_USAGE;
 	}
-	if (st.untorn_size && !has_untorn) {
-		st.selected[st.n_selected++] = find_column("UNTORN", 6); /* --size alone asks for it */
-		st.verdicts = true;
+	if (st->untorn_size && !has_untorn) {
+		st->selected[st->n_selected++] = find_column("UNTORN", 6); /* --size alone asks for it */
+		st->verdicts = true;
 	}
+	return EXIT_OK;
+}
+
+/*
+ * The roots, in lsblk's order whatever the order given: the named
+ * devices, each with what is built on it (its partitions, the dm and
+ * md devices on it), or every device not built on another listed one.
+ */
+static int choose_rows(struct list_state *st, int argc, char **argv)
+{
+	int rc = EXIT_OK;
+
+	if (optind >= argc) {
+		for (size_t i = 0; i < st->n_rows; i++) {
+			st->rows[i].wanted = true;
+			probe_row(st, &st->rows[i]);
+		}
+		for (size_t i = 0; i < st->n_rows; i++)
+			st->rows[i].root = !has_parent_in_list(st, &st->rows[i]);
+		return rc;
+	}
+	for (int i = optind; i < argc; i++) {
+		char *name = block_device_name(st->sysroot, argv[i]);
+		struct row *row = name ? find_row(st, name) : NULL;
+
+		if (!row) {
+			fprintf(stderr, "lcloudctl list: %s: not a block device\n", tty_str(argv[i]));
+			if (st->errors)
+				json_object_array_add(st->errors, probe_error_to_json(argv[i], -ENOENT));
+			rc = EXIT_NOT_FOUND;
+		} else {
+			row->root = true;
+			want_with_children(st, row, 0);
+		}
+		free(name);
+	}
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (st->rows[i].wanted)
+			probe_row(st, &st->rows[i]);
+	return rc;
+}
+
+static void print_list_json(struct list_state *st, bool tree_order, bool tree)
+{
+	json_object *root = json_object_new_object(), *devices = json_object_new_array();
+
+	json_object_object_add(root, "schema", json_object_new_int(1));
+	json_object_object_add(root, "blockdevices", devices);
+	for (size_t i = 0; i < st->n_rows; i++) {
+		json_object *o = (tree_order ? st->rows[i].root : st->rows[i].wanted)
+					 ? row_json(st, &st->rows[i], tree, 0)
+					 : NULL;
+
+		if (o)
+			json_object_array_add(devices, o);
+	}
+	json_object_object_add(root, "errors", st->errors);
+	st->errors = NULL; /* the document owns it now */
+	print_json(stdout, root);
+	json_object_put(root);
+}
+
+static int print_list_table(struct list_state *st, const struct list_view *v, bool tree_order, bool color)
+{
+	struct libscols_table *table = scols_new_table();
+
+	if (!table)
+		return EXIT_FAILURE_GENERIC;
+	scols_table_enable_noheadings(table, v->noheadings);
+	scols_table_enable_raw(table, v->raw);
+	scols_table_enable_export(table, v->pairs);
+	/* libsmartcols draws the tree with line characters under a UTF-8 LC_CTYPE, in ASCII otherwise */
+	scols_table_enable_ascii(table, v->ascii);
+	scols_table_enable_colors(table, color && !v->raw && !v->pairs);
+	for (size_t k = 0; k < st->n_selected; k++) {
+		const struct list_column *col = &columns[st->selected[k]];
+		int fl = col->flags;
+
+		if (v->tree && col->kind == COL_NAME)
+			fl |= SCOLS_FL_TREE;
+		scols_table_new_column(table, col->header, col->width, fl);
+	}
+	for (size_t i = 0; i < st->n_rows; i++)
+		if (tree_order ? st->rows[i].root : st->rows[i].wanted)
+			add_table_line(st, table, NULL, &st->rows[i], tree_order, v->tree, 0);
+	scols_print_table(table);
+	scols_unref_table(table);
+	return EXIT_OK;
+}
+
+static void free_rows(struct list_state *st)
+{
+	for (size_t i = 0; i < st->n_rows; i++) {
+		free(st->rows[i].name);
+		for (size_t k = 0; k < N_COLUMNS; k++)
+			free(st->rows[i].text[k]);
+		for (size_t k = 0; k < st->rows[i].n_parents; k++)
+			free(st->rows[i].parents[k]);
+		free(st->rows[i].parents);
+		json_object_put(st->rows[i].json);
+	}
+	free(st->rows);
+	json_object_put(st->errors);
+	mount_table_release(&st->mounts);
+}
+
+int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
+{
+	struct global_opts opts = *g;
+	struct list_state st = { .ctx = ctx, .g = &opts };
+	struct list_view v = { 0 };
+	int r, rc;
+
+	st.sysroot = lcloud_ctx_get_sysroot(ctx) ? lcloud_ctx_get_sysroot(ctx) : "";
+	rc = parse_list_options(&st, &opts, &v, argc, argv);
+	if (rc == LIST_HELP_SHOWN)
+		return EXIT_OK;
+	if (rc == EXIT_OK)
+		rc = settle_columns(&st, &opts, &v);
+	if (rc != EXIT_OK)
+		return rc;
 	/* a named device is listed even if it is an unbound loop device */
 	if (optind < argc)
-		flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
-	r = lcloud_blockdev_foreach_flags(ctx, flags, collect_name, &st);
+		v.enumerate_flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
+	r = lcloud_blockdev_foreach_flags(ctx, v.enumerate_flags, collect_name, &st);
 	if (r < 0) {
 		fprintf(stderr, "lcloudctl list: cannot enumerate block devices: %s\n", strerror(-r));
 		rc = EXIT_FAILURE_GENERIC;
@@ -698,99 +834,22 @@ int cmd_list(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 		st.rows[i].has_devno = block_devno(st.sysroot, st.rows[i].name, &st.rows[i].devno) == 0;
 	}
 	qsort(st.rows, st.n_rows, sizeof(*st.rows), compare_rows);
-
-	/*
-	 * The roots, in lsblk's order whatever the order given: the named
-	 * devices, each with what is built on it (its partitions, the dm and
-	 * md devices on it), or every device not built on another listed one.
-	 */
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
-			char *name = block_device_name(st.sysroot, argv[i]);
-			struct row *row = name ? find_row(&st, name) : NULL;
-
-			if (!row) {
-				fprintf(stderr, "lcloudctl list: %s: not a block device\n", tty_str(argv[i]));
-				if (st.errors)
-					json_object_array_add(st.errors, probe_error_to_json(argv[i], -ENOENT));
-				rc = EXIT_NOT_FOUND;
-			} else {
-				row->root = true;
-				want_with_children(&st, row, 0);
-			}
-			free(name);
-		}
-		for (size_t i = 0; i < st.n_rows; i++)
-			if (st.rows[i].wanted)
-				probe_row(&st, &st.rows[i]);
-	} else {
-		for (size_t i = 0; i < st.n_rows; i++) {
-			st.rows[i].wanted = true;
-			probe_row(&st, &st.rows[i]);
-		}
-		for (size_t i = 0; i < st.n_rows; i++)
-			st.rows[i].root = !has_parent_in_list(&st, &st.rows[i]);
-	}
+	r = choose_rows(&st, argc, argv);
+	if (r != EXIT_OK)
+		rc = r;
 
 	/*
 	 * As lsblk: --tree draws each root with what is built on it; -r and -P
 	 * print the same order flat; the plain table and JSON without --tree
 	 * list each device once in device number order (lsblk -l, -J -l).
 	 */
-	bool tree_order = tree || (opts.format != OUTPUT_JSON && (raw || pairs));
+	bool tree_order = v.tree || (opts.format != OUTPUT_JSON && (v.raw || v.pairs));
 
-	if (opts.format == OUTPUT_JSON) {
-		json_object *root = json_object_new_object(), *devices = json_object_new_array();
-
-		json_object_object_add(root, "schema", json_object_new_int(1));
-		json_object_object_add(root, "blockdevices", devices);
-		for (size_t i = 0; i < st.n_rows; i++) {
-			json_object *o = (tree_order ? st.rows[i].root : st.rows[i].wanted)
-						 ? row_json(&st, &st.rows[i], tree, 0)
-						 : NULL;
-
-			if (o)
-				json_object_array_add(devices, o);
-		}
-		json_object_object_add(root, "errors", st.errors);
-		print_json(stdout, root);
-		json_object_put(root);
-	} else {
-		struct libscols_table *table = scols_new_table();
-
-		if (!table)
-			return EXIT_FAILURE_GENERIC;
-		scols_table_enable_noheadings(table, noheadings);
-		scols_table_enable_raw(table, raw);
-		scols_table_enable_export(table, pairs);
-		/* libsmartcols draws the tree with line characters under a UTF-8 LC_CTYPE, in ASCII otherwise */
-		scols_table_enable_ascii(table, ascii);
-		scols_table_enable_colors(table, opts.color && !raw && !pairs);
-		for (size_t k = 0; k < st.n_selected; k++) {
-			const struct list_column *col = &columns[st.selected[k]];
-			int fl = col->flags;
-
-			if (tree && col->kind == COL_NAME)
-				fl |= SCOLS_FL_TREE;
-			scols_table_new_column(table, col->header, col->width, fl);
-		}
-		for (size_t i = 0; i < st.n_rows; i++)
-			if (tree_order ? st.rows[i].root : st.rows[i].wanted)
-				add_table_line(&st, table, NULL, &st.rows[i], tree_order, tree, 0);
-		scols_print_table(table);
-		scols_unref_table(table);
-	}
-	for (size_t i = 0; i < st.n_rows; i++) {
-		free(st.rows[i].name);
-		for (size_t k = 0; k < N_COLUMNS; k++)
-			free(st.rows[i].text[k]);
-		for (size_t k = 0; k < st.rows[i].n_parents; k++)
-			free(st.rows[i].parents[k]);
-		free(st.rows[i].parents);
-		json_object_put(st.rows[i].json);
-	}
-	free(st.rows);
-	mount_table_release(&st.mounts);
+	if (opts.format == OUTPUT_JSON)
+		print_list_json(&st, tree_order, v.tree);
+	else if (print_list_table(&st, &v, tree_order, opts.color) != EXIT_OK)
+		rc = EXIT_FAILURE_GENERIC;
+	free_rows(&st);
 	if (rc != EXIT_OK)
 		return rc;
 	return st.failures ? EXIT_FAILURE_GENERIC : EXIT_OK;

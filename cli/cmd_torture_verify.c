@@ -293,16 +293,148 @@ void cmd_torture_verify_usage(FILE *out)
 	      out);
 }
 
+/*
+ * TARGET opened for reading (O_DIRECT where it can be), checked to hold every
+ * page of the record. The record's geometry is the record writer's word:
+ * pages that do not fit the target were never written there, and reading
+ * them would take time and memory in proportion to a number anyone can put
+ * in a file. A descriptor, or -(exit code) with the reason printed.
+ */
+static int open_verified_target(const struct verify_opts *o, const struct torture_history *h, bool *direct)
+{
+	uint64_t have_bytes, page_size = h->geometry.page_size;
+	int fd, r;
+
+	*direct = true;
+	fd = open(o->target, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		*direct = false;
+		fd = open(o->target, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", tty_str(o->target), strerror(errno));
+		return -exit_code_for_error(-errno);
+	}
+	r = target_size(fd, &have_bytes);
+	if (r < 0) {
+		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", o->target,
+			r == -EBADFD ? "not a regular file or block device" : strerror(-r));
+		close(fd);
+		return -(r == -EBADFD ? EXIT_WRONG_KIND : exit_code_for_error(r));
+	}
+	if (o->offset > have_bytes || h->geometry.pages > (have_bytes - o->offset) / page_size) {
+		fprintf(stderr, "lcloudctl torture verify: the record %s claims %" PRIu64 " pages of %" PRIu64 " bytes from "
+			"offset %" PRIu64 ", but %s holds %" PRIu64 " bytes: it is not this run's target, or it lost its "
+			"end after the run (then acknowledged writes are lost)\n", o->record, h->geometry.pages, page_size,
+			o->offset, o->target, have_bytes);
+		close(fd);
+		return -EXIT_WRONG_KIND;
+	}
+	return fd;
+}
+
+/* What the run and its record were, before the page reports. */
+static void print_verify_head(const struct verify_opts *o, const struct torture_history *h, struct json_stream *js)
+{
+	uint64_t page_size = h->geometry.page_size;
+	char id[32], size[32];
+
+	snprintf(id, sizeof(id), "0x%016" PRIx64, h->geometry.run_id);
+	if (o->format == OUTPUT_JSON) {
+		json_object *head = json_object_new_object(), *rec = json_object_new_object();
+
+		json_object_object_add(head, "schema", json_object_new_int(1));
+		json_object_object_add(head, "command", json_object_new_string("torture verify"));
+		json_object_object_add(head, "target", json_object_new_string(o->target));
+		json_object_object_add(head, "run_id", json_object_new_string(id));
+		json_object_object_add(head, "page_size", json_object_new_int64((int64_t)page_size));
+		json_object_object_add(head, "pages", json_object_new_int64((int64_t)h->geometry.pages));
+		json_object_object_add(head, "offset", json_object_new_int64((int64_t)o->offset));
+		json_object_object_add(head, "path",
+				       json_object_new_string(lcloud_io_path_to_string((enum lcloud_io_path)h->geometry.path)));
+		json_object_object_add(rec, "file", json_object_new_string(o->record));
+		json_object_object_add(rec, "started", json_object_new_boolean(h->started));
+		json_object_object_add(rec, "filled", json_object_new_boolean(h->filled));
+		json_object_object_add(rec, "ended", json_object_new_boolean(h->ended));
+		json_object_object_add(rec, "acknowledged_writes", json_object_new_int64((int64_t)h->acks));
+		json_object_object_add(rec, "ignored_tail_bytes", json_object_new_int64((int64_t)h->ignored_bytes));
+		json_object_object_add(head, "record", rec);
+		/* the page reports as they are read; the summary, known only then, after them */
+		json_stream_open(js, stdout);
+		json_stream_members(js, head);
+		json_stream_array_open(js, "page_reports");
+		return;
+	}
+	printf("torture verify: %s: %" PRIu64 " pages of %s from offset %" PRIu64 ", run %s\n", tty_str(o->target),
+	       h->geometry.pages, format_size(page_size, size, sizeof(size)), o->offset, id);
+	printf("record %s: %s%s, %" PRIu64 " acknowledged writes%s", tty_str(o->record),
+	       h->started ? "run started" : "start record missing", h->filled ? ", pages filled" : ", fill not finished",
+	       h->acks, h->ended ? ", ended normally" : ", did not end (crash or kill)");
+	if (h->ignored_bytes)
+		printf(", %" PRIu64 " bytes of torn tail ignored", h->ignored_bytes);
+	putchar('\n');
+}
+
+/* A page's state against the record's last acknowledged generation: PAGE_* flags, counted into N. */
+static unsigned int judge_page(const struct page_check *c, uint64_t acked, struct verify_counts *n)
+{
+	unsigned int flags = 0;
+
+	if (acked != TORTURE_NO_GENERATION && (c->newest == UINT64_MAX || c->newest < acked))
+		flags |= PAGE_LOST;
+	if (acked == TORTURE_NO_GENERATION && c->newest == UINT64_MAX && c->state == PAGE_DAMAGED)
+		flags |= PAGE_UNWRITTEN;
+	if (c->newest != UINT64_MAX && (acked == TORTURE_NO_GENERATION || c->newest > acked))
+		flags |= PAGE_NEWER;
+	if (flags & PAGE_UNWRITTEN)
+		n->unwritten++;
+	else if (c->state == PAGE_INTACT)
+		n->intact++;
+	else if (c->state == PAGE_TORN)
+		n->torn++;
+	else
+		n->damaged++;
+	n->lost += (flags & PAGE_LOST) != 0;
+	n->newer += (flags & PAGE_NEWER) != 0;
+	return flags;
+}
+
+static void print_verify_tail(const struct verify_opts *o, const struct global_opts *g, uint64_t pages,
+			      const struct verify_counts *n, int rc, struct json_stream *js)
+{
+	if (o->format == OUTPUT_JSON) {
+		json_object *tail = json_object_new_object(), *sum = json_object_new_object();
+
+		json_stream_array_close(js);
+		json_object_object_add(sum, "intact", json_object_new_int64((int64_t)n->intact));
+		json_object_object_add(sum, "torn", json_object_new_int64((int64_t)n->torn));
+		json_object_object_add(sum, "damaged", json_object_new_int64((int64_t)n->damaged));
+		json_object_object_add(sum, "unwritten", json_object_new_int64((int64_t)n->unwritten));
+		json_object_object_add(sum, "lost_acknowledged_writes", json_object_new_int64((int64_t)n->lost));
+		json_object_object_add(sum, "newer_than_record", json_object_new_int64((int64_t)n->newer));
+		json_object_object_add(tail, "summary", sum);
+		json_object_object_add(tail, "result", json_object_new_string(result_word(rc, n)));
+		json_stream_members(js, tail);
+		json_stream_close(js);
+		return;
+	}
+	printf("summary: %" PRIu64 " pages: %" PRIu64 " intact, %" PRIu64 " torn, %" PRIu64 " damaged, %" PRIu64
+	       " unwritten; %" PRIu64 " lost acknowledged writes; %" PRIu64 " pages newer than the record\n",
+	       pages, n->intact, n->torn, n->damaged, n->unwritten, n->lost, n->newer);
+	printf("result: %s%s%s\n", color_start(g, strcmp(result_word(rc, n), "clean") ? COLOR_BAD : COLOR_GOOD),
+	       result_sentence(rc, n), color_end(g));
+}
+
 int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
 	struct verify_opts o;
 	struct torture_history h;
 	struct verify_counts n = { 0 };
 	struct json_stream js;
-	char err[512], id[32], size[32];
-	bool direct = true;
+	char err[512];
+	bool direct;
 	void *buf = NULL;
-	uint64_t page_size, have_bytes;
+	uint64_t page_size;
 	int fd, r, rc;
 
 	(void)ctx;
@@ -317,82 +449,22 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	page_size = h.geometry.page_size;
 	if (!o.have_offset)
 		o.offset = h.geometry.offset;
-	fd = open(o.target, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		direct = false;
-		fd = open(o.target, O_RDONLY | O_CLOEXEC);
-	}
+	fd = open_verified_target(&o, &h, &direct);
 	if (fd < 0) {
-		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", tty_str(o.target), strerror(errno));
 		torture_history_release(&h);
-		return exit_code_for_error(-errno);
-	}
-	/*
-	 * The record's geometry is the record writer's word: pages that do not
-	 * fit the target were never written there, and reading them would take
-	 * time and memory in proportion to a number anyone can put in a file.
-	 */
-	r = target_size(fd, &have_bytes);
-	if (r < 0) {
-		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", o.target,
-			r == -EBADFD ? "not a regular file or block device" : strerror(-r));
-		close(fd);
-		torture_history_release(&h);
-		return r == -EBADFD ? EXIT_WRONG_KIND : exit_code_for_error(r);
-	}
-	if (o.offset > have_bytes || h.geometry.pages > (have_bytes - o.offset) / page_size) {
-		fprintf(stderr, "lcloudctl torture verify: the record %s claims %" PRIu64 " pages of %" PRIu64 " bytes from "
-			"offset %" PRIu64 ", but %s holds %" PRIu64 " bytes: it is not this run's target, or it lost its "
-			"end after the run (then acknowledged writes are lost)\n", o.record, h.geometry.pages, page_size,
-			o.offset, o.target, have_bytes);
-		close(fd);
-		torture_history_release(&h);
-		return EXIT_WRONG_KIND;
+		return -fd;
 	}
 	if (posix_memalign(&buf, 4096, page_size)) {
 		close(fd);
 		torture_history_release(&h);
 		return EXIT_FAILURE_GENERIC;
 	}
-	snprintf(id, sizeof(id), "0x%016" PRIx64, h.geometry.run_id);
-	if (o.format == OUTPUT_JSON) {
-		json_object *head = json_object_new_object(), *rec = json_object_new_object();
-
-		json_object_object_add(head, "schema", json_object_new_int(1));
-		json_object_object_add(head, "command", json_object_new_string("torture verify"));
-		json_object_object_add(head, "target", json_object_new_string(o.target));
-		json_object_object_add(head, "run_id", json_object_new_string(id));
-		json_object_object_add(head, "page_size", json_object_new_int64((int64_t)page_size));
-		json_object_object_add(head, "pages", json_object_new_int64((int64_t)h.geometry.pages));
-		json_object_object_add(head, "offset", json_object_new_int64((int64_t)o.offset));
-		json_object_object_add(head, "path",
-				       json_object_new_string(lcloud_io_path_to_string((enum lcloud_io_path)h.geometry.path)));
-		json_object_object_add(rec, "file", json_object_new_string(o.record));
-		json_object_object_add(rec, "started", json_object_new_boolean(h.started));
-		json_object_object_add(rec, "filled", json_object_new_boolean(h.filled));
-		json_object_object_add(rec, "ended", json_object_new_boolean(h.ended));
-		json_object_object_add(rec, "acknowledged_writes", json_object_new_int64((int64_t)h.acks));
-		json_object_object_add(rec, "ignored_tail_bytes", json_object_new_int64((int64_t)h.ignored_bytes));
-		json_object_object_add(head, "record", rec);
-		/* the page reports as they are read; the summary, known only then, after them */
-		json_stream_open(&js, stdout);
-		json_stream_members(&js, head);
-		json_stream_array_open(&js, "page_reports");
-	} else {
-		printf("torture verify: %s: %" PRIu64 " pages of %s from offset %" PRIu64 ", run %s\n", tty_str(o.target),
-		       h.geometry.pages, format_size(page_size, size, sizeof(size)), o.offset, id);
-		printf("record %s: %s%s, %" PRIu64 " acknowledged writes%s", tty_str(o.record),
-		       h.started ? "run started" : "start record missing", h.filled ? ", pages filled" : ", fill not finished",
-		       h.acks, h.ended ? ", ended normally" : ", did not end (crash or kill)");
-		if (h.ignored_bytes)
-			printf(", %" PRIu64 " bytes of torn tail ignored", h.ignored_bytes);
-		putchar('\n');
-	}
+	print_verify_head(&o, &h, &js);
 	rc = EXIT_OK;
 	for (uint64_t p = 0; p < h.geometry.pages; p++) {
 		uint64_t off = o.offset + p * page_size, acked = torture_history_last_ack(&h, p);
 		struct page_check c;
-		unsigned int flags = 0;
+		unsigned int flags;
 
 		r = read_page(&fd, o.target, &direct, buf, page_size, off);
 		if (r < 0) {
@@ -405,22 +477,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 			rc = EXIT_FAILURE_GENERIC;
 			break;
 		}
-		if (acked != TORTURE_NO_GENERATION && (c.newest == UINT64_MAX || c.newest < acked))
-			flags |= PAGE_LOST;
-		if (acked == TORTURE_NO_GENERATION && c.newest == UINT64_MAX && c.state == PAGE_DAMAGED)
-			flags |= PAGE_UNWRITTEN;
-		if (c.newest != UINT64_MAX && (acked == TORTURE_NO_GENERATION || c.newest > acked))
-			flags |= PAGE_NEWER;
-		if (flags & PAGE_UNWRITTEN)
-			n.unwritten++;
-		else if (c.state == PAGE_INTACT)
-			n.intact++;
-		else if (c.state == PAGE_TORN)
-			n.torn++;
-		else
-			n.damaged++;
-		n.lost += (flags & PAGE_LOST) != 0;
-		n.newer += (flags & PAGE_NEWER) != 0;
+		flags = judge_page(&c, acked, &n);
 		if (o.all || (c.state != PAGE_INTACT && !(flags & PAGE_UNWRITTEN)) || (flags & PAGE_LOST)) {
 			if (o.format == OUTPUT_JSON)
 				json_stream_element(&js, page_to_json(p, off, &c, flags, acked));
@@ -431,27 +488,7 @@ int cmd_torture_verify(struct lcloud_ctx *ctx, const struct global_opts *g, int 
 	}
 	if (rc == EXIT_OK)
 		rc = n.torn || n.damaged ? EXIT_TORN : n.lost ? EXIT_LOST : EXIT_OK;
-	if (o.format == OUTPUT_JSON) {
-		json_object *tail = json_object_new_object(), *sum = json_object_new_object();
-
-		json_stream_array_close(&js);
-		json_object_object_add(sum, "intact", json_object_new_int64((int64_t)n.intact));
-		json_object_object_add(sum, "torn", json_object_new_int64((int64_t)n.torn));
-		json_object_object_add(sum, "damaged", json_object_new_int64((int64_t)n.damaged));
-		json_object_object_add(sum, "unwritten", json_object_new_int64((int64_t)n.unwritten));
-		json_object_object_add(sum, "lost_acknowledged_writes", json_object_new_int64((int64_t)n.lost));
-		json_object_object_add(sum, "newer_than_record", json_object_new_int64((int64_t)n.newer));
-		json_object_object_add(tail, "summary", sum);
-		json_object_object_add(tail, "result", json_object_new_string(result_word(rc, &n)));
-		json_stream_members(&js, tail);
-		json_stream_close(&js);
-	} else {
-		printf("summary: %" PRIu64 " pages: %" PRIu64 " intact, %" PRIu64 " torn, %" PRIu64 " damaged, %" PRIu64
-		       " unwritten; %" PRIu64 " lost acknowledged writes; %" PRIu64 " pages newer than the record\n",
-		       h.geometry.pages, n.intact, n.torn, n.damaged, n.unwritten, n.lost, n.newer);
-		printf("result: %s%s%s\n", color_start(g, strcmp(result_word(rc, &n), "clean") ? COLOR_BAD : COLOR_GOOD),
-		       result_sentence(rc, &n), color_end(g));
-	}
+	print_verify_tail(&o, g, h.geometry.pages, &n, rc, &js);
 	free(buf);
 	close(fd);
 	torture_history_release(&h);

@@ -122,9 +122,12 @@ static int facts_from_layers(struct json_in *in, json_object *layers, struct pow
 		if ((r = fact_u64(in, facts, "promise_untorn_max_bytes", &f->promise_bytes)) < 0 ||
 		    (r = fact_u64(in, facts, "promise_untorn_granularity_bytes", &f->promise_granularity_bytes)) < 0 ||
 		    (r = fact_u64(in, facts, "promise_boundary_bytes", &f->promise_boundary_bytes)) < 0 ||
-		    (r = fact_string(in, facts, "promise_alignment", &f->promise_alignment)) < 0 ||
+		    (r = fact_string(in, facts, "promise_alignment", &s)) < 0 ||
 		    (r = fact_string(in, facts, "product", &f->product)) < 0)
 			return r;
+		if (s && power_fail_alignment_from_name(s, &f->promise_alignment) < 0)
+			return json_in_fail(in, "the fact promise_alignment is \"%s\", neither \"size\" nor \"boundary\"",
+					    s);
 		if ((r = fact_source(in, "promise_untorn_max_bytes", &f->promise_source)) < 0)
 			return r;
 		if (!f->promise_source)

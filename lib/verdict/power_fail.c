@@ -6,6 +6,7 @@
  * documented promise where there is one, with its own alignment and
  * granularity. A SCSI disk's atomic limits are WRITE ATOMIC(16)'s only.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,8 +69,8 @@ void power_fail_model(const struct power_fail_facts *f, bool include_cloud, stru
 	if (include_cloud && f->promise_bytes > m->bytes) {
 		m->bytes = f->promise_bytes;
 		m->lba = or_default(f->promise_granularity_bytes, or_default(m->lba, 512));
-		/* "size": aligned to the write's own size (AWS); "boundary": inside one boundary block (Google) */
-		m->natural = !same(f->promise_alignment, "boundary");
+		/* aligned to the write's own size (AWS), or inside one boundary block (Google) */
+		m->natural = f->promise_alignment != LAYER_PROMISE_INSIDE_BOUNDARY;
 		m->boundary = f->promise_boundary_bytes;
 		m->boundary_offset = 0;
 		m->evidence = f->promise_source;
@@ -80,4 +81,15 @@ void power_fail_model(const struct power_fail_facts *f, bool include_cloud, stru
 	}
 	if (!m->lba)
 		m->lba = f->logical_block_size;
+}
+
+int power_fail_alignment_from_name(const char *name, enum layer_promise_alignment *ret)
+{
+	if (same(name, "size"))
+		*ret = LAYER_PROMISE_ALIGNED_TO_SIZE;
+	else if (same(name, "boundary"))
+		*ret = LAYER_PROMISE_INSIDE_BOUNDARY;
+	else
+		return -EINVAL;
+	return 0;
 }

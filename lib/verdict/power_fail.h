@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "report.h" /* enum layer_promise_alignment: the cloud layer's typed promise */
+
 /* What the model reads: each field as the probe reports the fact of that name; 0/NULL/false when absent. */
 struct power_fail_facts {
 	/* the NVMe namespace (nvme layer) */
@@ -37,7 +39,7 @@ struct power_fail_facts {
 	uint64_t promise_bytes;          /* promise_untorn_max_bytes */
 	uint64_t promise_granularity_bytes;
 	uint64_t promise_boundary_bytes;
-	const char *promise_alignment;   /* "size" (aligned to the write's size) or "boundary" */
+	enum layer_promise_alignment promise_alignment;
 	const char *promise_source;
 	/* the kernel's view of the disk */
 	uint64_t logical_block_size;
@@ -62,5 +64,12 @@ struct power_fail_model {
  * talks to the device, leaves it out).
  */
 void power_fail_model(const struct power_fail_facts *f, bool include_cloud, struct power_fail_model *m);
+
+/*
+ * The fact promise_alignment as a probe's JSON writes it ("size",
+ * "boundary") back into its type, for replay --model-from; -EINVAL for
+ * any other word.
+ */
+int power_fail_alignment_from_name(const char *name, enum layer_promise_alignment *ret);
 
 #endif

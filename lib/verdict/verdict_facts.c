@@ -211,7 +211,7 @@ static void promise_facts(const struct lcloud_layer *nvme, const struct lcloud_l
 		f->promise_source = cf->source;
 		(void)layer_get_bytes(cloud, FACT_PROMISE_UNTORN_GRANULARITY_BYTES, &f->promise_granularity_bytes);
 		(void)layer_get_bytes(cloud, FACT_PROMISE_BOUNDARY_BYTES, &f->promise_boundary_bytes);
-		f->promise_alignment = cloud->promise_alignment == LAYER_PROMISE_INSIDE_BOUNDARY ? "boundary" : "size";
+		f->promise_alignment = cloud->promise_alignment;
 	}
 }
 

@@ -167,6 +167,19 @@ def test_the_verdicts_model():
         assert doc["model"]["sources"]["atomic_bytes"].startswith("probe:cloud:aws:"), doc["model"]
         verdicts = {p["page"]: (p["verdict"], p["rules"]) for p in doc["page_writes"]}
         assert rc == 11 and verdicts == {1: ("tearable", ["misaligned"]), 2: ("atomic", [])}, verdicts
+        # Google: inside one aligned 16 KiB block, so the 8 KiB write at 4 KiB is whole too
+        google = {"layer": "cloud", "name": "gcp", "facts": {
+            "promise_untorn_max_bytes": 16384, "promise_untorn_granularity_bytes": 4096,
+            "promise_boundary_bytes": 16384, "promise_alignment": "boundary", "product": "Hyperdisk"}}
+        probe_file(probe, [disk, {"layer": "nvme", "name": "nvme1n1", "facts": {"lba_size": 512}}, google])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        verdicts = {p["page"]: p["verdict"] for p in doc["page_writes"]}
+        assert rc == 0 and not doc["model"]["aligned_to_size"] and verdicts == {1: "atomic", 2: "atomic"}, doc
+        # a word the model does not know is bad input, not "aligned to the size"
+        google["facts"]["promise_alignment"] = "sideways"
+        probe_file(probe, [disk, {"layer": "nvme", "name": "nvme1n1", "facts": {"lba_size": 512}}, google])
+        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        assert rc == 5 and "promise_alignment" in err and "sideways" in err, (rc, err)
         # the controllers of a shared namespace: AWUPF 16 KiB on the one that answered, 4 KiB the smallest
         nvme = {"layer": "nvme", "name": "nvme7n1", "facts": {
             "lba_size": 512, "atomic_write_power_fail_bytes": 16384, "multipath_paths": 2,

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
 
 int absolute_path(const char *path, char *buf, size_t size)
 {

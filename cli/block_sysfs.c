@@ -16,7 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "block_sysfs.h"
 #include "mountinfo.h"
 
 static char *sysroot_path(const char *sysroot, const char *fmt, const char *a)

@@ -18,7 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "data_file_edges.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "print.h"
+#include "proof.h"
 #include "cli_facts.h"
 
 enum db { DB_MYSQL, DB_MARIADB, DB_POSTGRESQL };

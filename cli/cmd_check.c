@@ -6,7 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "print.h"
 
 void cmd_check_usage(FILE *out)
 {

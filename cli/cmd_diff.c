@@ -6,7 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "fingerprint.h"
+#include "print.h"
 
 void cmd_diff_usage(FILE *out)
 {

@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
 #include "cli_facts.h"
 #include "output_file.h"
 

@@ -21,7 +21,13 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "cli.h"
+#include "args.h"
+#include "block_sysfs.h"
+#include "color.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "print.h"
 #include "cli_facts.h"
 #include "notes.h"
 

@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "fingerprint.h"
+#include "print.h"
 #include "output_file.h"
 
 void cmd_probe_usage(FILE *out)

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
 #include "json_stream.h"
 #include "replay.h"
 

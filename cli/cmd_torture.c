@@ -6,7 +6,8 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
 
 /* torture's verbs, dispatched by name (systemd's Verb table, lcloudctl's command table in small) */
 static const struct verb torture_verbs[] = {

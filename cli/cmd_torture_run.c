@@ -20,7 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "print.h"
 #include "torture_page.h"
 #include "torture_record.h"
 

@@ -16,7 +16,12 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
+#include "print.h"
 #include "json_stream.h"
 #include "page_check.h"
 #include "torture_record.h"

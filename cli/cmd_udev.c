@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "exit_codes.h"
 #include "cli_facts.h"
 
 void cmd_udev_usage(FILE *out)

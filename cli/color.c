@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
 
 bool color_decide(const char *when, bool *ret)
 {

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "data_file_edges.h"
 #include "file_extents.h" /* built into lcloudctl too (meson.build) */
 
 /* InnoDB keeps data files two levels down; deeper than this is no data directory's layout. */

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "escape.h"
+#include "exit_codes.h"
 
 int exit_code_for_error(int err)
 {

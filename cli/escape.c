@@ -17,13 +17,14 @@
  */
 #include <errno.h>
 #include <langinfo.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wctype.h>
 
-#include "cli.h"
+#include "escape.h"
 
 /* Length of the valid UTF-8 sequence at S (1-4), or 0 when it is not one. */
 static size_t utf8_sequence(const unsigned char *s)

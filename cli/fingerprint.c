@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "args.h"
+#include "fingerprint.h"
+#include "print.h"
 #include "output_file.h"
 
 json_object *fingerprint_new(const struct lcloud_probe *p, const char *sysroot)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "fingerprint.h"
 #include "json_read.h"
 
 #define FINGERPRINT_LAYERS_MAX 1024u

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "escape.h"
+#include "print.h"
 
 const char *format_size(uint64_t bytes, char *buf, size_t size)
 {

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
 
 static void main_usage(FILE *out);
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "exit_codes.h"
 #include "cli_facts.h"
 #include "output_file.h"
 

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "escape.h"
 
 
 bool parse_output_format(const char *who, const char *arg, enum output_format *ret)

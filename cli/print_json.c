@@ -6,7 +6,8 @@
  */
 #include <string.h>
 
-#include "cli.h"
+#include "escape.h"
+#include "print.h"
 
 json_object *fact_to_json(const struct lcloud_fact *f)
 {

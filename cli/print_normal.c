@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "color.h"
+#include "escape.h"
+#include "print.h"
 #include "cli_facts.h"
 
 static void print_layer_heading(FILE *out, const struct lcloud_probe *p, unsigned int i)

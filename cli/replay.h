@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include <lcloud/lcloud.h>
+
+#include "args.h"
 #include "oracle.h"
 #include "writelog.h"
 

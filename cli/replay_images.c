@@ -17,7 +17,10 @@
 #include <unistd.h>
 
 #include "crash_image.h"
+#include "escape.h"
+#include "exit_codes.h"
 #include "output_file.h"
+#include "print.h"
 #include "replay.h"
 #include "torture_page.h"
 

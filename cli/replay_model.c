@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 #include "json_read.h"
 #include "power_fail.h"
 #include "replay.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "escape.h"
 #include "replay.h"
 
 static const char *verdict_word(enum oracle_verdict v)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli.h"
+#include "args.h"
 
 int parse_size(const char *s, uint64_t *ret)
 {

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "escape.h"
+#include "exit_codes.h"
 
 int dispatch_verb(const char *who, const struct verb *verbs, size_t n, void (*usage)(FILE *out),
 		  struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "data_file_edges.h"
+#include "escape.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Every exit code the docs give is the tool's own. The table is cli/cli.h's
+"""Every exit code the docs give is the tool's own. The table is cli/exit_codes.h's
 enum of EXIT_* values; README.md's "Exit status:" paragraph and lcloudctl(8)'s
 EXIT STATUS section must list exactly its codes, and every other mention of
 an exit status in README.md and lcloudctl(8) ("exit 9",
@@ -37,7 +37,7 @@ MEANING = {
 
 
 def tool_table():
-    with open(os.path.join(SRC, "cli", "cli.h")) as f:
+    with open(os.path.join(SRC, "cli", "exit_codes.h")) as f:
         text = f.read()
     codes = {name: int(v) for name, v in re.findall(r"\b(EXIT_[A-Z_]+) = (\d+)", text)}
     assert len(codes) >= 14, codes

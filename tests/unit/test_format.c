@@ -13,7 +13,8 @@
 
 #include <cmocka.h>
 
-#include "cli.h"
+#include "escape.h"
+#include "print.h"
 
 static void check(uint64_t bytes, const char *want)
 {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "report.h"
 #include "util.h"
@@ -270,6 +271,21 @@ int layer_get_string(const struct lcloud_layer *l, enum fact_id id, const char *
 	if (r > 0)
 		*ret = f->string;
 	return r;
+}
+
+int layer_get_devno(const struct lcloud_layer *l, dev_t *ret)
+{
+	unsigned int maj, min;
+	const char *s;
+	char end;
+	int r = layer_get_string(l, FACT_DEV, &s);
+
+	if (r <= 0)
+		return r;
+	if (sscanf(s, "%u:%u%c", &maj, &min, &end) != 2)
+		return 0;
+	*ret = makedev(maj, min);
+	return 1;
 }
 
 const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id)

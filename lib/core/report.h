@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "facts.h"
 #include "lcloud/lcloud.h"
@@ -135,6 +136,12 @@ int layer_get_u64(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
 int layer_get_bytes(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret);
 int layer_get_bool(const struct lcloud_layer *l, enum fact_id id, bool *ret);
 int layer_get_string(const struct lcloud_layer *l, enum fact_id id, const char **ret);
+/*
+ * A block device layer's number, from its "dev" fact (sysfs writes it as
+ * MAJOR:MINOR): 1 with *RET set, 0 when absent or not of that form, as the
+ * typed getters; parsed here once for every reader.
+ */
+int layer_get_devno(const struct lcloud_layer *l, dev_t *ret);
 /* Why fact ID of L is unread, or NULL when it is not unread. */
 const char *layer_unread_reason(const struct lcloud_layer *l, enum fact_id id);
 

@@ -320,17 +320,15 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 	if (q->fd < 0 && q->hold_fd < 0) {
 		/* nothing opened (a captured tree): the device the probe names */
 		const struct lcloud_layer *top = NULL;
-		const struct lcloud_fact *dev;
-		unsigned int maj, min;
+		dev_t devno;
 
 		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
 			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &q->probe->layers[i];
-		dev = top ? layer_fact(top, FACT_DEV) : NULL;
-		if (!dev || dev->state != LCLOUD_FACT_PRESENT || sscanf(dev->string, "%u:%u", &maj, &min) != 2)
+		if (!top || layer_get_devno(top, &devno) <= 0)
 			return queue_fail(q, -ENODEV, "%s: which device it is cannot be told", target_name);
 		st.st_mode = S_IFBLK;
-		st.st_rdev = makedev(maj, min);
+		st.st_rdev = devno;
 	} else if (fstat(q->hold_fd >= 0 ? q->hold_fd : q->fd, &st) < 0) {
 		return queue_fail(q, -errno, "%s: %s", target_name, strerror(errno));
 	}

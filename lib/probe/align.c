@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 
 #include "align.h"
 #include "util.h"
@@ -25,16 +26,11 @@ static int child_of(const struct lcloud_probe *p, int index)
 
 static int child_with_dev(const struct lcloud_probe *p, int index, unsigned int major, unsigned int minor)
 {
-	char want[32];
-
-	snprintf(want, sizeof(want), "%u:%u", major, minor);
 	for (unsigned int i = 0; i < p->n_layers; i++) {
-		const struct lcloud_fact *dev;
+		dev_t devno;
 
-		if (p->layers[i].parent != index)
-			continue;
-		dev = layer_fact(&p->layers[i], FACT_DEV);
-		if (dev && dev->state == LCLOUD_FACT_PRESENT && streq(dev->string, want))
+		if (p->layers[i].parent == index && layer_get_devno(&p->layers[i], &devno) > 0 &&
+		    devno == makedev(major, minor))
 			return (int)i;
 	}
 	return -1;

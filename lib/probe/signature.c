@@ -62,12 +62,10 @@ static int note_failure(struct lcloud_probe *p, unsigned int index, const char *
 /* Is the open FD the block device whose number the layer's "dev" fact gives? */
 static bool is_layer_device(const struct lcloud_layer *l, int fd)
 {
-	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
-	unsigned int maj, min;
 	struct stat st;
+	dev_t devno;
 
-	return dev && dev->state == LCLOUD_FACT_PRESENT && sscanf(dev->string, "%u:%u", &maj, &min) == 2 &&
-	       fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) == maj && minor(st.st_rdev) == min;
+	return layer_get_devno(l, &devno) > 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == devno;
 }
 
 int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int target_fd)

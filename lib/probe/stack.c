@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "dm_table.h"
@@ -108,8 +109,7 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 {
 	struct lcloud_layer *l = report_layer(p, index);
 	struct dm_target_line targets[16];
-	const struct lcloud_fact *dev;
-	unsigned int major, minor;
+	dev_t devno;
 	int r, n;
 
 	r = add_sysfs_string(dirfd, l, "dm/name", FACT_DM_NAME);
@@ -118,10 +118,9 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 	r = add_sysfs_string(dirfd, l, "dm/uuid", FACT_DM_UUID);
 	if (r < 0)
 		return r;
-	dev = layer_fact(l, FACT_DEV); /* read by add_common already */
-	if (!dev || !lcloud_fact_get_string(dev) || sscanf(lcloud_fact_get_string(dev), "%u:%u", &major, &minor) != 2)
+	if (layer_get_devno(l, &devno) <= 0) /* read by add_common already */
 		return 0;
-	n = dm_table_read(ctx, major, minor, targets, (int)ARRAY_SIZE(targets));
+	n = dm_table_read(ctx, major(devno), minor(devno), targets, (int)ARRAY_SIZE(targets));
 	if (n == -EACCES || n == -EPERM)
 		return report_note(p, NOTE_NEEDS_ROOT, index,
 				   "%s: reading the device-mapper table (target offsets) needs root; "

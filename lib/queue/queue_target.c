@@ -130,17 +130,6 @@ static const struct lcloud_layer *namespace_disk(const struct lcloud_probe *p, c
 	return &p->layers[nvme->parent];
 }
 
-static bool layer_devnum(const struct lcloud_layer *l, dev_t *ret)
-{
-	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
-	unsigned int maj, min;
-
-	if (!dev || dev->state != LCLOUD_FACT_PRESENT || sscanf(dev->string, "%u:%u", &maj, &min) != 2)
-		return false;
-	*ret = makedev(maj, min);
-	return true;
-}
-
 int queue_claim_namespace(const struct lcloud_ctx *ctx, struct lcloud_queue *q)
 {
 	const struct lcloud_layer *disk = NULL;
@@ -153,7 +142,7 @@ int queue_claim_namespace(const struct lcloud_ctx *ctx, struct lcloud_queue *q)
 	for (unsigned int i = 0; i < q->probe->n_layers && !disk; i++)
 		if (q->probe->layers[i].kind == LCLOUD_LAYER_DISK)
 			disk = &q->probe->layers[i];
-	if (!disk || !layer_devnum(disk, &want))
+	if (!disk || layer_get_devno(disk, &want) <= 0)
 		return queue_fail(q, -ENODEV, "the namespace's block device is not known: the write guard cannot "
 				  "check it");
 	if (path_printf(node, sizeof(node), "/dev/%s", disk->name) < 0)

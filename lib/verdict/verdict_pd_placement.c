@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -54,7 +55,8 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 	starts[0] = 0;
 	for (int i = leaf; i != top && p->layers[i].parent >= 0; i = p->layers[i].parent) {
 		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
-		const struct lcloud_fact *dev = layer_fact(&p->layers[i], FACT_DEV);
+		dev_t devno;
+		bool has_devno = layer_get_devno(&p->layers[i], &devno) > 0;
 		int64_t shifts[STARTS_MAX];
 		char unfollowed[16] = "";
 		int n_shifts = 0;
@@ -89,18 +91,16 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
 			continue;
-		for (unsigned int s = 0; s < up->n_dm_segments && dev && dev->string; s++) {
+		for (unsigned int s = 0; s < up->n_dm_segments && has_devno; s++) {
 			const struct layer_dm_segment *seg = &up->dm_segments[s];
 			uint64_t ts = seg->start, off = seg->offset;
-			char want[32];
 
 			if (!seg->linear) {
 				n_shifts = -1; /* a target type whose placement is not a plain shift */
 				snprintf(unfollowed, sizeof(unfollowed), "%s", seg->type);
 				break;
 			}
-			snprintf(want, sizeof(want), "%u:%u", seg->major, seg->minor);
-			if (!streq(dev->string, want))
+			if (makedev(seg->major, seg->minor) != devno)
 				continue;
 			if (n_shifts == STARTS_MAX) {
 				n_shifts = -1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fixture.h"
@@ -141,6 +142,33 @@ static const struct lcloud_fact *fact(const struct lcloud_layer *l, const char *
 	return f;
 }
 
+/* The "dev" fact is parsed in one place; a value not of the MAJOR:MINOR form is no device number. */
+static void test_layer_devno(void **state)
+{
+	struct lcloud_probe *p = report_new("x");
+	const char *forms[] = { "259:3x", "259", ":3", "259:3:1", "" };
+	struct lcloud_layer *l;
+	dev_t d = 42;
+	(void)state;
+
+	l = report_layer(p, report_add_layer(p, LCLOUD_LAYER_DISK, "nvme0n1", -1));
+	assert_int_equal(layer_get_devno(l, &d), 0); /* absent */
+	assert_int_equal(layer_add_string(l, FACT_DEV, "259:3", "sysfs:dev"), 0);
+	assert_int_equal(layer_get_devno(l, &d), 1);
+	assert_true(d == makedev(259, 3));
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		l = report_layer(p, report_add_layer(p, LCLOUD_LAYER_DISK, "bad", -1));
+		assert_int_equal(layer_add_string(l, FACT_DEV, forms[i], "sysfs:dev"), 0);
+		d = 42;
+		assert_int_equal(layer_get_devno(l, &d), 0);
+		assert_true(d == 42); /* left alone */
+	}
+	l = report_layer(p, report_add_layer(p, LCLOUD_LAYER_DISK, "unread", -1));
+	assert_int_equal(layer_add_missing(l, FACT_DEV, LCLOUD_FACT_UNREADABLE, "sysfs:dev", "EIO"), 0);
+	assert_int_equal(layer_get_devno(l, &d), -ENODATA);
+	lcloud_probe_free(p);
+}
+
 static void test_statx_by_mask(void **state)
 {
 	struct lcloud_probe *p = report_new("x");
@@ -265,6 +293,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mountinfo_line),
 		cmocka_unit_test(test_mountinfo_file),
+		cmocka_unit_test(test_layer_devno),
 		cmocka_unit_test(test_statx_by_mask),
 		cmocka_unit_test(test_malformed_sysfs_values),
 		cmocka_unit_test(test_alignment_rules),

@@ -96,7 +96,8 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 	uint64_t umin = statx_bytes(l, FACT_STX_ATOMIC_WRITE_UNIT_MIN);
 	uint64_t umax = statx_bytes(l, FACT_STX_ATOMIC_WRITE_UNIT_MAX);
 	uint64_t align = statx_bytes(l, FACT_STX_DIO_MEM_ALIGN), top, confirmed = 0;
-	const struct lcloud_fact *dev = layer_fact(l, FACT_DEV);
+	dev_t devno;
+	bool has_devno = layer_get_devno(l, &devno) > 0;
 	char why[256];
 	struct stat st;
 	void *buf = NULL;
@@ -127,19 +128,14 @@ int atomic_confirm(struct lcloud_probe *p, int fs_index, int dirfd)
 		return not_run(l, denied ? LCLOUD_FACT_NEEDS_ROOT : LCLOUD_FACT_UNREADABLE, why);
 	}
 	/* a directory that is a mount point of another file system would test the wrong one */
-	if (fstat(fd, &st) < 0 || !dev || !dev->string) {
+	if (fstat(fd, &st) < 0 || !has_devno) {
 		r = not_run(l, LCLOUD_FACT_UNREADABLE, "could not tell which file system the temporary file is on");
 		goto out;
 	}
-	{
-		char here[32];
-
-		snprintf(here, sizeof(here), "%u:%u", major(st.st_dev), minor(st.st_dev));
-		if (!streq(here, dev->string)) {
-			r = not_run(l, LCLOUD_FACT_UNREADABLE, "the temporary file landed on another file system than "
-				    "the target (a mount point or a bind mount): nothing was confirmed");
-			goto out;
-		}
+	if (st.st_dev != devno) {
+		r = not_run(l, LCLOUD_FACT_UNREADABLE, "the temporary file landed on another file system than "
+			    "the target (a mount point or a bind mount): nothing was confirmed");
+		goto out;
 	}
 	if (align < 4096)
 		align = 4096;

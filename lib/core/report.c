@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "util.h"
@@ -20,6 +21,8 @@ struct lcloud_probe *report_new(const char *path)
 		free(p);
 		return NULL;
 	}
+	/* read here, once, so the verdict reads only the report and a hand-built one can state another */
+	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	return p;
 }
 

@@ -25,7 +25,8 @@
  *   cut at a non-zero NABO                   rwf_atomic_cut_at_shifted_nabo
  *   stacking file system (overlayfs)         rwf_atomic_stacking_file_system_none
  *   a file that takes no direct I/O          rwf_atomic_file_without_direct_io_none
- *   statx trusted on XFS and ext4 only       rwf_atomic_other_file_system_unknown_until_confirmed
+ *   statx trusted on XFS and ext4 only       rwf_atomic_other_file_system_unknown_until_confirmed,
+ *                                            file_system_type_is_its_fstype_fact
  *   live confirmation: refused, unenforced, largest confirmed
  *                                            rwf_atomic_live_refused_takes_the_path,
  *                                            rwf_atomic_live_unenforced_is_unknown,
@@ -84,7 +85,8 @@
  *   below stx_dio_offset_align: none         plain_direct_direct_io_alignment_floor
  *   XFS realtime: flags unread: unknown      plain_direct_realtime_unread_is_unknown
  *   file systems followed; btrfs over several devices; others unknown
- *                                            plain_direct_file_system_placement
+ *                                            plain_direct_file_system_placement,
+ *                                            file_system_type_is_its_fstype_fact
  *   block / bigalloc cluster keeps a write in one extent
  *                                            plain_direct_file_system_allocation_unit
  *   parity RAID: none                        plain_direct_parity_raid_none
@@ -343,6 +345,36 @@ static void rwf_atomic_file_without_direct_io_none(void **state)
 	sb_verdict(p);
 	assert_int_equal(sb_check(p, RWF, 4 * KIB), NO);
 	assert_true(sb_reason_has(p, RWF, "statx:stx_dio_offset_align"));
+	lcloud_probe_free(p);
+}
+
+/* The file system is what its fstype fact says: the layer's name is for a person. */
+static void file_system_type_is_its_fstype_fact(void **state)
+{
+	struct lcloud_probe *p = sb_new("/merged/file", LCLOUD_TARGET_REGULAR);
+	int fs = sb_layer(p, LCLOUD_LAYER_FILESYSTEM, "merged", -1);
+	(void)state;
+
+	sb_string(p, fs, FACT_FSTYPE, "overlay");
+	sb_u64(p, fs, FACT_BLOCK_SIZE, 4 * KIB);
+	sb_statx_atomic(p, fs, 4 * KIB, 64 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, RWF, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, RWF, "stacking file system"));
+	lcloud_probe_free(p);
+
+	/* XFS under another name: statx taken at its word; its placement followed */
+	p = sb_new("/data/file", LCLOUD_TARGET_REGULAR);
+	fs = sb_layer(p, LCLOUD_LAYER_FILESYSTEM, "data", -1);
+	sb_string(p, fs, FACT_FSTYPE, "xfs");
+	sb_u64(p, fs, FACT_BLOCK_SIZE, 16 * KIB);
+	sb_u64(p, fs, FACT_EXTENTS, 1);
+	sb_u64(p, fs, FACT_EXTENT_EDGE_ALIGNMENT, 0);
+	sb_statx_atomic(p, fs, 4 * KIB, 64 * KIB);
+	namespace_below(p, fs, NULL);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, RWF, 64 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
 	lcloud_probe_free(p);
 }
 
@@ -1570,6 +1602,7 @@ int main(void)
 		cmocka_unit_test(rwf_atomic_cut_at_shifted_nabo),
 		cmocka_unit_test(rwf_atomic_stacking_file_system_none),
 		cmocka_unit_test(rwf_atomic_file_without_direct_io_none),
+		cmocka_unit_test(file_system_type_is_its_fstype_fact),
 		cmocka_unit_test(rwf_atomic_other_file_system_unknown_until_confirmed),
 		cmocka_unit_test(rwf_atomic_live_refused_takes_the_path),
 		cmocka_unit_test(rwf_atomic_live_unenforced_is_unknown),

@@ -16,8 +16,11 @@
  *
  * "three answers ... unknown is never a yes"
  *      unread_evidence_is_unknown_never_no_limit, unknown_never_hides_a_no
+ * lcloud_probe_check answers for one size, preferring the kernel's guarantee
+ *      check_prefers_the_kernels_guarantee
  * rwf_atomic
- *   statx of the file                        rwf_atomic_statx_of_the_file
+ *   statx of the file, or of the device node rwf_atomic_statx_of_the_file,
+ *                                            rwf_atomic_statx_of_the_device_node
  *   queue limits of a device without statx   rwf_atomic_queue_limits_of_a_device
  *   partitions: start multiple of max(unit min, boundary)
  *                                            rwf_atomic_partition_start_rule,
@@ -44,7 +47,9 @@
  *                                            passthrough_power_fail_size,
  *                                            passthrough_boundary_and_nabo
  *   a cloud provider's larger promise        passthrough_cloud_promise_when_larger
- *   for a partition of it                    passthrough_partition_shifts_boundary
+ *   for a namespace, its generic node or a partition of it
+ *                                            passthrough_power_fail_size, passthrough_generic_node,
+ *                                            passthrough_partition_shifts_boundary
  *   transfer limit (max_hw_sectors_kb); missing: unknown above one block
  *                                            passthrough_transfer_limit,
  *                                            passthrough_transfer_limit_unread_is_unknown
@@ -152,6 +157,24 @@ static int second_namespace_below(struct lcloud_probe *p, int parent, int *ret_n
 	return disk;
 }
 
+/* The usual namespace as the target, with its disk's queue fact ID set to VALUE. */
+static struct lcloud_probe *namespace_with(enum fact_id id, uint64_t value)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+
+	sb_set_u64(p, namespace_below(p, -1, NULL), id, value);
+	return p;
+}
+
+/* The same with fact ID unread. */
+static struct lcloud_probe *namespace_without(enum fact_id id)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+
+	sb_set_unread(p, namespace_below(p, -1, NULL), id, "hand-built: unread");
+	return p;
+}
+
 /* The namespace's power-fail boundaries: BYTES apart (NABSPF), from OFFSET (NABO). */
 static void boundary(struct lcloud_probe *p, int nvme, uint64_t bytes, uint64_t offset)
 {
@@ -202,6 +225,32 @@ static void unknown_never_hides_a_no(void **state)
 	lcloud_probe_free(p);
 }
 
+/* lcloud_probe_check() prefers the kernel's guarantee, then passthrough, then a promise; undecided is unknown. */
+static void check_prefers_the_kernels_guarantee(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+	int disk = namespace_below(p, -1, NULL);
+	enum lcloud_io_path path = LCLOUD_PATH_BEST;
+	char why[1024];
+	(void)state;
+
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 4 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 16 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 0);
+	sb_verdict(p);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 16 * KIB, &path, why, sizeof(why)), YES);
+	assert_int_equal(path, RWF);
+	lcloud_probe_free(p);
+
+	/* no path proves 8 KiB, and plain_direct could not decide it: unknown, not no */
+	p = namespace_without(FACT_MAX_SECTORS_KB);
+	sb_set_u64(p, 0, FACT_MAX_HW_SECTORS_KB, 4);
+	sb_verdict(p);
+	assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_BEST, 8 * KIB, &path, why, sizeof(why)), UNKNOWN);
+	assert_int_equal(path, PD);
+	lcloud_probe_free(p);
+}
+
 /* ---- rwf_atomic ----------------------------------------------------------- */
 
 static void rwf_atomic_statx_of_the_file(void **state)
@@ -247,6 +296,24 @@ static void rwf_atomic_queue_limits_of_a_device(void **state)
 	sb_verdict(p);
 	assert_int_equal(sb_check(p, RWF, 4 * KIB), NO);
 	assert_true(sb_reason_has(p, RWF, "atomic_write_unit_max_bytes 0"));
+	lcloud_probe_free(p);
+}
+
+/* A device's own statx reading, where there is one, rather than its queue limits. */
+static void rwf_atomic_statx_of_the_device_node(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+	int disk = namespace_below(p, -1, NULL);
+	(void)state;
+
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 4 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 64 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 0);
+	sb_statx_atomic(p, disk, 4 * KIB, 16 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, RWF), 16 * KIB);
+	assert_int_equal(sb_check(p, RWF, 32 * KIB), NO);
+	assert_true(sb_reason_has(p, RWF, "statx"));
 	lcloud_probe_free(p);
 }
 
@@ -646,6 +713,23 @@ static void passthrough_partition_shifts_boundary(void **state)
 	lcloud_probe_free(p);
 }
 
+/* The namespace's generic node takes passthrough commands only: the namespace's size there, no other path. */
+static void passthrough_generic_node(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/ng0n1", LCLOUD_TARGET_NVME_CHAR);
+	(void)state;
+
+	namespace_below(p, -1, NULL);
+	sb_note(p, NOTE_NVME_GENERIC, 0);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PT), 16 * KIB);
+	assert_int_equal(sb_check(p, PT, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, RWF, 4 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "target:nvme-generic"));
+	lcloud_probe_free(p);
+}
+
 static void passthrough_transfer_limit(void **state)
 {
 	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
@@ -987,24 +1071,6 @@ static void plain_direct_dm_non_linear_none(void **state)
 
 /* ---- plain_direct: splits and merges -------------------------------------- */
 
-/* The usual namespace as the target, with its disk's queue fact ID set to VALUE. */
-static struct lcloud_probe *namespace_with(enum fact_id id, uint64_t value)
-{
-	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
-
-	sb_set_u64(p, namespace_below(p, -1, NULL), id, value);
-	return p;
-}
-
-/* The same with fact ID unread. */
-static struct lcloud_probe *namespace_without(enum fact_id id)
-{
-	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
-
-	sb_set_unread(p, namespace_below(p, -1, NULL), id, "hand-built: unread");
-	return p;
-}
-
 static void plain_direct_max_sectors_kb_split(void **state)
 {
 	struct lcloud_probe *p = namespace_with(FACT_MAX_SECTORS_KB, 8);
@@ -1097,6 +1163,14 @@ static void plain_direct_segments_per_request(void **state)
 	sb_nvme(p, disk, "nvme0n1", 4 * KIB, 16 * KIB, "nvme:id-ns:nawupf");
 	sb_verdict(p);
 	assert_int_equal(sb_max(p, PD), 8 * KIB);
+	lcloud_probe_free(p);
+
+	/* segments of at most 2 KiB, four per request: two per page, so two pages (a 4 KiB write) at most */
+	p = namespace_with(FACT_MAX_SEGMENTS, 4);
+	sb_set_u64(p, 0, FACT_MAX_SEGMENT_SIZE, 2 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_true(sb_reason_has(p, PD, "segments of at most 2048 bytes"));
 	lcloud_probe_free(p);
 }
 
@@ -1595,7 +1669,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unread_evidence_is_unknown_never_no_limit),
 		cmocka_unit_test(unknown_never_hides_a_no),
+		cmocka_unit_test(check_prefers_the_kernels_guarantee),
 		cmocka_unit_test(rwf_atomic_statx_of_the_file),
+		cmocka_unit_test(rwf_atomic_statx_of_the_device_node),
 		cmocka_unit_test(rwf_atomic_queue_limits_of_a_device),
 		cmocka_unit_test(rwf_atomic_partition_start_rule),
 		cmocka_unit_test(rwf_atomic_partition_start_unread_is_unknown),
@@ -1616,6 +1692,7 @@ int main(void)
 		cmocka_unit_test(passthrough_boundary_and_nabo),
 		cmocka_unit_test(passthrough_cloud_promise_when_larger),
 		cmocka_unit_test(passthrough_partition_shifts_boundary),
+		cmocka_unit_test(passthrough_generic_node),
 		cmocka_unit_test(passthrough_transfer_limit),
 		cmocka_unit_test(passthrough_transfer_limit_unread_is_unknown),
 		cmocka_unit_test(passthrough_identify_unread_is_unknown),

@@ -10,7 +10,8 @@
  * Most stacks sit on one NVMe namespace (4 KiB blocks, power-fail atomic
  * writes up to 16 KiB from NAWUPF, no boundary) whose queue splits and
  * merges nothing (sb_queue: 1 MiB max_sectors_kb, nomerges 2, 256
- * segments); a test changes only what its rule reads. Pages are 4 KiB.
+ * segments); a test changes only what its rule reads. Every built probe
+ * states 4 KiB memory pages (SB_PAGE_SIZE), whatever the machine has.
  *
  * The map, paragraph of lcloud(7) VERDICT -> test(s):
  *
@@ -105,6 +106,8 @@
  *                                            (and the *_unread_is_unknown tests above)
  *   a non-linear dm target, no promise: none plain_direct_dm_non_linear_none,
  *                                            plain_direct_no_promise_none
+ * KERNEL SUPPORT, Linux 6.16: XFS software atomic writes above unit_max_opt
+ *                                            rwf_atomic_software_path_above_unit_max_opt
  * buffered: never                            buffered_never
  * extended LBA format with size 0: none on every path, check answers no
  *                                            extended_lba_no_path
@@ -314,6 +317,22 @@ static void rwf_atomic_statx_of_the_device_node(void **state)
 	assert_int_equal(sb_max(p, RWF), 16 * KIB);
 	assert_int_equal(sb_check(p, RWF, 32 * KIB), NO);
 	assert_true(sb_reason_has(p, RWF, "statx"));
+	lcloud_probe_free(p);
+}
+
+/* XFS writes RWF_ATOMIC above stx_atomic_write_unit_max_opt in software: untorn, but not the device's own. */
+static void rwf_atomic_software_path_above_unit_max_opt(void **state)
+{
+	struct lcloud_probe *p = sb_new("/data/file", LCLOUD_TARGET_REGULAR);
+	int fs = sb_fs(p, "xfs", 4 * KIB);
+	(void)state;
+
+	sb_statx_atomic(p, fs, 4 * KIB, 64 * KIB);
+	sb_u64(p, fs, FACT_STX_ATOMIC_WRITE_UNIT_MAX_OPT, 16 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, RWF, 64 * KIB), YES);
+	assert_int_equal(lcloud_verdict_get_hardware_max_bytes(sb_path(p, RWF)), 16 * KIB);
+	assert_true(sb_reason_has(p, RWF, "software path"));
 	lcloud_probe_free(p);
 }
 
@@ -1672,6 +1691,7 @@ int main(void)
 		cmocka_unit_test(check_prefers_the_kernels_guarantee),
 		cmocka_unit_test(rwf_atomic_statx_of_the_file),
 		cmocka_unit_test(rwf_atomic_statx_of_the_device_node),
+		cmocka_unit_test(rwf_atomic_software_path_above_unit_max_opt),
 		cmocka_unit_test(rwf_atomic_queue_limits_of_a_device),
 		cmocka_unit_test(rwf_atomic_partition_start_rule),
 		cmocka_unit_test(rwf_atomic_partition_start_unread_is_unknown),

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "util.h"
@@ -21,6 +22,8 @@ struct lcloud_probe *report_new(const char *path)
 		free(p);
 		return NULL;
 	}
+	/* read here, once, so the verdict reads only the report and a hand-built one can state another */
+	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	return p;
 }
 

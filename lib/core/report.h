@@ -87,6 +87,8 @@ struct lcloud_probe {
 	unsigned int n_notes;
 	struct lcloud_verdict *verdicts; /* one per path, LCLOUD_PATH_RWF_ATOMIC first; NULL until computed */
 	uint32_t flags; /* enum lcloud_probe_flags the probe was asked with */
+	/* the memory page of the system that writes (a user buffer is contiguous per page); report_new() sets it */
+	uint64_t page_size;
 };
 
 struct lcloud_probe *report_new(const char *path);

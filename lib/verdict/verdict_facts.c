@@ -111,6 +111,13 @@ bool file_without_direct_io(const struct lcloud_layer *fs)
 	return f && f->u64 == 0;
 }
 
+const char *fs_type(const struct lcloud_layer *fs)
+{
+	const char *type = NULL;
+
+	return fs && layer_get_string(fs, FACT_FSTYPE, &type) > 0 && type ? type : "";
+}
+
 const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
 {
 	for (unsigned int i = 0; i < p->n_layers; i++)

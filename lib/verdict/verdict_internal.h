@@ -48,6 +48,12 @@ bool has_note(const struct lcloud_probe *p, enum note_code code);
  * through the page cache.
  */
 bool file_without_direct_io(const struct lcloud_layer *fs);
+/*
+ * The file system type of layer FS: its fstype fact, "" where its mount was
+ * not found. Rules decide on this, never on the layer's name, which is for
+ * a person.
+ */
+const char *fs_type(const struct lcloud_layer *fs);
 /* Why, in the words of a reason: which file systems do that. */
 #define NO_DIRECT_IO_WHY "statx says this file takes no direct I/O (stx_dio_offset_align 0: ext4 with " \
 	"data=journal or a data-journalled file, inline data, or encryption without inline crypto)"

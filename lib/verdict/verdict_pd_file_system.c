@@ -52,9 +52,9 @@ int pd_data_placement(const struct lcloud_layer *fs, bool has_stack, struct lclo
 	if (!has_stack)
 		return 0; /* no block device: the caller says so */
 	for (size_t i = 0; i < ARRAY_SIZE(single_device_fs); i++)
-		if (streq(fs->name, single_device_fs[i]))
+		if (streq(fs_type(fs), single_device_fs[i]))
 			return 0;
-	if (streq(fs->name, "btrfs")) {
+	if (streq(fs_type(fs), "btrfs")) {
 		if ((f = fact(fs, FACT_BTRFS_DEVICES)) && f->u64 == 1)
 			return 0;
 		if (f)
@@ -137,7 +137,7 @@ int pd_file_system(const struct lcloud_probe *p, const struct lcloud_layer *fs, 
 			r = reason(v, fact(fs, FACT_CLUSTER_SIZE) ? "ext4:superblock:s_log_cluster_size" : "statfs:f_bsize",
 				   "%s allocates in %" PRIu64 "-byte units (%s): a larger write can span two extents and "
 				   "reach the device as two writes; %s", fs->name, unit, what,
-				   streq(fs->name, "ext4") ? "ext4 with bigalloc (mkfs.ext4 -O bigalloc -C SIZE) allocates "
+				   streq(fs_type(fs), "ext4") ? "ext4 with bigalloc (mkfs.ext4 -O bigalloc -C SIZE) allocates "
 							       "larger clusters"
 							     : "a file system with larger blocks keeps larger pages whole");
 			if (r < 0)

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report.h"
 #include "util.h"
@@ -32,7 +31,7 @@
 static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struct lcloud_verdict *v,
 			     bool *ret_unread)
 {
-	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t page = p->page_size;
 	int r;
 
 	for (unsigned int i = 0; i < p->n_layers && limit > 512; i++) {
@@ -129,7 +128,7 @@ int pd_splits(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_
 		/* a queue (not a partition's) whose split limits are missing, as in a capture that missed them */
 		if ((l->kind == LCLOUD_LAYER_DISK || l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DM ||
 		     l->kind == LCLOUD_LAYER_MD) && missing != FACT__COUNT) {
-			const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+			const uint64_t page = p->page_size;
 			const char *attr = missing == FACT_MD_CHUNK_SIZE ? "md/chunk_size" : fact_def(missing)->name;
 
 			if (st->limit > page) {

@@ -127,7 +127,7 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 	if (max) {
 		*confirmed = true;
 		/* the largest size tried is capped; where statx alone is trusted it still decides above that */
-		capped = max->u64 < v->max_untorn && in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs));
+		capped = max->u64 < v->max_untorn && in_list(fs_type(fs), atomic_fs, ARRAY_SIZE(atomic_fs));
 		if (max->u64 < v->max_untorn && !capped) {
 			v->max_untorn = max->u64;
 			r = unknown(v, "live:pwritev2(RWF_ATOMIC)", "live RWF_ATOMIC writes were confirmed up to %" PRIu64
@@ -173,7 +173,7 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 		disk = &p->layers[dev];
 	/* not read: 0, no hardware atomic writes known */
 	(void)layer_get_bytes(disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, &dev_max);
-	if (streq(fs->name, "ext4")) {
+	if (streq(fs_type(fs), "ext4")) {
 		v->hw_max = v->max_untorn;
 		return 0;
 	}
@@ -214,7 +214,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		return reason(v, "target:nvme-generic", "RWF_ATOMIC needs a file or the block device: the NVMe generic "
 			      "node takes passthrough commands only; use /dev/%s or the passthrough path",
 			      top >= 0 ? p->layers[top].name : "nvmeXnY");
-	if (fs && in_list(fs->name, stacking_fs, ARRAY_SIZE(stacking_fs))) {
+	if (fs && in_list(fs_type(fs), stacking_fs, ARRAY_SIZE(stacking_fs))) {
 		/* the kernel's own word first, where a live write was tried */
 		if (fact(fs, FACT_LIVE_RWF_ATOMIC_REFUSED)) {
 			r = apply_live_confirmation(fs, v, &confirmed);
@@ -238,7 +238,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			      "journal logs them block by block), so none is claimed untorn whatever statx's atomic "
 			      "limits say");
 	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
-	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs->name, "ext4") &&
+	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs_type(fs), "ext4") &&
 	    (has_note(p, NOTE_NEEDS_WRITE_ACCESS) || has_note(p, NOTE_TMPFILE_REFUSED))) {
 		int dev = top;
 
@@ -294,7 +294,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		r = apply_live_confirmation(fs, v, &confirmed);
 		if (r != 0)
 			return r < 0 ? r : 0;
-		if (!confirmed && !in_list(fs->name, atomic_fs, ARRAY_SIZE(atomic_fs))) {
+		if (!confirmed && !in_list(fs_type(fs), atomic_fs, ARRAY_SIZE(atomic_fs))) {
 			const struct lcloud_fact *unrun = fact_unread(fs, FACT_LIVE_RWF_ATOMIC_MAX_BYTES);
 
 			v->max_untorn = 0;

@@ -21,16 +21,23 @@ def objects(build, target_dir):
                 yield os.path.join(root, f)
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
-    defined, used = set(), set()
+def symbols_of(objs):
+    """{object: (defined, used)} from one nm run over all of them (one run per object is slow on a busy machine)."""
+    table = {o: (set(), set()) for o in objs}
+    if not objs:
+        return table
+    out = subprocess.run(["nm", "-A"] + list(objs), capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
-        parts = line.split()
+        obj, _, rest = line.partition(":")
+        if obj not in table:
+            continue
+        defined, used = table[obj]
+        parts = rest.split()
         if len(parts) == 3 and parts[1] in "TDBR":
             defined.add(parts[2])
         elif len(parts) == 2 and parts[0] == "U":
             used.add(parts[1])
-    return defined, used
+    return table
 
 
 def source_name(obj):
@@ -42,8 +49,8 @@ def source_name(obj):
 def circles(objs):
     defs, uses = {}, {}
     owner = {}
-    for o in objs:
-        d, u = symbols(o)
+    table = symbols_of(list(objs))
+    for o, (d, u) in table.items():
         n = source_name(o)
         defs[n], uses[n] = d, u
         for s in d:

@@ -74,7 +74,7 @@ static void log_location(const struct md_settings *s, const struct md_location *
 		    "untorn. %s: %s", s->doublewrite_text, page, where, how, rule);
 }
 
-void md_check(const struct md_settings *s, int timeout_ms, md_log_fn log, struct md_summary *ret)
+bool md_check(const struct md_settings *s, int timeout_ms, bool enforce, md_log_fn log, struct md_summary *ret)
 {
 	const struct md_location *first_no = NULL, *first_unknown = NULL, *first_data = NULL;
 	struct md_answer answers[MD_MAX_LOCATIONS];
@@ -88,7 +88,7 @@ void md_check(const struct md_settings *s, int timeout_ms, md_log_fn log, struct
 	if (!s->read) {
 		snprintf(ret->reason, sizeof(ret->reason), "%s", s->reason);
 		log(MD_LOG_NOTE, "lcloud: whether InnoDB's page writes are untorn could not be told: %s", s->reason);
-		goto out;
+		goto enforce;
 	}
 	for (unsigned int i = 0; i < s->location_count; i++) {
 		const struct md_location *l = &s->locations[i];
@@ -128,6 +128,13 @@ void md_check(const struct md_settings *s, int timeout_ms, md_log_fn log, struct
 		snprintf(ret->reason, sizeof(ret->reason), "no InnoDB data location was found");
 	}
 	ret->max_untorn_bytes = smallest == UINT64_MAX ? 0 : smallest;
-out:
+enforce:
 	ret->checks++;
+	/* settings that could not be read do not say doublewrite is OFF */
+	if (!enforce || !s->read || s->doublewrite || strcmp(ret->doublewrite_needed, "no") == 0)
+		return false;
+	log(MD_LOG_ERROR, "lcloud: refusing to start: innodb_doublewrite is %s, but page writes are not proved "
+	    "untorn (doublewrite needed: %s); set innodb_doublewrite=ON, or lcloud_enforce=OFF to start anyway. "
+	    "%s", s->doublewrite_text, ret->doublewrite_needed, ret->reason);
+	return true;
 }

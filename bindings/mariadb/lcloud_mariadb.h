@@ -75,9 +75,10 @@ bool md_role_holds_data_pages(enum md_role role);
 void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path, int timeout_ms,
 		   struct md_answer *ret);
 
-/* check.c: answers for every location, the log lines, the summary */
+/* check.c: answers for every location, the log lines, the summary; true when enforce refuses */
 typedef void (*md_log_fn)(int severity, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 enum { MD_LOG_NOTE, MD_LOG_WARNING, MD_LOG_ERROR };
-void md_check(const struct md_settings *s, int timeout_ms, md_log_fn log, struct md_summary *ret);
+bool md_check(const struct md_settings *s, int timeout_ms, bool enforce, md_log_fn log,
+	      struct md_summary *ret);
 
 #endif /* LCLOUD_MARIADB_H */

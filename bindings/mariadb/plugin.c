@@ -6,8 +6,8 @@
  * An audit plugin that subscribes to connection events and does nothing
  * with them, rather than a daemon plugin: the server initialises daemon
  * plugins before the storage engines, so a daemon plugin's init function
- * runs before InnoDB's variables exist, and the answers belong in the log
- * before the server says it is ready for connections. Audit
+ * runs before InnoDB's variables exist, and refusing to start (lcloud_enforce
+ * with FORCE_PLUS_PERMANENT) must happen in the init function. Audit
  * plugins are initialised after the storage engines, on 10.11 and 11.x
  * alike; an audit plugin must name at least one event class, and connection
  * events (connect, disconnect, change user) are the rarest.
@@ -41,6 +41,7 @@
 #define ME_WARNING 2048
 #endif
 
+static my_bool enforce;
 static my_bool refresh;
 static unsigned int probe_timeout_s;
 
@@ -111,17 +112,19 @@ static void log_line(int severity, const char *fmt, ...)
 	emit(severity, continued, at, strlen(at));
 }
 
-static void run_check(void)
+static bool run_check(void)
 {
 	struct md_summary fresh;
+	bool refuse;
 
 	pthread_mutex_lock(&summary_lock);
 	fresh = summary;
 	pthread_mutex_unlock(&summary_lock);
-	md_check(&settings, (int)probe_timeout_s * 1000, log_line, &fresh);
+	refuse = md_check(&settings, (int)probe_timeout_s * 1000, enforce, log_line, &fresh);
 	pthread_mutex_lock(&summary_lock);
 	summary = fresh;
 	pthread_mutex_unlock(&summary_lock);
+	return refuse;
 }
 
 static void *refresh_main(void *arg)
@@ -134,7 +137,7 @@ static void *refresh_main(void *arg)
 			break;
 		refresh_pending = false;
 		pthread_mutex_unlock(&refresh_lock);
-		(void)run_check();
+		(void)run_check(); /* enforce refuses a start only: a running server is not stopped */
 		pthread_mutex_lock(&refresh_lock);
 	}
 	pthread_mutex_unlock(&refresh_lock);
@@ -152,6 +155,9 @@ static void refresh_update(MYSQL_THD thd, struct st_mysql_sys_var *var, void *va
 	pthread_mutex_unlock(&refresh_lock);
 }
 
+static MYSQL_SYSVAR_BOOL(enforce, enforce, PLUGIN_VAR_OPCMDARG | PLUGIN_VAR_READONLY,
+			 "Refuse to start when innodb_doublewrite is OFF where InnoDB's page writes are not proved "
+			 "untorn; needs the plugin loaded as FORCE_PLUS_PERMANENT", NULL, NULL, 0);
 static MYSQL_SYSVAR_BOOL(refresh, refresh, PLUGIN_VAR_OPCMDARG | PLUGIN_VAR_NOCMDOPT,
 			 "SET GLOBAL lcloud_refresh=ON probes the storage again in the background; the lcloud_checks "
 			 "status variable counts finished checks", NULL, refresh_update, 0);
@@ -160,6 +166,7 @@ static MYSQL_SYSVAR_UINT(probe_timeout, probe_timeout_s, PLUGIN_VAR_RQCMDARG | P
 			 10, 1, 3600, 0);
 
 static struct st_mysql_sys_var *sys_vars[] = {
+	MYSQL_SYSVAR(enforce),
 	MYSQL_SYSVAR(refresh),
 	MYSQL_SYSVAR(probe_timeout),
 	NULL,
@@ -212,7 +219,8 @@ static struct st_mysql_show_var status_vars[] = {
 static int lcloud_plugin_init(void *p)
 {
 	md_read_settings(&settings);
-	(void)run_check();
+	if (run_check())
+		return 1; /* with FORCE_PLUS_PERMANENT the server does not start */
 	stopping = false;
 	refresher_started = pthread_create(&refresher, NULL, refresh_main, NULL) == 0;
 	if (!refresher_started)

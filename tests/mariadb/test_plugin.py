@@ -9,9 +9,10 @@ The error log's lcloud lines and SHOW GLOBAL STATUS LIKE 'lcloud%' are
 compared with `lcloudctl check` run by this test as the mysql user for the
 same files, page size and I/O path; the I/O path with the flags the kernel
 shows for the server's descriptors of ibdata1 and ib_logfile0 (O_DIRECT or
-not). A frozen file system makes a
-refresh answer "unknown" within lcloud_probe_timeout while the server keeps
-answering queries."""
+not). The guardrail (lcloud_enforce with FORCE_PLUS_PERMANENT) must refuse
+to start with doublewrite OFF and start with it ON. A frozen file system
+makes a refresh answer "unknown" within lcloud_probe_timeout while the
+server keeps answering queries."""
 import contextlib
 import json
 import os
@@ -147,6 +148,45 @@ def test_status_over_tcp_on_the_private_port():
         assert out.split() == ["Lcloud_doublewrite_needed", "yes"], out
 
 
+def test_enforce_refuses_doublewrite_off_then_starts_with_it_on():
+    fs, device, mnt, server = LAB["xfs"]
+    rc = server.start("--lcloud=FORCE_PLUS_PERMANENT", "--lcloud-enforce=ON", "--innodb-doublewrite=OFF",
+                      expect_failure=True)
+    assert rc != 0, rc
+    lines = server.lcloud_lines()
+    refusals = [t for s, t in lines if s == "ERROR"]
+    assert len(refusals) == 1, lines
+    assert refusals[0].startswith("refusing to start: innodb_doublewrite is OFF, but page writes are not proved "
+                                  "untorn (doublewrite needed: yes); set innodb_doublewrite=ON, or "
+                                  "lcloud_enforce=OFF to start anyway. system tablespace (%s/ibdata1): not "
+                                  "untorn on plain_direct: " % server.datadir.rstrip("/")), refusals
+    assert any("Aborting" in l for l in server.lines()), server.lines()[-10:]
+    with md.running(server, "--lcloud=FORCE_PLUS_PERMANENT", "--lcloud-enforce=ON", "--innodb-doublewrite=ON"):
+        assert server.sql("SELECT @@lcloud_enforce")[0][0] == "1"
+        assert server.status()["lcloud_doublewrite_needed"] == "yes"
+        assert not [t for s, t in server.lcloud_lines() if s == "ERROR"], server.lcloud_lines()
+        # FORCE_PLUS_PERMANENT: the guardrail cannot be unloaded while the server runs
+        p = subprocess.run(["mariadb", "--no-defaults", "--socket=" + server.socket, "-uroot", "-e",
+                            "UNINSTALL SONAME 'lcloud'"], capture_output=True, text=True)
+        assert p.returncode != 0, p.stdout
+
+
+def test_enforce_without_force_plus_permanent_only_unloads_the_plugin():
+    """What the README warns of: without FORCE_PLUS_PERMANENT a refusing plugin is dropped and the
+    server starts without it."""
+    fs, device, mnt, server = LAB["xfs"]
+    with md.running(server, "--lcloud-enforce=ON", "--innodb-doublewrite=OFF"):
+        assert [s for s, t in server.lcloud_lines()].count("ERROR") == 1, server.lcloud_lines()
+        assert server.sql("SHOW GLOBAL STATUS LIKE 'lcloud%'") == []
+
+
+def test_enforce_off_by_default_starts_with_a_warning():
+    fs, device, mnt, server = LAB["xfs"]
+    with md.running(server, "--lcloud=FORCE_PLUS_PERMANENT", "--innodb-doublewrite=OFF"):
+        assert server.sql("SELECT @@lcloud_enforce")[0][0] == "0"
+        assert [s for s, t in server.lcloud_lines()].count("Warning") == 2, server.lcloud_lines()
+
+
 def test_frozen_file_system_gives_unknown_and_never_blocks():
     """A refresh while the data directory's XFS is frozen: SET returns at once, the probes end after
     lcloud_probe_timeout with "unknown", queries go on; after thaw a refresh answers again."""
@@ -221,5 +261,7 @@ if __name__ == "__main__":
         setup(stack)
         main([test_xfs_doublewrite_off_and_on, test_ext4_doublewrite_off_and_on,
               test_buffered_flush_method_is_checked_as_buffered, test_tmpfs_says_what_lcloudctl_says,
-              test_status_over_tcp_on_the_private_port, test_frozen_file_system_gives_unknown_and_never_blocks,
+              test_status_over_tcp_on_the_private_port, test_enforce_refuses_doublewrite_off_then_starts_with_it_on,
+              test_enforce_without_force_plus_permanent_only_unloads_the_plugin,
+              test_enforce_off_by_default_starts_with_a_warning, test_frozen_file_system_gives_unknown_and_never_blocks,
               test_server_log_has_no_crash])

@@ -43,9 +43,27 @@ def build_plugin(source_root, build_root, scratch):
     return plugins
 
 
-def chown_mysql(path):
-    pw = pwd.getpwnam(MD_USER)
-    os.chown(path, pw.pw_uid, pw.pw_gid)
+def mysql_ids(root=None):
+    """The mysql user's (uid, gid): the host's, or with ROOT that chroot's own."""
+    if not root:
+        pw = pwd.getpwnam(MD_USER)
+        return pw.pw_uid, pw.pw_gid
+    with open(root + "/etc/passwd") as f:
+        for line in f:
+            fields = line.split(":")
+            if fields[0] == MD_USER:
+                return int(fields[2]), int(fields[3])
+    raise AssertionError("no %s user in %s" % (MD_USER, root))
+
+
+def chown_mysql(path, root=None):
+    os.chown((root or "") + path, *mysql_ids(root))
+
+
+def command(args, root=None):
+    """ARGS as they run: on the host, or with ROOT in that chroot (PATH of its own)."""
+    return ["chroot", root, "/usr/bin/env", "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"] + list(args) \
+        if root else list(args)
 
 
 def free_port():
@@ -54,43 +72,52 @@ def free_port():
         return s.getsockname()[1]
 
 
-def install_db(datadir):
-    """An empty data directory made by mariadb-install-db (as the mysql user; root without password)."""
-    os.makedirs(datadir, 0o750, exist_ok=True)
-    chown_mysql(datadir)
-    p = subprocess.run(["mariadb-install-db", "--no-defaults", "--user=" + MD_USER, "--datadir=" + datadir,
+def install_db(datadir, root=None):
+    """An empty data directory made by mariadb-install-db (as the mysql user; root without password);
+    DATADIR is a path in ROOT when given."""
+    os.makedirs((root or "") + datadir, 0o750, exist_ok=True)
+    chown_mysql(datadir, root)
+    p = subprocess.run(command(["mariadb-install-db", "--no-defaults", "--user=" + MD_USER, "--datadir=" + datadir,
                         "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
-                        "--innodb-log-file-size=8M", "--innodb-buffer-pool-size=16M"],
+                        "--innodb-log-file-size=8M", "--innodb-buffer-pool-size=16M"], root),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, "mariadb-install-db failed: %s%s" % (p.stdout[-2000:], p.stderr[-2000:])
 
 
 class Server:
-    """mariadbd over DATADIR with the plugin loaded; start() takes extra options for one run."""
+    """mariadbd over DATADIR with the plugin loaded; start() takes extra options for one run. With
+    ROOT, the server runs in that chroot and every path given or kept here is one in it (host()
+    gives the host's)."""
 
-    def __init__(self, scratch, name, datadir, plugin_dir, libdir):
+    def __init__(self, scratch, name, datadir, plugin_dir, libdir, root=None):
+        self.root = root
         self.dir = os.path.join(scratch, name)
-        os.makedirs(self.dir, 0o755, exist_ok=True)
-        chown_mysql(self.dir)
+        os.makedirs(self.host(self.dir), 0o755, exist_ok=True)
+        chown_mysql(self.dir, root)
         self.datadir = datadir
         self.socket = os.path.join(self.dir, "mysqld.sock")
         self.port = free_port()
         self.log = os.path.join(self.dir, "error.log")
         self.cnf = os.path.join(self.dir, "my.cnf")
-        self.env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+        self.env = dict(os.environ, LD_LIBRARY_PATH=libdir) if libdir else None
         self.proc = None
         self.log_offset = 0
-        with open(self.cnf, "w") as f:
+        with open(self.host(self.cnf), "w") as f:
             f.write("[mariadbd]\nuser = %s\ndatadir = %s\nsocket = %s\nport = %d\nbind-address = 127.0.0.1\n"
                     "pid-file = %s/mysqld.pid\nlog-error = %s\nplugin-dir = %s\nplugin-load-add = lcloud.so\n"
                     "innodb_buffer_pool_size = 16M\ninnodb_log_file_size = 8M\n"
                     % (MD_USER, datadir, self.socket, self.port, self.dir, self.log, plugin_dir))
 
+    def host(self, path):
+        return (self.root or "") + path
+
     def start(self, *options, expect_failure=False, seconds=60):
         """Starts the server; with EXPECT_FAILURE waits for it to exit and returns its exit code."""
         assert self.proc is None
-        self.log_offset = os.path.getsize(self.log) if os.path.exists(self.log) else 0
-        self.proc = subprocess.Popen(["mariadbd", "--defaults-file=" + self.cnf] + list(options), env=self.env,
+        log = self.host(self.log)
+        self.log_offset = os.path.getsize(log) if os.path.exists(log) else 0
+        self.proc = subprocess.Popen(command(["mariadbd", "--defaults-file=" + self.cnf] + list(options),
+                                             self.root), env=self.env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
@@ -107,14 +134,14 @@ class Server:
                                                            seconds))
 
     def ping(self):
-        return subprocess.run(["mariadb-admin", "--no-defaults", "--socket=" + self.socket, "-uroot", "ping"],
-                              capture_output=True).returncode == 0
+        return subprocess.run(command(["mariadb-admin", "--no-defaults", "--socket=" + self.socket, "-uroot",
+                                       "ping"], self.root), capture_output=True).returncode == 0
 
     def stop(self):
         if self.proc is None:
             return
-        subprocess.run(["mariadb-admin", "--no-defaults", "--socket=" + self.socket, "-uroot", "shutdown"],
-                       capture_output=True, timeout=60)
+        subprocess.run(command(["mariadb-admin", "--no-defaults", "--socket=" + self.socket, "-uroot", "shutdown"],
+                               self.root), capture_output=True, timeout=60)
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
@@ -124,15 +151,16 @@ class Server:
 
     def sql(self, query):
         """Rows of QUERY, as lists of strings, through the socket."""
-        p = subprocess.run(["mariadb", "--no-defaults", "--socket=" + self.socket, "-uroot", "--batch",
-                            "--skip-column-names", "--raw", "-e", query], capture_output=True, text=True, timeout=60)
+        p = subprocess.run(command(["mariadb", "--no-defaults", "--socket=" + self.socket, "-uroot", "--batch",
+                                    "--skip-column-names", "--raw", "-e", query], self.root),
+                           capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, "%s: %s" % (query, p.stderr)
         return [line.split("\t") for line in p.stdout.splitlines()]
 
     def tcp_sql(self, query):
-        p = subprocess.run(["mariadb", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P%d" % self.port,
-                            "-uroot", "--batch", "--skip-column-names", "-e", query], capture_output=True, text=True,
-                           timeout=60)
+        p = subprocess.run(command(["mariadb", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", "-P%d" % self.port,
+                                    "-uroot", "--batch", "--skip-column-names", "-e", query], self.root),
+                           capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, "%s: %s" % (query, p.stderr)
         return p.stdout
 
@@ -141,13 +169,13 @@ class Server:
 
     def lines(self):
         """The error log's lines since the last start."""
-        with open(self.log, errors="replace") as f:
+        with open(self.host(self.log), errors="replace") as f:
             f.seek(self.log_offset)
             return f.read().splitlines()
 
     def mark(self):
         """From now on lines() and lcloud_lines() start here."""
-        self.log_offset = os.path.getsize(self.log)
+        self.log_offset = os.path.getsize(self.host(self.log))
 
     def lcloud_lines(self):
         """(severity, text) of the plugin's messages since the last start or mark, a message the
@@ -166,12 +194,16 @@ class Server:
                 out.append((severity, text))
         return out
 
+    def server_pid(self):
+        """mariadbd's pid: through chroot and env it is a child's, by then exec'd in place."""
+        return self.proc.pid
+
     def open_flags(self, path):
         """The open flags the kernel shows for the server's descriptor of PATH."""
-        pid = self.proc.pid
+        pid = self.server_pid()
         for fd in os.listdir("/proc/%d/fd" % pid):
             try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == path:
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == self.host(path):
                     with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
                         return int(f.read().split("flags:")[1].split()[0], 8)
             except OSError:

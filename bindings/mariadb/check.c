@@ -15,6 +15,26 @@
 
 #include "lcloud_mariadb.h"
 
+const char *md_role_name(enum md_role role)
+{
+	switch (role) {
+	case MD_ROLE_SYSTEM_TABLESPACE:
+		return "system tablespace";
+	case MD_ROLE_FILE_PER_TABLE:
+		return "file-per-table directory";
+	case MD_ROLE_UNDO:
+		return "undo tablespace directory";
+	case MD_ROLE_REDO_LOG:
+		return "redo log directory";
+	}
+	return "location";
+}
+
+bool md_role_holds_data_pages(enum md_role role)
+{
+	return role != MD_ROLE_REDO_LOG;
+}
+
 /* The summary's reason; a long one is cut, and the log lines have it whole. */
 __attribute__((format(printf, 3, 4)))
 static void set_text(char *out, size_t len, const char *fmt, ...)

@@ -68,8 +68,6 @@ struct md_summary {
 
 /* server_settings.c: through the SQL service, in the plugin's init function */
 void md_read_settings(struct md_settings *ret);
-const char *md_role_name(enum md_role role);
-bool md_role_holds_data_pages(enum md_role role);
 
 /* bounded_probe.c: liblcloud in a forked child, waited for at most TIMEOUT_MS */
 void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path, int timeout_ms,
@@ -80,5 +78,7 @@ typedef void (*md_log_fn)(int severity, const char *fmt, ...) __attribute__((for
 enum { MD_LOG_NOTE, MD_LOG_WARNING, MD_LOG_ERROR };
 bool md_check(const struct md_settings *s, int timeout_ms, bool enforce, md_log_fn log,
 	      struct md_summary *ret);
+const char *md_role_name(enum md_role role);
+bool md_role_holds_data_pages(enum md_role role);
 
 #endif /* LCLOUD_MARIADB_H */

@@ -36,26 +36,6 @@ enum {
 };
 _Static_assert(sizeof(wanted) / sizeof(wanted[0]) == V_COUNT, "one name per variable");
 
-const char *md_role_name(enum md_role role)
-{
-	switch (role) {
-	case MD_ROLE_SYSTEM_TABLESPACE:
-		return "system tablespace";
-	case MD_ROLE_FILE_PER_TABLE:
-		return "file-per-table directory";
-	case MD_ROLE_UNDO:
-		return "undo tablespace directory";
-	case MD_ROLE_REDO_LOG:
-		return "redo log directory";
-	}
-	return "location";
-}
-
-bool md_role_holds_data_pages(enum md_role role)
-{
-	return role != MD_ROLE_REDO_LOG;
-}
-
 /* DIR (relative ones are to the data directory, where the server runs) joined with NAME. */
 static void join(char *out, size_t len, const char *datadir, const char *dir, const char *name)
 {

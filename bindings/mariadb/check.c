@@ -113,6 +113,7 @@ bool md_check(const struct md_settings *s, int timeout_ms, bool enforce, md_log_
 	for (unsigned int i = 0; i < s->location_count; i++) {
 		const struct md_location *l = &s->locations[i];
 		struct md_answer *a = &answers[i];
+		uint64_t contribution;
 
 		md_answer_for(l->path, s->page_size, l->io_path, timeout_ms, a);
 		log_location(s, l, a, log);
@@ -131,8 +132,11 @@ bool md_check(const struct md_settings *s, int timeout_ms, bool enforce, md_log_
 			if (!first_no)
 				decisive = a;
 		}
-		smallest = a->answer == LCLOUD_ANSWER_UNKNOWN ? 0 :
-			   a->max_untorn_bytes < smallest ? a->max_untorn_bytes : smallest;
+		/* a size at or above the page where the page itself is not proved untorn proves nothing */
+		contribution = a->answer == LCLOUD_ANSWER_UNTORN || a->max_untorn_bytes < s->page_size ?
+				       a->max_untorn_bytes : 0;
+		if (a->answer == LCLOUD_ANSWER_UNKNOWN || contribution < smallest)
+			smallest = a->answer == LCLOUD_ANSWER_UNKNOWN ? 0 : contribution;
 	}
 	if (first_no || first_unknown) {
 		const struct md_location *l = first_no ? first_no : first_unknown;

@@ -154,6 +154,26 @@ static void test_unknown_refuses_with_doublewrite_off_but_not_on(void **state)
 	assert_non_null(strstr(logged[0].text, "could not be told"));
 }
 
+static void test_largest_untorn_write_never_claims_a_page_that_can_tear(void **state)
+{
+	struct md_settings s;
+	struct md_summary sum = { 0 };
+
+	settings(&s, true);
+	answer(0, LCLOUD_ANSWER_UNTORN, 65536, "untorn");
+	answer(1, LCLOUD_ANSWER_NO, 65536, "not untorn: a page across two extents");
+	answer(2, LCLOUD_ANSWER_UNTORN, 65536, "untorn");
+	md_check(&s, 1000, false, capture, &sum);
+	assert_string_equal(sum.doublewrite_needed, "yes");
+	assert_int_equal(sum.max_untorn_bytes, 0);
+
+	settings(&s, true);
+	answer(0, LCLOUD_ANSWER_UNTORN, 65536, "untorn");
+	answer(1, LCLOUD_ANSWER_NO, 4096, "not untorn: the device promises 4096 bytes");
+	md_check(&s, 1000, false, capture, &sum);
+	assert_int_equal(sum.max_untorn_bytes, 4096);
+}
+
 static void test_unread_settings_never_refuse(void **state)
 {
 	struct md_settings s;
@@ -176,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_untorn_with_doublewrite_off_is_a_plain_note),
 		cmocka_unit_test(test_no_anywhere_is_yes_and_names_that_location),
 		cmocka_unit_test(test_unknown_refuses_with_doublewrite_off_but_not_on),
+		cmocka_unit_test(test_largest_untorn_write_never_claims_a_page_that_can_tear),
 		cmocka_unit_test(test_unread_settings_never_refuse),
 	};
 

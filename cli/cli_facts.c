@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Facts by catalogue id over the public API; see cli_facts.h. */
+/* Facts by catalogue id, and layers by kind, over the public API; see cli_facts.h. */
 #include <errno.h>
 #include <stddef.h>
 
@@ -25,4 +25,12 @@ int cli_fact_u64(const struct lcloud_layer *l, enum fact_id id, uint64_t *ret)
 const char *cli_fact_string(const struct lcloud_layer *l, enum fact_id id)
 {
 	return lcloud_fact_get_string(cli_fact(l, id));
+}
+
+const struct lcloud_layer *cli_first_layer(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
+{
+	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
+		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == kind)
+			return lcloud_probe_get_layer(p, i);
+	return NULL;
 }

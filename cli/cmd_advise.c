@@ -89,18 +89,10 @@ static bool device_keeps_page(struct lcloud_ctx *ctx, const struct lcloud_probe 
  * this disk by its WWID. False when the verdict does not rest on it, or the
  * disk has no WWID a rule can match exactly.
  */
-static const struct lcloud_layer *disk_of(const struct lcloud_probe *p)
-{
-	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
-		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_DISK)
-			return lcloud_probe_get_layer(p, i);
-	return NULL;
-}
-
 static bool nomerges_rule(const struct lcloud_probe *p, char *buf, size_t len)
 {
 	const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
-	const struct lcloud_layer *disk = disk_of(p);
+	const struct lcloud_layer *disk = cli_first_layer(p, LCLOUD_LAYER_DISK);
 	const char *wwid;
 	bool rests = false;
 
@@ -175,7 +167,8 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		if (nomerges_rule(p, rule, sizeof(rule)))
 			say(a, "this rests on %s's queue/nomerges staying 2, which the kernel resets when the disk "
 			    "appears again (a reboot, a reattach): a udev rule keeps it, e.g. in "
-			    "/etc/udev/rules.d/61-lcloud-nomerges.rules: %s", lcloud_layer_get_name(disk_of(p)), rule);
+			    "/etc/udev/rules.d/61-lcloud-nomerges.rules: %s",
+			    lcloud_layer_get_name(cli_first_layer(p, LCLOUD_LAYER_DISK)), rule);
 		if (proof_for_innodb(p, page))
 			say(a, "%s", proof_for_innodb(p, page));
 		else
@@ -187,7 +180,7 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		if (nomerges_rule(p, rule, sizeof(rule)))
 			say(a, "if the block layer's merges are what rules the pages out, set %s's queue/nomerges to 2 "
 			    "and keep it with a udev rule, e.g. in /etc/udev/rules.d/61-lcloud-nomerges.rules: %s; "
-			    "then run advise again", lcloud_layer_get_name(disk_of(p)), rule);
+			    "then run advise again", lcloud_layer_get_name(cli_first_layer(p, LCLOUD_LAYER_DISK)), rule);
 		if (atomic == LCLOUD_ANSWER_UNKNOWN)
 			say(a, "whether the kernel would guarantee %" PRIu64 "-byte RWF_ATOMIC writes here could not "
 			    "be told (%s); InnoDB does not issue RWF_ATOMIC, so this advice does not rest on it", page, rwf);

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "layer_kind.h"
 #include "cli_facts.h"
 #include "output_file.h"
 
@@ -266,8 +267,7 @@ static uint64_t device_size(const struct lcloud_queue *q)
 		    (lcloud_queue_get_backend(q) == LCLOUD_BACKEND_PASSTHROUGH &&
 		     lcloud_layer_get_kind(l) != LCLOUD_LAYER_PARTITION))
 			return 0;
-		if (lcloud_layer_get_kind(l) == LCLOUD_LAYER_NVME || lcloud_layer_get_kind(l) == LCLOUD_LAYER_SCSI ||
-		    lcloud_layer_get_kind(l) == LCLOUD_LAYER_CLOUD)
+		if (layer_kind_describes_device(lcloud_layer_get_kind(l)))
 			continue;
 		/* not read: 0, no size to check against, as for a file */
 		return cli_fact_u64(l, FACT_SIZE, &size) > 0 ? size : 0;

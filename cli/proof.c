@@ -12,14 +12,6 @@
 #include "proof.h"
 #include "cli_facts.h"
 
-static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
-{
-	for (unsigned int i = 0; i < lcloud_probe_get_layer_count(p); i++)
-		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == kind)
-			return lcloud_probe_get_layer(p, i);
-	return NULL;
-}
-
 /* Fact ID of L when it was read, else 0: no proof rests on a fact not read. */
 static uint64_t u64_of(const struct lcloud_layer *l, enum fact_id id)
 {
@@ -56,10 +48,12 @@ static const struct innodb_proof {
 
 const char *proof_for_innodb(const struct lcloud_probe *p, uint64_t page)
 {
-	const struct lcloud_layer *fs = layer_of(p, LCLOUD_LAYER_FILESYSTEM), *disk = layer_of(p, LCLOUD_LAYER_DISK);
-	const struct lcloud_layer *nvme = layer_of(p, LCLOUD_LAYER_NVME);
+	const struct lcloud_layer *fs = cli_first_layer(p, LCLOUD_LAYER_FILESYSTEM);
+	const struct lcloud_layer *disk = cli_first_layer(p, LCLOUD_LAYER_DISK);
+	const struct lcloud_layer *nvme = cli_first_layer(p, LCLOUD_LAYER_NVME);
 
-	if (page != 16384 || !fs || !disk || !nvme || layer_of(p, LCLOUD_LAYER_DM) || layer_of(p, LCLOUD_LAYER_MD))
+	if (page != 16384 || !fs || !disk || !nvme || cli_first_layer(p, LCLOUD_LAYER_DM) ||
+	    cli_first_layer(p, LCLOUD_LAYER_MD))
 		return NULL;
 	/* the verdict's own model (lib/power_fail.c, the one the lab proves) must keep the page whole here */
 	if (lcloud_verdict_check_size(lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT), page) != LCLOUD_ANSWER_UNTORN)

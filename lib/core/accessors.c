@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "report.h"
+#include "stack_walk.h"
 #include "util.h"
 
 LCLOUD_EXPORT const char *lcloud_probe_get_path(const struct lcloud_probe *p)
@@ -65,32 +66,29 @@ LCLOUD_EXPORT const struct lcloud_note *lcloud_probe_get_note(const struct lclou
 LCLOUD_EXPORT int lcloud_probe_get_u64(const struct lcloud_probe *p, enum lcloud_layer_kind kind,
 				       const char *name, uint64_t *ret_value)
 {
+	const struct lcloud_layer *l;
+	const struct lcloud_fact *f;
+
 	if (!p || !name || !ret_value)
 		return -EINVAL;
-	for (unsigned int i = 0; i < p->n_layers; i++) {
-		const struct lcloud_fact *f;
-
-		if (p->layers[i].kind != kind)
-			continue;
-		f = layer_fact_by_name(&p->layers[i], name);
-		if (!f)
-			return -ENOENT;
-		switch (f->state) {
-		case LCLOUD_FACT_PRESENT:
-			break;
-		case LCLOUD_FACT_NOT_PROVIDED:
-			return -ENODATA;
-		case LCLOUD_FACT_NEEDS_ROOT:
-			return -EACCES;
-		default:
-			return -EIO;
-		}
-		if (f->type == LCLOUD_FACT_STRING)
-			return -EINVAL;
-		*ret_value = f->u64;
-		return 0;
+	l = stack_first_layer(p, kind);
+	f = l ? layer_fact_by_name(l, name) : NULL;
+	if (!f)
+		return -ENOENT;
+	switch (f->state) {
+	case LCLOUD_FACT_PRESENT:
+		break;
+	case LCLOUD_FACT_NOT_PROVIDED:
+		return -ENODATA;
+	case LCLOUD_FACT_NEEDS_ROOT:
+		return -EACCES;
+	default:
+		return -EIO;
 	}
-	return -ENOENT;
+	if (f->type == LCLOUD_FACT_STRING)
+		return -EINVAL;
+	*ret_value = f->u64;
+	return 0;
 }
 
 LCLOUD_EXPORT enum lcloud_layer_kind lcloud_layer_get_kind(const struct lcloud_layer *l)

@@ -17,18 +17,13 @@
 #include <string.h>
 
 #include "holders.h"
+#include "layer_kind.h"
 #include "queue.h"
 #include "report.h"
 #include "sysfs.h"
 #include "util.h"
 
 #define STACK_NAMES_MAX 64
-
-static bool is_block_layer(const struct lcloud_layer *l)
-{
-	return l->kind == LCLOUD_LAYER_PARTITION || l->kind == LCLOUD_LAYER_DM || l->kind == LCLOUD_LAYER_MD ||
-	       l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DISK;
-}
 
 /* Mounts and holders of every block device of the stack, the target first. */
 static int check_holders(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *top)
@@ -38,14 +33,14 @@ static int check_holders(const struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 	unsigned int n_names = 0;
 
 	for (unsigned int i = 0; i < p->n_layers && n_names < STACK_NAMES_MAX; i++)
-		if (is_block_layer(&p->layers[i]))
+		if (layer_kind_is_block_device(p->layers[i].kind))
 			names[n_names++] = p->layers[i].name;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 		char dir[SYSFS_PATH_MAX], holder[256], dmname[256] = "", hdir[SYSFS_PATH_MAX], *mp;
 		int r;
 
-		if (!is_block_layer(l) || sysfs_block_dir(ctx, l->name, dir, sizeof(dir)) < 0)
+		if (!layer_kind_is_block_device(l->kind) || sysfs_block_dir(ctx, l->name, dir, sizeof(dir)) < 0)
 			continue;
 		/* the target with its partitions; below it, the device itself (a sibling partition is not ours) */
 		mp = holders_mount_point(ctx, dir, l == top);
@@ -100,7 +95,7 @@ static int check_contents(struct lcloud_queue *q, const struct lcloud_layer *top
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
 
-		if (!is_block_layer(l) || l->signatures != LAYER_SIGNATURES_UNREAD)
+		if (!layer_kind_is_block_device(l->kind) || l->signatures != LAYER_SIGNATURES_UNREAD)
 			continue;
 		if (i == top_index)
 			return queue_fail(q, -EBUSY, "cannot tell whether /dev/%s holds data: its file system and "
@@ -127,7 +122,7 @@ int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force
 	if (p->target_type == LCLOUD_TARGET_REGULAR)
 		return write_guard_shared_storage(ctx, q, p->path);
 	for (unsigned int i = 0; i < p->n_layers && !top; i++)
-		if (is_block_layer(&p->layers[i])) {
+		if (layer_kind_is_block_device(p->layers[i].kind)) {
 			top = &p->layers[i];
 			top_index = i;
 		}

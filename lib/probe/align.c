@@ -13,16 +13,8 @@
 #include <sys/sysmacros.h>
 
 #include "align.h"
+#include "stack_walk.h"
 #include "util.h"
-
-/* The first layer directly below INDEX (a partition's disk). */
-static int child_of(const struct lcloud_probe *p, int index)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].parent == index)
-			return (int)i;
-	return -1;
-}
 
 static int child_with_dev(const struct lcloud_probe *p, int index, unsigned int major, unsigned int minor)
 {
@@ -110,7 +102,7 @@ static int check_partition(struct lcloud_probe *p, int index)
 	const struct lcloud_fact *start = layer_fact(l, FACT_START_BYTES);
 	uint64_t align_off = 0; /* absent or unread: nothing to report */
 	char what[96];
-	int disk = child_of(p, index);
+	int disk = stack_below_partitions(p, index, STACK_ANY_KIND, NULL, NULL);
 	int r;
 
 	(void)layer_get_bytes(l, FACT_ALIGNMENT_OFFSET, &align_off);
@@ -134,7 +126,7 @@ static int check_dm(struct lcloud_probe *p, int index)
 	for (unsigned int i = 0; i < l->n_dm_segments; i++) {
 		const struct layer_dm_segment *seg = &l->dm_segments[i];
 		char what[160];
-		uint64_t byte;
+		uint64_t byte, part_start;
 		int dev, r;
 
 		if (!seg->linear)
@@ -142,15 +134,12 @@ static int check_dm(struct lcloud_probe *p, int index)
 		dev = child_with_dev(p, index, seg->major, seg->minor);
 		if (dev < 0)
 			continue;
-		/* A target on a partition lands at the partition's start plus its offset on the disk. */
-		byte = seg->offset * 512;
-		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION) {
-			uint64_t part_start = 0; /* unknown: checked as if at the disk's start, as before */
-
-			(void)layer_get_bytes(&p->layers[dev], FACT_START_BYTES, &part_start);
-			byte += part_start;
-			dev = child_of(p, dev);
-		}
+		/*
+		 * A target on a partition lands at the partition's start plus its offset on the disk;
+		 * a start unknown adds 0: checked as if at the disk's start, as before.
+		 */
+		dev = stack_below_partitions(p, dev, STACK_ANY_KIND, &part_start, NULL);
+		byte = seg->offset * 512 + part_start;
 		if (dev < 0)
 			continue;
 		snprintf(what, sizeof(what), "dm target %u of %s (its sector %" PRIu64 ", via %u:%u + %" PRIu64 " sectors)",

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "layer_kind.h"
 #include "signature.h"
 #include "util.h"
 
@@ -80,8 +81,7 @@ int signature_probe_layers(const struct lcloud_ctx *ctx, struct lcloud_probe *p,
 		int fd, r;
 
 		/* only block devices carry signatures; device and provider layers describe one */
-		if (l->kind != LCLOUD_LAYER_PARTITION && l->kind != LCLOUD_LAYER_DM && l->kind != LCLOUD_LAYER_MD &&
-		    l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DISK)
+		if (!layer_kind_is_block_device(l->kind))
 			continue;
 		/* the caller's own descriptor of the target: what is read is what it will write */
 		if (target_fd >= 0 && is_layer_device(l, target_fd)) {

@@ -25,17 +25,10 @@
 #include "queue.h"
 #include "queue_uring.h"
 #include "report.h"
+#include "stack_walk.h"
 #include "util.h"
 
 #define QUEUE_DEPTH_MAX 4096
-
-static const struct lcloud_layer *layer_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].kind == kind)
-			return &p->layers[i];
-	return NULL;
-}
 
 int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
 			   uint64_t *ret_size)
@@ -44,7 +37,7 @@ int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_lay
 	bool unread = false, partition = false;
 
 	*ret_nvme = NULL;
-	if (layer_of(p, LCLOUD_LAYER_FILESYSTEM))
+	if (stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM))
 		return -ENODEV;
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		const struct lcloud_layer *l = &p->layers[i];
@@ -116,7 +109,7 @@ static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q
 /* The kernel path: the descriptor opened at the start, now with O_DIRECT. */
 static int open_direct(struct lcloud_queue *q, const char *path)
 {
-	const struct lcloud_layer *fs = layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM);
+	const struct lcloud_layer *fs = stack_first_layer(q->probe, LCLOUD_LAYER_FILESYSTEM);
 	int fl;
 
 	if (q->probe->target_type == LCLOUD_TARGET_NVME_CHAR)
@@ -252,14 +245,14 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 				top = &q->probe->layers[i];
 		/* 0, no bound checked here: a file, or a device whose size was not read (the kernel stops at its end) */
 		q->dev_size = 0;
-		if (!layer_of(q->probe, LCLOUD_LAYER_FILESYSTEM) && top)
+		if (!stack_first_layer(q->probe, LCLOUD_LAYER_FILESYSTEM) && top)
 			(void)layer_get_bytes(top, FACT_SIZE, &q->dev_size);
 		/*
 		 * A partition has no queue of its own: the transfer limit is its disk's.
 		 * Not read, 0: no early refusal, and the kernel refuses a larger command itself.
 		 */
 		q->max_transfer = 0;
-		(void)layer_get_bytes(layer_of(q->probe, LCLOUD_LAYER_DISK), FACT_MAX_HW_SECTORS_KB, &q->max_transfer);
+		(void)layer_get_bytes(stack_first_layer(q->probe, LCLOUD_LAYER_DISK), FACT_MAX_HW_SECTORS_KB, &q->max_transfer);
 		/* a partition's own size (passthrough must not run past it); a whole namespace's device says */
 		if (q->backend_caps & QUEUE_CAP_NVME_COMMAND)
 			q->dev_size = span_size;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compat.h"
+#include "layer_kind.h"
 #include "report.h"
 #include "util.h"
 #include "verdict.h"
@@ -270,9 +271,7 @@ static uint64_t target_size(const struct lcloud_probe *p)
 	for (unsigned int i = 0; i < p->n_layers; i++) {
 		if (p->layers[i].kind == LCLOUD_LAYER_FILESYSTEM)
 			return UINT64_MAX;
-		if (p->layers[i].kind != LCLOUD_LAYER_NVME && p->layers[i].kind != LCLOUD_LAYER_SCSI &&
-		    p->layers[i].kind != LCLOUD_LAYER_CLOUD)
-		{
+		if (!layer_kind_describes_device(p->layers[i].kind)) {
 			uint64_t size;
 
 			/* a size absent or unread limits nothing the check can know about */

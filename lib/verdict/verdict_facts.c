@@ -118,22 +118,6 @@ const char *fs_type(const struct lcloud_layer *fs)
 	return fs && layer_get_string(fs, FACT_FSTYPE, &type) > 0 && type ? type : "";
 }
 
-const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].kind == kind)
-			return &p->layers[i];
-	return NULL;
-}
-
-const struct lcloud_layer *child_of_kind(const struct lcloud_probe *p, int parent, enum lcloud_layer_kind kind)
-{
-	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].parent == parent && p->layers[i].kind == kind)
-			return &p->layers[i];
-	return NULL;
-}
-
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l)
 {
 	return l ? (int)(l - p->layers) : -1;
@@ -142,8 +126,7 @@ int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l)
 int top_block(const struct lcloud_probe *p)
 {
 	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].kind != LCLOUD_LAYER_FILESYSTEM && p->layers[i].kind != LCLOUD_LAYER_NVME &&
-		    p->layers[i].kind != LCLOUD_LAYER_SCSI && p->layers[i].kind != LCLOUD_LAYER_CLOUD)
+		if (layer_kind_is_block_device(p->layers[i].kind))
 			return (int)i;
 	return -1;
 }
@@ -160,20 +143,14 @@ const struct lcloud_layer *extended_lba_namespace(const struct lcloud_probe *p)
 	const struct lcloud_layer *nvme;
 	uint64_t size, flbas, metadata;
 
-	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM) || p->layers[top].kind != LCLOUD_LAYER_DISK)
+	if (top < 0 || stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM) || p->layers[top].kind != LCLOUD_LAYER_DISK)
 		return NULL;
-	nvme = child_of_kind(p, top, LCLOUD_LAYER_NVME);
+	nvme = stack_child_layer(p, top, LCLOUD_LAYER_NVME);
 	if (!nvme || layer_get_bytes(&p->layers[top], FACT_SIZE, &size) <= 0 || size ||
 	    layer_get_u64(nvme, FACT_FLBAS, &flbas) <= 0 || !(flbas & 0x10) ||
 	    layer_get_bytes(nvme, FACT_LBA_METADATA_SIZE, &metadata) <= 0 || !metadata)
 		return NULL;
 	return nvme;
-}
-
-bool is_stack_layer(enum lcloud_layer_kind k)
-{
-	return k == LCLOUD_LAYER_PARTITION || k == LCLOUD_LAYER_DM || k == LCLOUD_LAYER_MD ||
-	       k == LCLOUD_LAYER_LOOP || k == LCLOUD_LAYER_DISK;
 }
 
 /* ---- device promises (passthrough and plain_direct) ---------------------- */
@@ -224,9 +201,9 @@ static void promise_facts(const struct lcloud_layer *nvme, const struct lcloud_l
 
 void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, struct promise *pr)
 {
-	const struct lcloud_layer *nvme = child_of_kind(p, disk, LCLOUD_LAYER_NVME);
-	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
-	const struct lcloud_layer *cloud = child_of_kind(p, index_of(p, nvme ? nvme : scsi), LCLOUD_LAYER_CLOUD);
+	const struct lcloud_layer *nvme = stack_child_layer(p, disk, LCLOUD_LAYER_NVME);
+	const struct lcloud_layer *scsi = stack_child_layer(p, disk, LCLOUD_LAYER_SCSI);
+	const struct lcloud_layer *cloud = stack_child_layer(p, index_of(p, nvme ? nvme : scsi), LCLOUD_LAYER_CLOUD);
 	struct power_fail_facts f;
 	struct power_fail_model m;
 
@@ -250,7 +227,7 @@ int leaf_disks(const struct lcloud_probe *p, int index, int *out, int max)
 	int n = 0;
 
 	for (unsigned int i = 0; i < p->n_layers; i++)
-		if (p->layers[i].parent == index && is_stack_layer(p->layers[i].kind)) {
+		if (p->layers[i].parent == index && layer_kind_is_block_device(p->layers[i].kind)) {
 			has_children = true;
 			n += leaf_disks(p, (int)i, n < max ? out + n : out, n < max ? max - n : 0);
 		}

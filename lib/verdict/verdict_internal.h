@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layer_kind.h"
 #include "report.h"
+#include "stack_walk.h"
 #include "verdict.h"
 
 uint64_t pow2_floor(uint64_t v);
@@ -28,12 +30,9 @@ int unknown(struct lcloud_verdict *v, const char *evidence, const char *fmt, ...
 const struct lcloud_fact *fact(const struct lcloud_layer *l, enum fact_id id);
 /* A fact that exists but could not be read (needs root, unreadable), or NULL. */
 const struct lcloud_fact *fact_unread(const struct lcloud_layer *l, enum fact_id id);
-const struct lcloud_layer *first_of(const struct lcloud_probe *p, enum lcloud_layer_kind kind);
-const struct lcloud_layer *child_of_kind(const struct lcloud_probe *p, int parent, enum lcloud_layer_kind kind);
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l);
 /* The first block layer: the device the target is, or the file system sits on. */
 int top_block(const struct lcloud_probe *p);
-bool is_stack_layer(enum lcloud_layer_kind k);
 /*
  * The NVMe layer of a target whose namespace interleaves metadata with each
  * block (extended LBA, FLBAS bit 4) and whose block device Linux left at

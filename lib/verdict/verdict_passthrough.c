@@ -55,32 +55,18 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	uint64_t start = 0, metadata = 0;
 	struct promise pr;
 
-	if (top < 0 || first_of(p, LCLOUD_LAYER_FILESYSTEM))
+	if (top < 0 || stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM))
 		return reason(v, "target:file", "passthrough writes address the namespace's blocks; a file's blocks "
 			      "are placed by its file system: use rwf_atomic or plain_direct for files");
-	for (int i = top; i >= 0 && i < (int)p->n_layers;) {
-		const struct lcloud_layer *l = &p->layers[i];
-
-		if (l->kind == LCLOUD_LAYER_PARTITION) {
-			uint64_t part_start;
-
-			/* unread: said "unknown" below, before any placement rests on it */
-			if (layer_get_bytes(l, FACT_START_BYTES, &part_start) <= 0)
-				unread_start = l;
-			else
-				start += part_start;
-			i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK));
-			continue;
-		}
-		if (l->kind == LCLOUD_LAYER_DISK)
-			disk = i;
-		break;
-	}
+	/* a start unread: said "unknown" below, before any placement rests on it */
+	disk = stack_below_partitions(p, top, LCLOUD_LAYER_DISK, &start, &unread_start);
+	if (disk >= 0 && p->layers[disk].kind != LCLOUD_LAYER_DISK)
+		disk = -1;
 	if (disk < 0)
 		return reason(v, "stack", "passthrough needs an NVMe namespace directly below the target, and %s is "
 			      "a %s: NVMe commands cannot go through it", p->layers[top].name,
 			      lcloud_layer_kind_to_string(p->layers[top].kind));
-	if (!child_of_kind(p, disk, LCLOUD_LAYER_NVME))
+	if (!stack_child_layer(p, disk, LCLOUD_LAYER_NVME))
 		return reason(v, "stack", "%s is not an NVMe namespace: passthrough sends NVMe commands, which "
 			      "only an NVMe namespace (/dev/nvmeXnY, /dev/ngXnY) takes", p->layers[disk].name);
 	if (unread_start)
@@ -95,7 +81,7 @@ int verdict_passthrough(const struct lcloud_probe *p, struct lcloud_verdict *v)
 			       has_note(p, NOTE_NVME_NOT_CAPTURED) ? "capture it too, or run on the live system as root"
 								   : "run as root");
 	/* read with the power-fail size: present whenever a promise is */
-	if (layer_get_bytes(child_of_kind(p, disk, LCLOUD_LAYER_NVME), FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
+	if (layer_get_bytes(stack_child_layer(p, disk, LCLOUD_LAYER_NVME), FACT_LBA_METADATA_SIZE, &metadata) > 0 && metadata)
 		return reason(v, "nvme:id-ns:lbaf", "the namespace's LBA format carries metadata, which liblcloud's "
 			      "passthrough commands do not transfer");
 	/* a write larger than the boundary always crosses one */

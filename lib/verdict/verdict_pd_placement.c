@@ -216,8 +216,8 @@ static int merge_limit(const struct lcloud_probe *p, int leaf, const struct prom
 /* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
 static bool cloud_without_promise(const struct lcloud_probe *p, int disk)
 {
-	const struct lcloud_layer *scsi = child_of_kind(p, disk, LCLOUD_LAYER_SCSI);
-	const struct lcloud_layer *cloud = scsi ? child_of_kind(p, index_of(p, scsi), LCLOUD_LAYER_CLOUD) : NULL;
+	const struct lcloud_layer *scsi = stack_child_layer(p, disk, LCLOUD_LAYER_SCSI);
+	const struct lcloud_layer *cloud = scsi ? stack_child_layer(p, index_of(p, scsi), LCLOUD_LAYER_CLOUD) : NULL;
 
 	return cloud && !fact(cloud, FACT_PROMISE_UNTORN_MAX_BYTES);
 }
@@ -282,7 +282,7 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 
 		device_promise(p, st->leaves[k], true, &pr);
 		if (!pr.bytes) {
-			bool unread = child_of_kind(p, st->leaves[k], LCLOUD_LAYER_NVME) != NULL;
+			bool unread = stack_child_layer(p, st->leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
 			st->limit = 0;
 			if (!unread)

@@ -44,8 +44,7 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 		(void)layer_get_u64(l, FACT_DMA_ALIGNMENT, &dma_mask);
 		buf_align = dma_mask + 1;
 
-		if (l->kind != LCLOUD_LAYER_DISK && l->kind != LCLOUD_LAYER_LOOP && l->kind != LCLOUD_LAYER_DM &&
-		    l->kind != LCLOUD_LAYER_MD)
+		if (!layer_kind_is_whole_device(l->kind))
 			continue;
 		if (!segs || !seg_size || !vbm || !segs->u64 || !seg_size->u64) {
 			const char *name = !segs ? "max_segments" : !seg_size ? "max_segment_size" : "virt_boundary_mask";
@@ -119,15 +118,14 @@ int pd_splits(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_
 				       : l->kind == LCLOUD_LAYER_MD && !fact(l, FACT_MD_CHUNK_SIZE) ? FACT_MD_CHUNK_SIZE
 												     : FACT__COUNT;
 
-		if (!is_stack_layer(l->kind))
+		if (!layer_kind_is_block_device(l->kind))
 			continue;
 		(void)layer_get_bytes(l, FACT_MAX_SECTORS_KB, &max_bytes);
 		(void)layer_get_bytes(l, FACT_CHUNK_SECTORS, &chunk);
 		if (l->kind == LCLOUD_LAYER_MD)
 			(void)layer_get_bytes(l, FACT_MD_CHUNK_SIZE, &md_chunk);
 		/* a queue (not a partition's) whose split limits are missing, as in a capture that missed them */
-		if ((l->kind == LCLOUD_LAYER_DISK || l->kind == LCLOUD_LAYER_LOOP || l->kind == LCLOUD_LAYER_DM ||
-		     l->kind == LCLOUD_LAYER_MD) && missing != FACT__COUNT) {
+		if (layer_kind_is_whole_device(l->kind) && missing != FACT__COUNT) {
 			const uint64_t page = p->page_size;
 			const char *attr = missing == FACT_MD_CHUNK_SIZE ? "md/chunk_size" : fact_def(missing)->name;
 

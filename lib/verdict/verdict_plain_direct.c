@@ -30,7 +30,7 @@ static bool parity_raid(const struct lcloud_layer *l)
 
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
-	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
+	const struct lcloud_layer *fs = stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM);
 	struct pd_state st = { .top = top_block(p), .limit = UINT64_MAX, .definite = UINT64_MAX, .align = 512 };
 	int r;
 
@@ -56,12 +56,11 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				      "separately, so a crash can leave it torn whatever the disks promise",
 				      p->layers[i].name, fact(&p->layers[i], FACT_MD_LEVEL)->string);
 	/* where the target starts on the device directly below its partitions (for chunk edges) */
-	for (int i = st.top; i >= 0 && p->layers[i].kind == LCLOUD_LAYER_PARTITION;
-	     i = index_of(p, child_of_kind(p, i, LCLOUD_LAYER_DISK))) {
-		uint64_t start = 0;
+	{
+		uint64_t start;
 
-		/* unread, chunk edges are checked from 0; the placement check says "unknown" for it */
-		(void)layer_get_bytes(&p->layers[i], FACT_START_BYTES, &start);
+		/* a start unread adds 0: chunk edges are checked from 0; the placement check says "unknown" for it */
+		(void)stack_below_partitions(p, st.top, LCLOUD_LAYER_DISK, &start, NULL);
 		st.top_start += start;
 	}
 

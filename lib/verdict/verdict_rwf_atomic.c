@@ -23,20 +23,11 @@
  */
 static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct lcloud_verdict *v)
 {
-	const struct lcloud_layer *unread_start = NULL;
-	uint64_t start = 0;
-	int disk = top;
+	const struct lcloud_layer *unread_start;
+	uint64_t start;
+	/* a start unread: said "unknown" below, before the kernel's rule rests on it */
+	int disk = stack_below_partitions(p, top, LCLOUD_LAYER_DISK, &start, &unread_start);
 
-	while (disk >= 0 && p->layers[disk].kind == LCLOUD_LAYER_PARTITION) {
-		uint64_t part_start;
-
-		/* unread: said "unknown" below, before the kernel's rule rests on it */
-		if (layer_get_bytes(&p->layers[disk], FACT_START_BYTES, &part_start) <= 0)
-			unread_start = &p->layers[disk];
-		else
-			start += part_start;
-		disk = index_of(p, child_of_kind(p, disk, LCLOUD_LAYER_DISK));
-	}
 	if (disk < 0)
 		return reason(v, "stack", "the disk below the partition was not found");
 	{
@@ -167,8 +158,7 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 		v->hw_max = v->max_untorn; /* a block device's RWF_ATOMIC is the device's own */
 		return 0;
 	}
-	while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
-		dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+	dev = stack_below_partitions(p, dev, LCLOUD_LAYER_DISK, NULL, NULL);
 	if (dev >= 0)
 		disk = &p->layers[dev];
 	/* not read: 0, no hardware atomic writes known */
@@ -202,7 +192,7 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 
 int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
-	const struct lcloud_layer *fs = first_of(p, LCLOUD_LAYER_FILESYSTEM);
+	const struct lcloud_layer *fs = stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM);
 	int top = top_block(p);
 	const struct lcloud_layer *src = fs ? fs : (top >= 0 ? &p->layers[top] : NULL);
 	const struct lcloud_fact *attr, *umax;
@@ -240,10 +230,7 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 	/* ext4 has only the device's atomic writes: a device without them answers for the directory */
 	if (fs && p->target_type == LCLOUD_TARGET_DIRECTORY && streq(fs_type(fs), "ext4") &&
 	    (has_note(p, NOTE_NEEDS_WRITE_ACCESS) || has_note(p, NOTE_TMPFILE_REFUSED))) {
-		int dev = top;
-
-		while (dev >= 0 && p->layers[dev].kind == LCLOUD_LAYER_PARTITION)
-			dev = index_of(p, child_of_kind(p, dev, LCLOUD_LAYER_DISK));
+		int dev = stack_below_partitions(p, top, LCLOUD_LAYER_DISK, NULL, NULL);
 		uint64_t dev_max;
 
 		if (dev >= 0 && layer_get_bytes(&p->layers[dev], FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, &dev_max) > 0 &&

@@ -2,7 +2,8 @@
 /*
  * Parsers and pure checks: mountinfo lines (proc(5) format), statx records
  * (what each kernel fills, by stx_mask), malformed sysfs values, and the
- * alignment rules applied to reports built by hand.
+ * alignment rules applied to reports built by hand, and the walks every
+ * family shares: layer kinds and the stack below a partition.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@
 #include "align.h"
 #include "compat.h"
 #include "filesystem.h"
+#include "layer_kind.h"
 #include "report.h"
+#include "stack_walk.h"
 #include "statx.h"
 
 static void test_mountinfo_line(void **state)
@@ -288,6 +291,74 @@ static void test_alignment_rules(void **state)
 	lcloud_probe_free(p);
 }
 
+static void test_layer_kinds(void **state)
+{
+	(void)state;
+	for (enum lcloud_layer_kind k = LCLOUD_LAYER_FILESYSTEM; k <= LCLOUD_LAYER_SCSI; k++) {
+		bool whole = k == LCLOUD_LAYER_DM || k == LCLOUD_LAYER_MD || k == LCLOUD_LAYER_LOOP ||
+			     k == LCLOUD_LAYER_DISK;
+
+		assert_int_equal(layer_kind_is_whole_device(k), whole);
+		assert_int_equal(layer_kind_is_block_device(k), whole || k == LCLOUD_LAYER_PARTITION);
+		/* every layer is the file system, a block device or a description of a disk, one of them */
+		assert_int_equal((k == LCLOUD_LAYER_FILESYSTEM) + layer_kind_is_block_device(k) +
+					 layer_kind_describes_device(k), 1);
+	}
+}
+
+/* fs -> partition (START, or unread when START is 0) -> BELOW ("disk" or "loop") -> nvme */
+static struct lcloud_probe *partition_over(enum lcloud_layer_kind below, uint64_t start)
+{
+	struct lcloud_probe *p = report_new("/mnt");
+	struct lcloud_layer *part;
+
+	assert_int_equal(report_add_layer(p, LCLOUD_LAYER_FILESYSTEM, "xfs", -1), 0);
+	part = report_layer(p, report_add_layer(p, LCLOUD_LAYER_PARTITION, "x1", 0));
+	if (start)
+		assert_int_equal(layer_add_u64(part, FACT_START_BYTES, start, "sysfs:start"), 0);
+	else
+		assert_int_equal(layer_add_missing(part, FACT_START_BYTES, LCLOUD_FACT_NEEDS_ROOT, NULL, "t"), 0);
+	assert_int_equal(report_add_layer(p, below, "x", 1), 2);
+	assert_int_equal(report_add_layer(p, LCLOUD_LAYER_NVME, "x", 2), 3);
+	return p;
+}
+
+static void test_stack_walks(void **state)
+{
+	const struct lcloud_layer *unread;
+	struct lcloud_probe *p;
+	uint64_t start;
+	(void)state;
+
+	p = partition_over(LCLOUD_LAYER_DISK, 1048576);
+	assert_ptr_equal(stack_first_layer(p, LCLOUD_LAYER_DISK), &p->layers[2]);
+	assert_null(stack_first_layer(p, LCLOUD_LAYER_MD));
+	assert_ptr_equal(stack_child_layer(p, 2, LCLOUD_LAYER_NVME), &p->layers[3]);
+	assert_ptr_equal(stack_child_layer(p, 1, STACK_ANY_KIND), &p->layers[2]);
+	assert_null(stack_child_layer(p, 1, LCLOUD_LAYER_NVME));
+	assert_int_equal(stack_below_partitions(p, 1, LCLOUD_LAYER_DISK, &start, &unread), 2);
+	assert_int_equal(start, 1048576);
+	assert_null(unread);
+	/* no partition on the way: the layer itself, nothing added */
+	assert_int_equal(stack_below_partitions(p, 2, LCLOUD_LAYER_DISK, &start, &unread), 2);
+	assert_int_equal(start, 0);
+	lcloud_probe_free(p);
+
+	/* a start not read adds nothing and is named, for the caller's "unknown" */
+	p = partition_over(LCLOUD_LAYER_DISK, 0);
+	assert_int_equal(stack_below_partitions(p, 1, LCLOUD_LAYER_DISK, &start, &unread), 2);
+	assert_int_equal(start, 0);
+	assert_ptr_equal(unread, &p->layers[1]);
+	lcloud_probe_free(p);
+
+	/* a partition of a loop device: not a disk, but the device it sits on for any kind */
+	p = partition_over(LCLOUD_LAYER_LOOP, 4096);
+	assert_int_equal(stack_below_partitions(p, 1, LCLOUD_LAYER_DISK, NULL, NULL), -1);
+	assert_int_equal(stack_below_partitions(p, 1, STACK_ANY_KIND, &start, NULL), 2);
+	assert_int_equal(start, 4096);
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +368,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_statx_by_mask),
 		cmocka_unit_test(test_malformed_sysfs_values),
 		cmocka_unit_test(test_alignment_rules),
+		cmocka_unit_test(test_layer_kinds),
+		cmocka_unit_test(test_stack_walks),
 	};
 
 	return fixture_main(argc, argv, "parsers", tests, sizeof(tests) / sizeof(tests[0]));

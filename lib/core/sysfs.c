@@ -4,6 +4,7 @@
  * path under the sysroot. Callers that read many attributes of one device
  * open its folder once and read relative to it (the *_at functions).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -239,4 +240,39 @@ int sysfs_block_dir(const struct lcloud_ctx *ctx, const char *name, char *ret_di
 	if (r < 0)
 		return r;
 	return link_dir(ctx, link, ret_dir, size);
+}
+
+int sysfs_partition_disk_dir(const char *partdir, char *ret_dir, size_t size)
+{
+	char *slash;
+	int r = path_printf(ret_dir, size, "%s", partdir);
+
+	if (r < 0)
+		return r;
+	slash = strrchr(ret_dir, '/');
+	if (!slash || slash == ret_dir)
+		return -EINVAL;
+	*slash = '\0';
+	return 0;
+}
+
+int sysfs_for_each_partition(const struct lcloud_ctx *ctx, const char *dir,
+			     int (*fn)(const char *partdir, void *data), void *data)
+{
+	char full[SYSFS_PATH_MAX + 256];
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+
+	if (ctx_path(ctx, dir, full, sizeof(full)) < 0 || !(d = opendir(full)))
+		return 0;
+	while (!r && (de = readdir(d))) {
+		char sub[SYSFS_PATH_MAX];
+
+		if (de->d_name[0] != '.' && path_printf(sub, sizeof(sub), "%s/%s", dir, de->d_name) == 0 &&
+		    sysfs_attr_exists(ctx, sub, "partition") > 0)
+			r = fn(sub, data);
+	}
+	closedir(d);
+	return r;
 }

@@ -39,4 +39,18 @@ int sysfs_join_link(const char *dir, const char *target, char *ret, size_t size)
 /* Canonical form of an absolute sysfs path (resolving links inside the sysroot). */
 int sysfs_canonical(const struct lcloud_ctx *ctx, const char *path, char *ret_dir, size_t size);
 
+/*
+ * A partition's disk: in the canonical tree a partition's folder sits in
+ * its disk's, so the disk's folder is PARTDIR without its last part.
+ * 0, or -EINVAL for a path with no folder above it, -ENAMETOOLONG.
+ */
+int sysfs_partition_disk_dir(const char *partdir, char *ret_dir, size_t size);
+/*
+ * The partitions of the disk whose canonical folder is DIR: FN is called
+ * with each subfolder that has a "partition" attribute, until it returns
+ * non-zero, which is returned; 0 when it never does or DIR cannot be listed.
+ */
+int sysfs_for_each_partition(const struct lcloud_ctx *ctx, const char *dir,
+			     int (*fn)(const char *partdir, void *data), void *data);
+
 #endif

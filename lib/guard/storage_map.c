@@ -186,9 +186,8 @@ static int map_dev(const struct lcloud_ctx *ctx, dev_t dev, uint64_t start, uint
 		unsigned int maj, min;
 		uint64_t first;
 
-		snprintf(parent, sizeof(parent), "%s", dir);
-		*strrchr(parent, '/') = '\0';
-		if (sysfs_read_attr_u64(ctx, dir, "start", &first) < 0 ||
+		if (sysfs_partition_disk_dir(dir, parent, sizeof(parent)) < 0 ||
+		    sysfs_read_attr_u64(ctx, dir, "start", &first) < 0 ||
 		    sysfs_read_attr(ctx, parent, "dev", buf, sizeof(buf)) < 0 || sscanf(buf, "%u:%u", &maj, &min) != 2) {
 			map_unresolved(m, "where partition %s starts on its disk cannot be read%s", path_basename(dir), "");
 			return 0;

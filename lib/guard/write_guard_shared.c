@@ -118,24 +118,14 @@ static bool is_swap_dev(const struct swaps *s, dev_t dev)
 }
 
 /* A whole disk with partitions: a claim on any partition makes its own O_EXCL open fail. */
+static int found_one(const char *partdir, void *data)
+{
+	return 1;
+}
+
 static bool has_partitions(const struct lcloud_ctx *ctx, const char *dir)
 {
-	char full[SYSFS_PATH_MAX + 256];
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (sysfs_attr_exists(ctx, dir, "partition") > 0 || ctx_path(ctx, dir, full, sizeof(full)) < 0 ||
-	    !(d = opendir(full)))
-		return false;
-	while (!found && (de = readdir(d))) {
-		char sub[SYSFS_PATH_MAX];
-
-		found = de->d_name[0] != '.' && path_printf(sub, sizeof(sub), "%s/%s", dir, de->d_name) == 0 &&
-			sysfs_attr_exists(ctx, sub, "partition") > 0;
-	}
-	closedir(d);
-	return found;
+	return sysfs_attr_exists(ctx, dir, "partition") <= 0 && sysfs_for_each_partition(ctx, dir, found_one, NULL) > 0;
 }
 
 /*

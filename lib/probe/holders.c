@@ -73,30 +73,32 @@ static void related_free(struct related *rel)
 	rel->n = 0;
 }
 
+struct related_scan {
+	const struct lcloud_ctx *ctx;
+	struct related *rel;
+};
+
+static int related_add_partition(const char *partdir, void *data)
+{
+	struct related_scan *s = data;
+
+	related_add(s->ctx, s->rel, partdir);
+	return 0;
+}
+
 static void related_read(const struct lcloud_ctx *ctx, const char *devdir, struct related *rel)
 {
-	char full[SYSFS_PATH_MAX + 256], parent[SYSFS_PATH_MAX];
-	struct dirent *de;
-	DIR *d;
+	struct related_scan scan = { .ctx = ctx, .rel = rel };
+	char parent[SYSFS_PATH_MAX];
 
 	rel->n = 0;
 	related_add(ctx, rel, devdir);
 	if (sysfs_attr_exists(ctx, devdir, "partition") > 0) {
-		snprintf(parent, sizeof(parent), "%s", devdir);
-		*strrchr(parent, '/') = '\0';
-		related_add(ctx, rel, parent);
+		if (sysfs_partition_disk_dir(devdir, parent, sizeof(parent)) == 0)
+			related_add(ctx, rel, parent);
 		return;
 	}
-	if (ctx_path(ctx, devdir, full, sizeof(full)) < 0 || !(d = opendir(full)))
-		return;
-	while ((de = readdir(d))) {
-		char sub[SYSFS_PATH_MAX];
-
-		if (de->d_name[0] != '.' && path_printf(sub, sizeof(sub), "%s/%s", devdir, de->d_name) == 0 &&
-		    sysfs_attr_exists(ctx, sub, "partition") > 0)
-			related_add(ctx, rel, sub);
-	}
-	closedir(d);
+	(void)sysfs_for_each_partition(ctx, devdir, related_add_partition, &scan);
 }
 
 static int related_index(const struct related *rel, dev_t dev)

@@ -305,25 +305,20 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 
 	if (kind == LCLOUD_LAYER_PARTITION) {
 		char diskdir[SYSFS_PATH_MAX];
-		char *slash;
 
 		r = fill_partition(dirfd, report_layer(p, index));
 		if (r < 0)
 			return r;
-		/* A partition's sysfs folder sits inside its disk's (in the canonical tree). */
+		/* the disk's folder is found from the canonical tree */
 		if (has_prefix(devdir, "/sys/class/block/")) {
 			r = sysfs_block_dir(ctx, name, canon, sizeof(canon));
 			if (r < 0)
 				return r;
 			devdir = canon;
 		}
-		r = path_printf(diskdir, sizeof(diskdir), "%s", devdir);
+		r = sysfs_partition_disk_dir(devdir, diskdir, sizeof(diskdir));
 		if (r < 0)
 			return r;
-		slash = strrchr(diskdir, '/');
-		if (!slash || slash == diskdir)
-			return -EINVAL;
-		*slash = '\0';
 		r = resolve(ctx, p, diskdir, index, depth + 1);
 		return r < 0 ? r : index;
 	}

@@ -3,7 +3,8 @@
  * Parsers and pure checks: mountinfo lines (proc(5) format), statx records
  * (what each kernel fills, by stx_mask), malformed sysfs values, and the
  * alignment rules applied to reports built by hand, and the walks every
- * family shares: layer kinds and the stack below a partition.
+ * family shares: layer kinds, the stack below a partition, a partition's
+ * disk and a disk's partitions in sysfs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "report.h"
 #include "stack_walk.h"
 #include "statx.h"
+#include "sysfs.h"
 
 static void test_mountinfo_line(void **state)
 {
@@ -359,6 +361,42 @@ static void test_stack_walks(void **state)
 	lcloud_probe_free(p);
 }
 
+static int count_partition(const char *partdir, void *data)
+{
+	(*(int *)data)++;
+	return 0;
+}
+
+static int stop_at_first(const char *partdir, void *data)
+{
+	return 7;
+}
+
+static void test_sysfs_partitions(void **state)
+{
+	const char *disk = "/sys/devices/pci0000:00/0000:00:0b.0/nvme/nvme7/nvme7n1";
+	struct lcloud_ctx *ctx = fixture_ctx("nvme-crafted");
+	char dir[SYSFS_PATH_MAX];
+	int n = 0;
+	(void)state;
+
+	assert_int_equal(sysfs_partition_disk_dir("/sys/devices/pci0000:00/0000:00:0b.0/nvme/nvme7/nvme7n1/nvme7n1p2",
+						  dir, sizeof(dir)), 0);
+	assert_string_equal(dir, disk);
+	assert_int_equal(sysfs_partition_disk_dir("/sda1", dir, sizeof(dir)), -EINVAL);
+	assert_int_equal(sysfs_partition_disk_dir("sda1", dir, sizeof(dir)), -EINVAL);
+	assert_true(sysfs_partition_disk_dir(disk, dir, 8) < 0);
+
+	/* nvme7n1p1 and nvme7n1p2; the queue/ and device/ folders are no partitions */
+	assert_int_equal(sysfs_for_each_partition(ctx, disk, count_partition, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(sysfs_for_each_partition(ctx, disk, stop_at_first, NULL), 7);
+	n = 0;
+	assert_int_equal(sysfs_for_each_partition(ctx, "/sys/devices/none", count_partition, &n), 0);
+	assert_int_equal(n, 0);
+	lcloud_ctx_free(ctx);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +408,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_alignment_rules),
 		cmocka_unit_test(test_layer_kinds),
 		cmocka_unit_test(test_stack_walks),
+		cmocka_unit_test(test_sysfs_partitions),
 	};
 
 	return fixture_main(argc, argv, "parsers", tests, sizeof(tests) / sizeof(tests[0]));

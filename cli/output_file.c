@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/loop.h>
@@ -18,25 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "exit_codes.h"
 #include "cli_facts.h"
+#include "exit_codes.h"
+#include "lab_error.h"
 #include "output_file.h"
 
 /* Direct I/O to a device goes through this much aligned memory at a time. */
 #define BOUNCE_SIZE (1u << 20)
 #define BOUNCE_ALIGN 4096
-
-static int fail(char *err, size_t err_size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static const char *kind_name(mode_t m)
 {
@@ -78,20 +66,20 @@ static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err
 			      LCLOUD_QUEUE_WRITE | (of->flags & OUTPUT_FILE_FORCE ? LCLOUD_QUEUE_FORCE : 0), &of->queue);
 	if (r < 0) {
 		of->queue = NULL;
-		return fail(err, err_size, r, "%s", lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		return lab_fail(err, err_size, r, "%s", lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
 	}
 	/* the name was a block device when looked at; a symlink switched since then opens something else */
 	t = lcloud_probe_get_target_type(lcloud_queue_get_probe(of->queue));
 	if (t != LCLOUD_TARGET_DISK && t != LCLOUD_TARGET_PARTITION) {
 		lcloud_queue_free(of->queue);
 		of->queue = NULL;
-		return fail(err, err_size, -EBADFD, "%s changed while it was opened: it is no longer a block device; "
-			    "nothing was written", of->path);
+		return lab_fail(err, err_size, -EBADFD, "%s changed while it was opened: it is no longer a block device; "
+				"nothing was written", of->path);
 	}
 	of->device_size = probe_device_size(lcloud_queue_get_probe(of->queue));
 	if (posix_memalign(&of->bounce, BOUNCE_ALIGN, BOUNCE_SIZE)) {
 		of->bounce = NULL;
-		return fail(err, err_size, -ENOMEM, "cannot allocate a buffer for %s", of->path);
+		return lab_fail(err, err_size, -ENOMEM, "cannot allocate a buffer for %s", of->path);
 	}
 	return 0;
 }
@@ -110,10 +98,10 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 	if (err && err_size)
 		err[0] = '\0';
 	if (!path[0])
-		return fail(err, err_size, -ENOENT, "an empty output name");
+		return lab_fail(err, err_size, -ENOENT, "an empty output name");
 	if (lstat(path, &lst) < 0) {
 		if (errno != ENOENT)
-			return fail(err, err_size, -errno, "%s: %s", path, strerror(errno));
+			return lab_fail(err, err_size, -errno, "%s: %s", path, strerror(errno));
 		exists = false;
 	}
 	if (exists) {
@@ -122,20 +110,20 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 			st = lst;
 		if (S_ISBLK(st.st_mode)) {
 			if (!(flags & OUTPUT_FILE_DEVICE))
-				return fail(err, err_size, -EBADFD, "%s is a block device: this output is written to a "
-					    "regular file only", path);
+				return lab_fail(err, err_size, -EBADFD, "%s is a block device: this output is written to a "
+						"regular file only", path);
 			return open_device(ctx, ret, err, err_size);
 		}
 		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			return fail(err, err_size, -EBADFD, "%s is %s%s: not written", path, kind_name(st.st_mode),
-				    S_ISLNK(lst.st_mode) ? " (through a symbolic link)" : "");
+			return lab_fail(err, err_size, -EBADFD, "%s is %s%s: not written", path, kind_name(st.st_mode),
+					S_ISLNK(lst.st_mode) ? " (through a symbolic link)" : "");
 		if ((flags & OUTPUT_FILE_NO_REPLACE) || ((flags & OUTPUT_FILE_KEEP_LINKS) && S_ISLNK(lst.st_mode)))
-			return fail(err, err_size, -EEXIST, "%s exists%s", path,
-				    S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
+			return lab_fail(err, err_size, -EEXIST, "%s exists%s", path,
+					S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
 	}
 	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
 		ret->tmp[0] = '\0';
-		return fail(err, err_size, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+		return lab_fail(err, err_size, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
 	}
 	/* mkostemp creates with O_CREAT|O_EXCL (mode 0600): a name planted there makes it pick another */
 	ret->fd = mkostemp(ret->tmp, O_CLOEXEC | O_NOFOLLOW);
@@ -143,7 +131,7 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 		int e = errno;
 
 		ret->tmp[0] = '\0';
-		return fail(err, err_size, -e, "cannot create a file beside %s: %s", path, strerror(e));
+		return lab_fail(err, err_size, -e, "cannot create a file beside %s: %s", path, strerror(e));
 	}
 	return 0;
 }
@@ -166,11 +154,11 @@ static int device_pwrite(struct output_file *of, const uint8_t *buf, uint64_t le
 		memcpy(of->bounce, buf, n);
 		w = lcloud_queue_write(of->queue, of->bounce, n, offset, &fua, NULL);
 		if (w < 0)
-			return fail(err, err_size, (int)w, "%s", lcloud_queue_get_error(of->queue)[0]
-					 ? lcloud_queue_get_error(of->queue) : strerror((int)-w));
+			return lab_fail(err, err_size, (int)w, "%s", lcloud_queue_get_error(of->queue)[0]
+					     ? lcloud_queue_get_error(of->queue) : strerror((int)-w));
 		if (w == 0)
-			return fail(err, err_size, -EIO, "%s: nothing written at offset %llu", of->path,
-				    (unsigned long long)offset);
+			return lab_fail(err, err_size, -EIO, "%s: nothing written at offset %llu", of->path,
+					(unsigned long long)offset);
 		buf += w;
 		len -= (uint64_t)w;
 		offset += (uint64_t)w;
@@ -186,7 +174,7 @@ int output_file_pwrite(struct output_file *of, const void *data, uint64_t len, u
 	if (of->queue)
 		return device_pwrite(of, buf, len, offset, err, err_size);
 	if (of->fd < 0)
-		return fail(err, err_size, -EBADF, "%s is closed", of->path);
+		return lab_fail(err, err_size, -EBADF, "%s is closed", of->path);
 	while (len) {
 		ssize_t n = pwrite(of->fd, buf, len, (off_t)offset);
 
@@ -195,7 +183,7 @@ int output_file_pwrite(struct output_file *of, const void *data, uint64_t len, u
 		if (n <= 0) {
 			int e = n < 0 ? errno : EIO;
 
-			return fail(err, err_size, -e, "writing %s: %s", of->path, strerror(e));
+			return lab_fail(err, err_size, -e, "writing %s: %s", of->path, strerror(e));
 		}
 		buf += n;
 		len -= (uint64_t)n;
@@ -244,12 +232,12 @@ int output_file_commit(struct output_file *of, char *err, size_t err_size)
 		return 0;
 	}
 	if (of->fd < 0 || !of->tmp[0])
-		return fail(err, err_size, -EBADF, "%s is closed", of->path);
+		return lab_fail(err, err_size, -EBADF, "%s is closed", of->path);
 	/* mkostemp made it 0600; the reader may be another user */
 	if (fsync(of->fd) < 0 || fchmod(of->fd, of->mode & ~current_umask()) < 0)
-		r = fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
 	if (close(of->fd) < 0 && r == 0)
-		r = fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "writing %s: %s", of->path, strerror(errno));
 	of->fd = -1;
 	if (r == 0 && (of->flags & OUTPUT_FILE_NO_REPLACE)) {
 		/* link() never replaces: a name that appeared meanwhile is kept, and this one is refused */
@@ -258,9 +246,9 @@ int output_file_commit(struct output_file *of, char *err, size_t err_size)
 		/* no hard links here (vfat): the rename that refuses to replace, where the file system has it */
 		else if ((errno != EPERM && errno != EOPNOTSUPP) ||
 			 renameat2(AT_FDCWD, of->tmp, AT_FDCWD, of->path, RENAME_NOREPLACE) < 0)
-			r = fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
+			r = lab_fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
 	} else if (r == 0 && rename(of->tmp, of->path) < 0) {
-		r = fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
+		r = lab_fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
 	}
 	if (r < 0) {
 		output_file_abort(of);

@@ -88,19 +88,22 @@ int sysfs_open_dir(const struct lcloud_ctx *ctx, const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
+/* DIR/ATTR under the sysroot, into PATH (SYSFS_PATH_MAX bytes). */
+static int attr_path(const struct lcloud_ctx *ctx, const char *dir, const char *attr, char *path)
+{
+	char rel[SYSFS_PATH_MAX];
+	int r = path_printf(rel, sizeof(rel), "%s/%s", dir, attr);
+
+	return r < 0 ? r : ctx_path(ctx, rel, path, SYSFS_PATH_MAX);
+}
+
 int sysfs_read_attr(const struct lcloud_ctx *ctx, const char *dir, const char *attr,
 		    char *buf, size_t size)
 {
-	char rel[SYSFS_PATH_MAX], path[SYSFS_PATH_MAX];
-	int r;
+	char path[SYSFS_PATH_MAX];
+	int r = attr_path(ctx, dir, attr, path);
 
-	r = path_printf(rel, sizeof(rel), "%s/%s", dir, attr);
-	if (r < 0)
-		return r;
-	r = ctx_path(ctx, rel, path, sizeof(path));
-	if (r < 0)
-		return r;
-	return sysfs_read_at(AT_FDCWD, path, buf, size);
+	return r < 0 ? r : sysfs_read_at(AT_FDCWD, path, buf, size);
 }
 
 int sysfs_read_attr_u64(const struct lcloud_ctx *ctx, const char *dir, const char *attr,
@@ -115,16 +118,10 @@ int sysfs_read_attr_u64(const struct lcloud_ctx *ctx, const char *dir, const cha
 
 int sysfs_attr_exists(const struct lcloud_ctx *ctx, const char *dir, const char *attr)
 {
-	char rel[SYSFS_PATH_MAX], path[SYSFS_PATH_MAX];
-	int r;
+	char path[SYSFS_PATH_MAX];
+	int r = attr_path(ctx, dir, attr, path);
 
-	r = path_printf(rel, sizeof(rel), "%s/%s", dir, attr);
-	if (r < 0)
-		return r;
-	r = ctx_path(ctx, rel, path, sizeof(path));
-	if (r < 0)
-		return r;
-	return access(path, F_OK) == 0;
+	return r < 0 ? r : access(path, F_OK) == 0;
 }
 
 int sysfs_canonical(const struct lcloud_ctx *ctx, const char *path, char *ret_dir, size_t size)

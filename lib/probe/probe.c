@@ -226,6 +226,20 @@ static int finish(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t
 	return r;
 }
 
+/* R, the probe proper's result: P finished and handed to the caller, or freed on failure; 0 or -errno. */
+static int hand_over(const struct lcloud_ctx *ctx, struct lcloud_probe *p, uint32_t flags, int target_fd, int r,
+		     struct lcloud_probe **ret_probe)
+{
+	if (r >= 0)
+		r = finish(ctx, p, flags, target_fd);
+	if (r < 0) {
+		lcloud_probe_free(p);
+		return r;
+	}
+	*ret_probe = p;
+	return 0;
+}
+
 /* FD is any open descriptor (O_PATH is enough); DISPLAY names it in notes. */
 static int probe_open_fd(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int fd,
 			 const char *display, uint32_t flags)
@@ -335,14 +349,7 @@ LCLOUD_EXPORT int lcloud_probe_path(struct lcloud_ctx *ctx, const char *path, ui
 done:
 	if (fd >= 0)
 		close(fd);
-	if (r >= 0)
-		r = finish(ctx, p, flags, -1);
-	if (r < 0) {
-		lcloud_probe_free(p);
-		return r;
-	}
-	*ret_probe = p;
-	return 0;
+	return hand_over(ctx, p, flags, -1, r, ret_probe);
 }
 
 /* The probe of an open descriptor, named DISPLAY (NULL: what /proc/self/fd says). */
@@ -369,14 +376,7 @@ static int probe_descriptor(struct lcloud_ctx *ctx, int fd, const char *display,
 		}
 	}
 	r = probe_open_fd(ctx, p, fd, p->path, flags);
-	if (r >= 0)
-		r = finish(ctx, p, flags, target_fd);
-	if (r < 0) {
-		lcloud_probe_free(p);
-		return r;
-	}
-	*ret_probe = p;
-	return 0;
+	return hand_over(ctx, p, flags, target_fd, r, ret_probe);
 }
 
 LCLOUD_EXPORT int lcloud_probe_fd(struct lcloud_ctx *ctx, int fd, uint32_t flags,
@@ -419,14 +419,7 @@ LCLOUD_EXPORT int lcloud_probe_blockdev(struct lcloud_ctx *ctx, const char *name
 		return -ENOMEM;
 	p->flags = flags;
 	r = probe_block_dir(ctx, p, dir, -1, ctx_has_sysroot(ctx) ? NULL : node);
-	if (r >= 0)
-		r = finish(ctx, p, flags, -1);
-	if (r < 0) {
-		lcloud_probe_free(p);
-		return r;
-	}
-	*ret_probe = p;
-	return 0;
+	return hand_over(ctx, p, flags, -1, r, ret_probe);
 }
 
 /*

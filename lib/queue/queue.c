@@ -33,41 +33,26 @@
 int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_layer **ret_nvme, uint64_t *ret_offset,
 			   uint64_t *ret_size)
 {
-	uint64_t offset = 0, size = 0;
-	bool unread = false, partition = false;
+	const struct lcloud_layer *unread_start, *top;
+	uint64_t offset, size = 0;
+	int disk;
 
 	*ret_nvme = NULL;
-	if (stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM))
+	if (!p->n_layers || stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM))
 		return -ENODEV;
-	for (unsigned int i = 0; i < p->n_layers; i++) {
-		const struct lcloud_layer *l = &p->layers[i];
-
-		if (l->kind == LCLOUD_LAYER_PARTITION) {
-			uint64_t start;
-
-			/* a start not read is no start of 0, a size not read no end: writes could leave the partition */
-			if (layer_get_bytes(l, FACT_START_BYTES, &start) <= 0 ||
-			    (!partition && layer_get_bytes(l, FACT_SIZE, &size) <= 0))
-				unread = true;
-			else
-				offset += start;
-			partition = true;
-			continue;
-		}
-		if (l->kind != LCLOUD_LAYER_DISK)
-			return -ENODEV;
-		for (unsigned int k = 0; k < p->n_layers; k++)
-			if (p->layers[k].kind == LCLOUD_LAYER_NVME && p->layers[k].parent == (int)i) {
-				*ret_nvme = &p->layers[k];
-				if (unread)
-					return -ENODATA;
-				*ret_offset = offset;
-				*ret_size = size;
-				return 0;
-			}
+	top = &p->layers[0];
+	disk = stack_below_partitions(p, 0, LCLOUD_LAYER_DISK, &offset, &unread_start);
+	if (disk < 0 || p->layers[disk].kind != LCLOUD_LAYER_DISK)
 		return -ENODEV;
-	}
-	return -ENODEV;
+	*ret_nvme = stack_child_layer(p, disk, LCLOUD_LAYER_NVME);
+	if (!*ret_nvme)
+		return -ENODEV;
+	/* a start not read is no start of 0, a size not read no end: writes could leave the partition */
+	if (unread_start || (top->kind == LCLOUD_LAYER_PARTITION && layer_get_bytes(top, FACT_SIZE, &size) <= 0))
+		return -ENODATA;
+	*ret_offset = offset;
+	*ret_size = size;
+	return 0;
 }
 
 static int open_passthrough(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const struct lcloud_layer *nvme,

@@ -34,3 +34,20 @@ const struct lcloud_layer *cli_first_layer(const struct lcloud_probe *p, enum lc
 			return lcloud_probe_get_layer(p, i);
 	return NULL;
 }
+
+int cli_below_partitions(const struct lcloud_probe *p)
+{
+	unsigned int n = lcloud_probe_get_layer_count(p);
+	int index = n ? 0 : -1;
+
+	while (index >= 0 && lcloud_layer_get_kind(lcloud_probe_get_layer(p, (unsigned int)index)) ==
+				     LCLOUD_LAYER_PARTITION) {
+		int below = -1;
+
+		for (unsigned int i = 0; i < n && below < 0; i++)
+			if (lcloud_layer_get_parent(lcloud_probe_get_layer(p, i)) == index)
+				below = (int)i;
+		index = below;
+	}
+	return index;
+}

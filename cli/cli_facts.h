@@ -22,5 +22,10 @@ const char *cli_fact_string(const struct lcloud_layer *l, enum fact_id id);
 
 /* The first layer of KIND, the target's side first, or NULL: the library's stack_first_layer() over the public API. */
 const struct lcloud_layer *cli_first_layer(const struct lcloud_probe *p, enum lcloud_layer_kind kind);
+/*
+ * The index of the layer the target's partitions sit on (the target's own,
+ * 0, when it is no partition), or -1: the library's stack_below_partitions().
+ */
+int cli_below_partitions(const struct lcloud_probe *p);
 
 #endif

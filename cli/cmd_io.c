@@ -319,15 +319,14 @@ static int write_out(int fd, const void *buf, size_t len)
 /* Is the probed target an NVMe namespace, or a partition of one, with nothing between: what auto writes through passthrough? */
 static bool direct_namespace(const struct lcloud_probe *p)
 {
-	unsigned int n = lcloud_probe_get_layer_count(p), i = 0;
+	unsigned int n = lcloud_probe_get_layer_count(p);
+	int disk = cli_below_partitions(p);
 
-	while (i < n && lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) == LCLOUD_LAYER_PARTITION)
-		i++;
-	if (i >= n || lcloud_layer_get_kind(lcloud_probe_get_layer(p, i)) != LCLOUD_LAYER_DISK)
+	if (disk < 0 || lcloud_layer_get_kind(lcloud_probe_get_layer(p, (unsigned int)disk)) != LCLOUD_LAYER_DISK)
 		return false;
 	for (unsigned int k = 0; k < n; k++)
 		if (lcloud_layer_get_kind(lcloud_probe_get_layer(p, k)) == LCLOUD_LAYER_NVME &&
-		    lcloud_layer_get_parent(lcloud_probe_get_layer(p, k)) == (int)i)
+		    lcloud_layer_get_parent(lcloud_probe_get_layer(p, k)) == disk)
 			return true;
 	return false;
 }

@@ -169,11 +169,11 @@ static bool parse_columns(struct list_state *st, const char *arg)
  */
 static const struct lcloud_fact *stack_fact(const struct lcloud_probe *p, enum fact_id id)
 {
-	const struct lcloud_layer *top = lcloud_probe_get_layer(p, 0);
-	const struct lcloud_fact *f = cli_fact(top, id);
+	const struct lcloud_fact *f = cli_fact(lcloud_probe_get_layer(p, 0), id);
+	int below = cli_below_partitions(p);
 
-	if (!f && lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1)
-		f = cli_fact(lcloud_probe_get_layer(p, 1), id);
+	if (!f && below > 0)
+		f = cli_fact(lcloud_probe_get_layer(p, (unsigned int)below), id);
 	return f;
 }
 
@@ -298,9 +298,9 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 	}
 	case COL_TRAN: {
 		/* a partition's transport is its disk's */
-		const char *disk = lcloud_layer_get_kind(top) == LCLOUD_LAYER_PARTITION && lcloud_probe_get_layer_count(p) > 1
-					   ? lcloud_layer_get_name(lcloud_probe_get_layer(p, 1))
-					   : row->name;
+		int below = cli_below_partitions(p);
+		const char *disk = below > 0 ? lcloud_layer_get_name(lcloud_probe_get_layer(p, (unsigned int)below))
+					     : row->name;
 
 		t = block_transport(st->sysroot, disk);
 		j = t ? json_object_new_string(t) : NULL;

@@ -76,6 +76,60 @@ static bool parse_backend(const char *s, enum lcloud_backend *b)
 	return false;
 }
 
+/*
+ * What the options of write or read (WRITE false) ask for, checked as a
+ * whole once getopt has read them all (one PATH must follow, at optind of
+ * ARGC); OUTPUT_SHORT: -o was given in its short form. 0, or -1 said on stderr.
+ */
+static int check_io_opts(const char *cmd, int argc, bool write, bool output_short, struct io_opts *o,
+			 void (*usage)(FILE *))
+{
+	if (optind + 1 != argc || !o->have_offset || !o->have_length) {
+		fprintf(stderr, "lcloudctl %s: give one PATH, --offset and --length\n", cmd);
+		usage(stderr);
+		return -1;
+	}
+	if (o->length > IO_LENGTH_MAX) {
+		/* refused before anything is allocated or opened */
+		fprintf(stderr, "lcloudctl %s: --length %" PRIu64 " is more than one read or write carries in Linux "
+			"(%llu bytes, 2 GiB less 4 KiB)\n", cmd, o->length, IO_LENGTH_MAX);
+		return -1;
+	}
+	if (!write && (o->atomic || o->pattern >= 0 || o->input || o->hint.lifetime || o->hint.group ||
+		       o->hint.write_class)) {
+		fprintf(stderr, "lcloudctl read: --atomic, --pattern, --input, --lifetime, --group and write classes "
+			"are for writes\n");
+		return -1;
+	}
+	if (!write && o->force && !o->output) {
+		fprintf(stderr, "lcloudctl read: --force replaces an existing --output file; there is none\n");
+		return -1;
+	}
+	if (!write && o->output && output_short && (!strcmp(o->output, "json") || !strcmp(o->output, "normal"))) {
+		/* the global -o is the output format: 'read ... -o json' must not create a file named json */
+		fprintf(stderr, "lcloudctl read: -o here is --output FILE, not the output format; to write the data "
+			"to a file named %s, say --output ./%s\n", o->output, o->output);
+		return -1;
+	}
+	if (!write) {
+		o->replace_output = o->force;
+		o->force = false;
+	}
+	if (write && (o->output || o->hint.read_kind)) {
+		fprintf(stderr, "lcloudctl write: --output and read kinds (sync, readahead) are for reads\n");
+		return -1;
+	}
+	if (write && (o->pattern < 0) == !o->input) {
+		fprintf(stderr, "lcloudctl write: give exactly one of --pattern BYTE and --input FILE\n");
+		return -1;
+	}
+	if (o->atomic)
+		o->hint.flags |= LCLOUD_IO_ATOMIC;
+	if (o->fua)
+		o->hint.flags |= LCLOUD_IO_FUA;
+	return 0;
+}
+
 static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, struct io_opts *o,
 			 void (*usage)(FILE *))
 {
@@ -185,50 +239,7 @@ bad:
 			c == 'O' ? "offset" : c == 'l' ? "length" : c == 'p' ? "pattern" : "group");
 		return -1;
 	}
-	if (optind + 1 != argc || !o->have_offset || !o->have_length) {
-		fprintf(stderr, "lcloudctl %s: give one PATH, --offset and --length\n", cmd);
-		usage(stderr);
-		return -1;
-	}
-	if (o->length > IO_LENGTH_MAX) {
-		/* refused before anything is allocated or opened */
-		fprintf(stderr, "lcloudctl %s: --length %" PRIu64 " is more than one read or write carries in Linux "
-			"(%llu bytes, 2 GiB less 4 KiB)\n", cmd, o->length, IO_LENGTH_MAX);
-		return -1;
-	}
-	if (!write && (o->atomic || o->pattern >= 0 || o->input || o->hint.lifetime || o->hint.group ||
-		       o->hint.write_class)) {
-		fprintf(stderr, "lcloudctl read: --atomic, --pattern, --input, --lifetime, --group and write classes "
-			"are for writes\n");
-		return -1;
-	}
-	if (!write && o->force && !o->output) {
-		fprintf(stderr, "lcloudctl read: --force replaces an existing --output file; there is none\n");
-		return -1;
-	}
-	if (!write && o->output && output_short && (!strcmp(o->output, "json") || !strcmp(o->output, "normal"))) {
-		/* the global -o is the output format: 'read ... -o json' must not create a file named json */
-		fprintf(stderr, "lcloudctl read: -o here is --output FILE, not the output format; to write the data "
-			"to a file named %s, say --output ./%s\n", o->output, o->output);
-		return -1;
-	}
-	if (!write) {
-		o->replace_output = o->force;
-		o->force = false;
-	}
-	if (write && (o->output || o->hint.read_kind)) {
-		fprintf(stderr, "lcloudctl write: --output and read kinds (sync, readahead) are for reads\n");
-		return -1;
-	}
-	if (write && (o->pattern < 0) == !o->input) {
-		fprintf(stderr, "lcloudctl write: give exactly one of --pattern BYTE and --input FILE\n");
-		return -1;
-	}
-	if (o->atomic)
-		o->hint.flags |= LCLOUD_IO_ATOMIC;
-	if (o->fua)
-		o->hint.flags |= LCLOUD_IO_FUA;
-	return 0;
+	return check_io_opts(cmd, argc, write, output_short, o, usage);
 }
 
 /* Exit status for a refused or failed I/O. */

@@ -80,6 +80,33 @@ static bool parse_opt_size(const char *arg, uint64_t *ret, const char *name)
 	return true;
 }
 
+/* The options that go together, once all are read: the crash image's and the cut's. 0, or -1 said on stderr. */
+static int check_replay_opts(const struct replay_opts *o)
+{
+	if (o->n_logs > 1 && (o->base || o->out || o->have_cut || o->cut_all)) {
+		fprintf(stderr, "lcloudctl replay: a crash image is made from one device's LOG\n");
+		return -1;
+	}
+	if ((o->base || o->out || o->have_cut || o->tear || o->cut_all) &&
+	    (!o->base || !o->out || o->have_cut == o->cut_all)) {
+		fprintf(stderr, "lcloudctl replay: a crash image needs --base, --out and one of --cut and --cut-all\n");
+		return -1;
+	}
+	if (o->keep_going && !o->cut_all) {
+		fprintf(stderr, "lcloudctl replay: --keep-going goes with --cut-all\n");
+		return -1;
+	}
+	if (o->force && !o->out) {
+		fprintf(stderr, "lcloudctl replay: --force goes with --out (a block device that holds data)\n");
+		return -1;
+	}
+	if (o->tear && !o->have_cut) {
+		fprintf(stderr, "lcloudctl replay: --tear goes with --cut\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_replay_opts(int argc, char **argv, const struct global_opts *g, struct replay_opts *o)
 {
 	enum { OPT_LBA = 256, OPT_ATOMIC, OPT_BOUNDARY, OPT_BOUNDARY_OFFSET, OPT_VOLATILE, OPT_MODEL_FROM, OPT_SCAN_TAIL,
@@ -204,28 +231,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 	}
 	o->logs = (const char *const *)argv + optind;
 	o->n_logs = (uint32_t)(argc - optind);
-	if (o->n_logs > 1 && (o->base || o->out || o->have_cut || o->cut_all)) {
-		fprintf(stderr, "lcloudctl replay: a crash image is made from one device's LOG\n");
-		return -1;
-	}
-	if ((o->base || o->out || o->have_cut || o->tear || o->cut_all) &&
-	    (!o->base || !o->out || o->have_cut == o->cut_all)) {
-		fprintf(stderr, "lcloudctl replay: a crash image needs --base, --out and one of --cut and --cut-all\n");
-		return -1;
-	}
-	if (o->keep_going && !o->cut_all) {
-		fprintf(stderr, "lcloudctl replay: --keep-going goes with --cut-all\n");
-		return -1;
-	}
-	if (o->force && !o->out) {
-		fprintf(stderr, "lcloudctl replay: --force goes with --out (a block device that holds data)\n");
-		return -1;
-	}
-	if (o->tear && !o->have_cut) {
-		fprintf(stderr, "lcloudctl replay: --tear goes with --cut\n");
-		return -1;
-	}
-	return 0;
+	return check_replay_opts(o);
 }
 
 /* The model: the probe's facts, then the options over them; one logical block by default. */

@@ -338,6 +338,7 @@ def malformed_cases(h):
     """(name, bytes) sent on a connected I/O queue; each must close it."""
     sqe = h.sqe(0x01, 1, (0, 0, 0), 0x01, 4096)
     wr_r2t = h.sqe(0x01, 1, (0, 0, 0), 0x5A, 4096)
+    r2t_cid = h.cid
     return [
         ("unknown PDU type", hdr(0x0A, 0, 24, 0, 24) + bytes(16)),
         ("C2HData from a host", hdr(0x07, 0, 24, 24, 28) + bytes(20)),
@@ -350,7 +351,9 @@ def malformed_cases(h):
         ("H2CData with no R2T", hdr(0x06, 0x04, 24, 24, 24 + 4096) + struct.pack("<HHII", 7, 3, 0, 4096) + bytes(4)
          + bytes(4096)),
         ("H2CData past the R2T", hdr(0x04, 0, 72, 0, 72) + wr_r2t
-         + hdr(0x06, 0x04, 24, 24, 24 + 8192) + struct.pack("<HHII", h.cid, 0, 0, 8192) + bytes(4) + bytes(8192)),
+         + hdr(0x06, 0x04, 24, 24, 24 + 8192) + struct.pack("<HHII", r2t_cid, 0, 0, 8192) + bytes(4) + bytes(8192)),
+        ("H2CData without LAST_PDU at the end", hdr(0x04, 0, 72, 0, 72) + wr_r2t
+         + hdr(0x06, 0, 24, 24, 24 + 4096) + struct.pack("<HHII", r2t_cid, 0, 0, 4096) + bytes(4) + bytes(4096)),
         ("second ICReq", hdr(0x00, 0, 128, 0, 128) + bytes(120)),
         ("plen below the header", hdr(0x04, 0, 72, 0, 16) + bytes(8)),
     ]

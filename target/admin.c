@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nvme_tcp.h"
+#include "power.h"
 #include "target.h"
 
 enum {
@@ -101,8 +102,13 @@ static int features(struct conn *c, struct command *cmd, bool set)
 	case FEAT_VOLATILE_WC:
 		if (!c->t->cfg.vwc)
 			status = SC_INVALID_FIELD;
-		else if (set)
-			ctrl->write_cache = dw11 & 1;
+		else if (set) {
+			/* turning the cache off puts what it holds on the medium first */
+			if (!(dw11 & 1) && cache_flush(c->t) < 0)
+				status = SC_INTERNAL;
+			else
+				ctrl->write_cache = dw11 & 1;
+		}
 		else
 			cmd->result0 = ctrl->write_cache;
 		break;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nvme_tcp.h"
+#include "power.h"
 #include "target.h"
 
 #define CC_EN 0x1u
@@ -126,8 +127,11 @@ static int handle_connect(struct conn *c, struct command *cmd)
 
 static void set_cc(struct controller *ctrl, uint32_t cc)
 {
+	/* a shutdown notification asks for the cache on the medium before SHST says done */
+	if ((cc & CC_SHN_MASK) && !(ctrl->cc & CC_SHN_MASK) && ctrl->t->cfg.vwc)
+		cache_flush(ctrl->t);
 	if (cc & CC_SHN_MASK)
-		ctrl->csts |= CSTS_SHST_DONE; /* nothing is cached in the target: shutdown is immediate */
+		ctrl->csts |= CSTS_SHST_DONE;
 	else
 		ctrl->csts &= ~CSTS_SHST_DONE;
 	if (cc & CC_EN)

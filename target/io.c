@@ -2,6 +2,8 @@
 /*
  * NVM commands on a namespace's backing file: Read, Write (FUA honoured),
  * Flush, Write Zeroes and Dataset Management (deallocate punches a hole).
+ * With a volatile write cache on, writes go to the cache (power.c) and
+ * reads see it; anything that must be durable flushes it first.
  * Every field a host sent is checked (namespace, range, transfer length,
  * every DSM range) before the first byte of the file is touched, so a
  * command that fails leaves the file as it was.
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "nvme_tcp.h"
+#include "power.h"
 #include "target.h"
 
 #ifndef FALLOC_FL_KEEP_SIZE
@@ -92,13 +95,28 @@ static void count(struct target *t, bool write, uint64_t bytes)
 
 static int read_write(struct conn *c, struct target_namespace *ns, struct command *cmd, bool write)
 {
+	bool fua = get32(cmd->sqe + SQE_CDW12) & RW_FUA;
 	uint64_t offset, len, done = 0;
 	int status = lba_range(c->t, ns, cmd, &offset, &len);
+	unsigned int index = (unsigned int)(ns - c->t->ns);
 
 	if (status)
 		return status;
 	if (len != cmd->data_len)
 		return SC_SGL_LENGTH_INVALID;
+	if (write && c->t->cfg.vwc) {
+		if (!fua && write_cache_on(c)) {
+			/* acknowledged now, on the medium when flushed, written back, or the power cut decides */
+			if (cache_write(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size),
+					cmd->data) < 0)
+				return SC_WRITE_FAULT;
+			count(c->t, true, len);
+			return SC_SUCCESS;
+		}
+		/* durable now: what the cache holds goes first, so no older write can land over this one */
+		if (cache_flush(c->t) < 0)
+			return SC_WRITE_FAULT;
+	}
 	while (done < len) {
 		ssize_t n = write ? pwrite(ns->fd, cmd->data + done, len - done, (off_t)(offset + done))
 				  : pread(ns->fd, cmd->data + done, len - done, (off_t)(offset + done));
@@ -111,8 +129,10 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 			break; /* past the file's end (it shrank): the buffer's zeros stand */
 		done += (uint64_t)n;
 	}
+	if (!write && c->t->cfg.vwc)
+		cache_overlay(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data);
 	count(c->t, write, len);
-	return write ? settle(c, ns, get32(cmd->sqe + SQE_CDW12) & RW_FUA) : SC_SUCCESS;
+	return write ? settle(c, ns, fua) : SC_SUCCESS;
 }
 
 static int zero_range(const struct target_namespace *ns, uint64_t offset, uint64_t len)
@@ -142,6 +162,8 @@ static int write_zeroes(struct conn *c, struct target_namespace *ns, struct comm
 
 	if (status)
 		return status;
+	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
+		return SC_WRITE_FAULT;
 	if (zero_range(ns, offset, len) < 0)
 		return SC_WRITE_FAULT;
 	return settle(c, ns, get32(cmd->sqe + SQE_CDW12) & RW_FUA);
@@ -163,6 +185,8 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 	}
 	if (!(get32(cmd->sqe + SQE_CDW11) & DSM_DEALLOCATE))
 		return SC_SUCCESS; /* access hints only: noted by nothing yet */
+	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
+		return SC_WRITE_FAULT;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint64_t nlb = get32(cmd->data + 16 * i + 4);
 		uint64_t slba = get64(cmd->data + 16 * i + 8);
@@ -179,6 +203,8 @@ static int flush(struct conn *c, uint32_t nsid)
 {
 	struct target *t = c->t;
 
+	if (t->cfg.vwc && cache_flush(t) < 0)
+		return SC_WRITE_FAULT;
 	if (nsid == 0xffffffff) {
 		for (unsigned int i = 0; i < t->n_ns; i++)
 			if (fdatasync(t->ns[i].fd) < 0)
@@ -196,6 +222,10 @@ int io_execute(struct conn *c, struct command *cmd)
 	uint8_t opc = cmd->sqe[SQE_OPC];
 	struct target_namespace *ns;
 
+	if (!power_command_arrives(c->t)) {
+		conn_fail(c, "the power is off");
+		return -EIO;
+	}
 	if (opc == IO_FLUSH)
 		return flush(c, nsid);
 	if (opc != IO_WRITE && opc != IO_READ && opc != IO_WRITE_ZEROES && opc != IO_DSM)

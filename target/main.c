@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lcloud/lcloud.h"
+#include "power.h"
 #include "server.h"
 #include "target.h"
 
@@ -43,6 +44,12 @@ static void usage(FILE *f)
 		"                            the namespaces' atomic promise (sets NSFEAT bit 1)\n"
 		"  --awun BYTES, --awupf BYTES  the controller's atomic write units\n"
 		"  --serial TEXT, --model TEXT  Identify Controller's serial number and model\n"
+		"Power cuts (with a volatile write cache; SIGUSR1 cuts the power now):\n"
+		"  --cache-size BYTES        the cache's size (default 64M): past it the oldest write goes to the file\n"
+		"  --cut-after N             cut the power when I/O command N + 1 arrives\n"
+		"  --seed N                  decides what each cached write leaves at the cut (default 1)\n"
+		"  --liar                    advertise the promise and tear covered writes anyway\n"
+		"  --power-report FILE       a new file: each cached write's fate at the cut\n"
 		"  -q, --quiet               no log lines\n"
 		"  -h, --help, --version\n");
 }
@@ -65,6 +72,28 @@ static int parse_bytes(const char *s, uint32_t *ret)
 		return -EINVAL;
 	*ret = (uint32_t)v;
 	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtoull(s, &end, 10);
+	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
+}
+
+/* SIGUSR1 is the power switch: one thread waits for it, the others never see it. */
+static void *power_switch(void *arg)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) != 0)
+		;
+	power_cut(arg, "SIGUSR1");
 }
 
 static int check_atomic(const char *name, uint32_t bytes, uint32_t lba, bool zero_ok)
@@ -160,7 +189,7 @@ static int split_listen(char *s, char **ret_host, char **ret_port)
 int main(int argc, char **argv)
 {
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
-	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_VERSION };
+	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_VERSION };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -177,6 +206,11 @@ int main(int argc, char **argv)
 		{"awupf", required_argument, NULL, O_AWUPF},
 		{"serial", required_argument, NULL, O_SERIAL},
 		{"model", required_argument, NULL, O_MODEL},
+		{"cache-size", required_argument, NULL, O_CACHE},
+		{"cut-after", required_argument, NULL, O_CUT},
+		{"seed", required_argument, NULL, O_SEED},
+		{"liar", no_argument, NULL, O_LIAR},
+		{"power-report", required_argument, NULL, O_REPORT},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -195,6 +229,8 @@ int main(int argc, char **argv)
 	snprintf(cfg->model, sizeof(cfg->model), "Linux cloud reference target");
 	cfg->lba_size = 4096;
 	cfg->mdts = 5;
+	cfg->cache_bytes = 64u << 20;
+	cfg->seed = 1;
 	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		uint32_t v = 0;
 		int bad = 0;
@@ -242,6 +278,22 @@ int main(int argc, char **argv)
 		case O_MODEL:
 			snprintf(cfg->model, sizeof(cfg->model), "%s", optarg);
 			break;
+		case O_CACHE:
+			bad = parse_bytes(optarg, &v) || v == 0;
+			cfg->cache_bytes = v;
+			break;
+		case O_CUT:
+			bad = parse_u64(optarg, &cfg->cut_after) || cfg->cut_after == 0;
+			break;
+		case O_SEED:
+			bad = parse_u64(optarg, &cfg->seed);
+			break;
+		case O_LIAR:
+			cfg->liar = true;
+			break;
+		case O_REPORT:
+			snprintf(cfg->report_path, sizeof(cfg->report_path), "%s", optarg);
+			break;
 		case 'q':
 			t.quiet = true;
 			break;
@@ -275,8 +327,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lcloud-target: --listen %s: ADDR:PORT or [ADDR]:PORT, numeric\n", listen_arg);
 		return 2;
 	}
+	if ((cfg->cut_after || cfg->liar || cfg->report_path[0]) && !cfg->vwc)
+		fprintf(stderr, "lcloud-target: without --volatile-write-cache on every write is durable when it "
+			"completes: a power cut leaves nothing to decide\n");
 	pthread_mutex_init(&t.lock, NULL);
+	pthread_mutex_init(&t.cache_lock, NULL);
 	t.next_cntlid = 1;
+	{
+		sigset_t set;
+		pthread_t thread;
+
+		/* blocked here, so every thread made after inherits it and only power_switch takes it */
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		if (pthread_create(&thread, NULL, power_switch, &t) != 0)
+			return 1;
+		pthread_detach(thread);
+	}
 	if (lcloud_ctx_new(&ctx) < 0)
 		return 1;
 	for (unsigned int i = 0; i < n_paths; i++)

@@ -41,6 +41,12 @@ struct target_config {
 	/* the atomic promise in bytes; 0 = not given */
 	uint32_t nawun, nawupf, nabsn, nabspf, nabo;
 	uint32_t awun, awupf; /* Identify Controller's, in bytes */
+	/* the power-fail model (power.c) */
+	uint64_t cache_bytes; /* the volatile cache's size: past it, the oldest write goes to the file */
+	uint64_t seed;        /* decides each cached write's fate at a cut */
+	uint64_t cut_after;   /* cut the power when I/O command N + 1 arrives; 0 never */
+	bool liar;            /* advertise the promise, tear anyway */
+	char report_path[4096];
 };
 
 struct target {
@@ -52,6 +58,11 @@ struct target {
 	struct controller *ctrls;
 	uint16_t next_cntlid;
 	uint64_t read_cmds, write_cmds, read_units, write_units; /* SMART counters */
+	/* the volatile cache, oldest first, and the power state: under cache_lock */
+	pthread_mutex_t cache_lock;
+	struct pending_write *cache_head, *cache_tail;
+	uint64_t cache_held, cache_seq, commands;
+	bool powered_off;
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */

@@ -11,7 +11,8 @@
  *   byte 1: the size of the pieces the rest arrives in (0: all at once);
  *   the rest: the bytes the host sends.
  * Every PDU the target sends back is checked for its own framing (length as
- * the header says), and the namespace is a 256 KiB memfd.
+ * the header says), and the namespace is a 256 KiB memfd; with the write
+ * cache on, writes go through the power model's cache (never cut here).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "fuzz_common.h"
 #include "nvme_tcp.h"
+#include "power.h"
 #include "target.h"
 
 #define NS_BYTES (256 * 1024)
@@ -116,6 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ns_fd < 0 || ftruncate(ns_fd, NS_BYTES) < 0)
 			abort();
 		pthread_mutex_init(&t.lock, NULL);
+		pthread_mutex_init(&t.cache_lock, NULL);
+		t.cfg.cache_bytes = 1 << 20;
 		t.quiet = true;
 		snprintf(t.cfg.nqn, sizeof(t.cfg.nqn), "%s", NQN);
 		snprintf(t.cfg.serial, sizeof(t.cfg.serial), "fuzz");
@@ -148,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		conn_destroy(&c);
 	}
 	conn_destroy(&admin);
+	cache_flush(&t); /* the next input starts with an empty cache */
 	if (t.ctrls)
 		abort(); /* every controller goes with its last connection */
 	return 0;

@@ -434,7 +434,117 @@ def test_a_mounted_image_is_refused():
                 run(["umount", mnt])
 
 
+def power_session(port, cached, durable):
+    """Writes CACHED (slba, data) without flush after DURABLE ones (flushed, then FUA); reads a cached
+    write back; then one more command, which the cut falls on."""
+    a, cntlid = admin(port)
+    assert a.command(0x09, cdw=(0x07, 0))[0] == 0
+    q = io_queue(port, cntlid)
+    (fslba, fdata), (uslba, udata) = durable
+    assert q.command(0x01, nsid=1, cdw=(fslba, 0, len(fdata) // 4096 - 1), write=fdata, inline=False)[0] == 0
+    assert q.command(0x00, nsid=1)[0] == 0
+    assert q.command(0x01, nsid=1, cdw=(uslba, 0, (len(udata) // 4096 - 1) | 1 << 30), write=udata, inline=False)[0] == 0
+    for slba, data in cached:
+        assert q.command(0x01, nsid=1, cdw=(slba, 0, len(data) // 4096 - 1), write=data, inline=False)[0] == 0
+    slba, data = cached[0]
+    st, _, _, back = q.command(0x02, nsid=1, cdw=(slba, 0, len(data) // 4096 - 1), read=len(data))
+    assert st == 0 and back == data  # the cache is read through
+    try:
+        q.command(0x00, nsid=1)
+        raise AssertionError("a command after --cut-after was answered")
+    except (Closed, ConnectionResetError):
+        pass
+
+
+def cut_once(seed, liar=False):
+    """One target with a cache, a 16 KiB promise in 32 KiB boundaries, cut when the 11th I/O command arrives."""
+    rnd = __import__("random").Random(seed)
+    blob = lambda n: bytes(rnd.getrandbits(8) for _ in range(n))
+    cached = [(0, blob(16384)), (8, blob(16384)), (14, blob(16384)), (24, blob(32768)), (40, blob(8192)),
+              (60, blob(4096))]
+    durable = [(100, blob(16384)), (120, blob(16384))]
+    extra = ["--liar"] if liar else []
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--volatile-write-cache", "on", "--nawupf", "16K", "--nawun", "16K", "--nabspf", "32K",
+                    "--nabsn", "32K", "--cut-after", "10", "--seed", str(seed), "--power-report", report,
+                    *extra) as (port, path, p, log):
+            old = open(path, "rb").read()
+            power_session(port, cached, durable)
+            assert p.wait(10) == 0, log_text(log)
+            new = open(path, "rb").read()
+            with open(report) as f:
+                lines = [l.split() for l in f if not l.startswith("#")]
+    for slba, data in durable:  # flushed and FUA data always survive
+        assert new[slba * 4096:slba * 4096 + len(data)] == data, ("durable write lost", seed, slba)
+    outcomes = []
+    assert len(lines) == len(cached), lines
+    for (slba, data), (seq, nsid, rslba, nlb, covered, outcome, blocks) in zip(cached, lines):
+        assert (int(rslba), int(nlb)) == (slba, len(data) // 4096)
+        got = [new[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
+        was = [old[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
+        now = [data[b * 4096:(b + 1) * 4096] for b in range(len(data) // 4096)]
+        written = [g == n and g != w for g, n, w in zip(got, now, was)]
+        assert all(g in (n, w) for g, n, w in zip(got, now, was)), ("a block neither old nor new", seed, slba)
+        state = "whole" if all(written) else "lost" if not any(written) else "torn"
+        assert state == outcome, (seed, slba, state, outcome, blocks)
+        outcomes.append((slba, covered, state))
+    return outcomes, lines
+
+
+def test_power_cut_keeps_the_promise():
+    """20 seeded cuts: covered writes (16 KiB within a 32 KiB boundary) land whole or not at all, writes
+    across a boundary or past the unit tear on some seeds, flushed and FUA data survive, and the same
+    seed gives the same cut."""
+    torn_uncovered = 0
+    for seed in range(1, 21):
+        outcomes, _ = cut_once(seed)
+        cov = {slba: covered for slba, covered, _ in outcomes}
+        # 0..3 and 8..11 sit in one 32 KiB boundary; 14..17 crosses 16; 24..31 is past the unit
+        assert (cov[0], cov[8], cov[14], cov[24], cov[40], cov[60]) == \
+            ("covered", "covered", "uncovered", "uncovered", "covered", "covered"), cov
+        for slba, covered, state in outcomes:
+            if covered == "covered":
+                assert state != "torn", (seed, slba)
+            elif state == "torn":
+                torn_uncovered += 1
+    assert torn_uncovered > 0
+    assert cut_once(7)[1] == cut_once(7)[1]
+
+
+def test_liar_tears_what_it_promised():
+    torn_covered = 0
+    for seed in range(1, 21):
+        outcomes, _ = cut_once(seed, liar=True)
+        torn_covered += sum(1 for slba, covered, state in outcomes if covered == "covered" and state == "torn")
+    assert torn_covered > 0
+
+
+def test_sigusr1_cuts_the_power():
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--volatile-write-cache", "on", "--power-report", report) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x77" * 4096)[0] == 0
+            p.send_signal(__import__("signal").SIGUSR1)
+            assert p.wait(10) == 0
+            assert q.closed()
+            assert "power cut (SIGUSR1)" in log_text(log)
+            with open(report) as f:
+                text = f.read()
+            assert "1 cached writes" in text, text
+            # the report is a new file, never an existing one
+        with open(report, "w") as f:
+            f.write("keep")
+        with target("--volatile-write-cache", "on", "--power-report", report) as (port, path, p, log):
+            p.send_signal(__import__("signal").SIGUSR1)
+            assert p.wait(10) == 0
+        assert open(report).read() == "keep"
+
+
 if __name__ == "__main__":
     main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
           test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
-          test_listens_on_loopback_by_default, test_a_mounted_image_is_refused])
+          test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
+          test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power])

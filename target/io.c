@@ -17,6 +17,7 @@
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 #ifndef FALLOC_FL_KEEP_SIZE
 #define FALLOC_FL_KEEP_SIZE 0x01
@@ -104,6 +105,9 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 		return status;
 	if (len != cmd->data_len)
 		return SC_SGL_LENGTH_INVALID;
+	if (write)
+		wlog_append(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data,
+			    fua ? WLOG_FUA : 0);
 	if (write && c->t->cfg.vwc) {
 		if (!fua && write_cache_on(c)) {
 			/* acknowledged now, on the medium when flushed, written back, or the power cut decides */
@@ -162,6 +166,8 @@ static int write_zeroes(struct conn *c, struct target_namespace *ns, struct comm
 
 	if (status)
 		return status;
+	wlog_append(c->t, (unsigned int)(ns - c->t->ns), offset / c->t->cfg.lba_size,
+		    (uint32_t)(len / c->t->cfg.lba_size), NULL, get32(cmd->sqe + SQE_CDW12) & RW_FUA ? WLOG_FUA : 0);
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
 	if (zero_range(ns, offset, len) < 0)
@@ -193,6 +199,8 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 
 		/* deallocation is advisory (DLFEAT says nothing of what reads return): a failed punch is no error */
 		if (nlb)
+			wlog_append(c->t, (unsigned int)(ns - c->t->ns), slba, (uint32_t)nlb, NULL, WLOG_DISCARD);
+		if (nlb)
 			(void)fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(slba * lba),
 					(off_t)(nlb * lba));
 	}
@@ -203,6 +211,10 @@ static int flush(struct conn *c, uint32_t nsid)
 {
 	struct target *t = c->t;
 
+	if (nsid != 0xffffffff && !target_namespace(t, nsid))
+		return SC_INVALID_NS;
+	if (nsid == 0xffffffff || nsid == 1)
+		wlog_append(t, 0, 0, 0, NULL, WLOG_FLUSH);
 	if (t->cfg.vwc && cache_flush(t) < 0)
 		return SC_WRITE_FAULT;
 	if (nsid == 0xffffffff) {
@@ -211,21 +223,33 @@ static int flush(struct conn *c, uint32_t nsid)
 				return SC_WRITE_FAULT;
 		return SC_SUCCESS;
 	}
-	if (!target_namespace(t, nsid))
-		return SC_INVALID_NS;
 	return fdatasync(target_namespace(t, nsid)->fd) < 0 ? SC_WRITE_FAULT : SC_SUCCESS;
 }
 
+static int execute_command(struct conn *c, struct command *cmd);
+
 int io_execute(struct conn *c, struct command *cmd)
 {
-	uint32_t nsid = get32(cmd->sqe + SQE_NSID);
-	uint8_t opc = cmd->sqe[SQE_OPC];
-	struct target_namespace *ns;
+	uint64_t submitted;
+	int status;
 
 	if (!power_command_arrives(c->t)) {
 		conn_fail(c, "the power is off");
 		return -EIO;
 	}
+	submitted = c->t->trace ? trace_now_us() : 0;
+	status = execute_command(c, cmd);
+	if (c->t->trace)
+		trace_command(c->t, cmd->sqe, submitted, trace_now_us(), status);
+	return status;
+}
+
+static int execute_command(struct conn *c, struct command *cmd)
+{
+	uint32_t nsid = get32(cmd->sqe + SQE_NSID);
+	uint8_t opc = cmd->sqe[SQE_OPC];
+	struct target_namespace *ns;
+
 	if (opc == IO_FLUSH)
 		return flush(c, nsid);
 	if (opc != IO_WRITE && opc != IO_READ && opc != IO_WRITE_ZEROES && opc != IO_DSM)

@@ -25,6 +25,7 @@
 #include "power.h"
 #include "server.h"
 #include "target.h"
+#include "write_log.h"
 
 #define DEFAULT_NQN "nqn.2026-12.org.liblcloud:target"
 #define DEFAULT_LISTEN "127.0.0.1:4420"
@@ -50,6 +51,9 @@ static void usage(FILE *f)
 		"  --seed N                  decides what each cached write leaves at the cut (default 1)\n"
 		"  --liar                    advertise the promise and tear covered writes anyway\n"
 		"  --power-report FILE       a new file: each cached write's fate at the cut\n"
+		"What it received:\n"
+		"  --write-log FILE          a new file: namespace 1's writes, flushes and discards (dm-log-writes)\n"
+		"  --trace FILE              a new file: each I/O command's fields, hints and times\n"
 		"  -q, --quiet               no log lines\n"
 		"  -h, --help, --version\n");
 }
@@ -189,7 +193,7 @@ static int split_listen(char *s, char **ret_host, char **ret_port)
 int main(int argc, char **argv)
 {
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
-	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_VERSION };
+	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_VERSION };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -211,18 +215,20 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, O_SEED},
 		{"liar", no_argument, NULL, O_LIAR},
 		{"power-report", required_argument, NULL, O_REPORT},
+		{"write-log", required_argument, NULL, O_WLOG},
+		{"trace", required_argument, NULL, O_TRACE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{0},
 	};
 	static struct target t;
-	const char *ns_paths[TARGET_MAX_NAMESPACES];
+	const char *ns_paths[TARGET_MAX_NAMESPACES], *wlog_path = NULL, *trace_path = NULL;
 	unsigned int n_paths = 0;
 	char listen_arg[300] = DEFAULT_LISTEN, name[300], *host, *port;
 	struct target_config *cfg = &t.cfg;
 	struct lcloud_ctx *ctx;
-	int opt, fd;
+	int opt, fd, r;
 
 	snprintf(cfg->nqn, sizeof(cfg->nqn), "%s", DEFAULT_NQN);
 	snprintf(cfg->serial, sizeof(cfg->serial), "lcloud-target");
@@ -294,6 +300,12 @@ int main(int argc, char **argv)
 		case O_REPORT:
 			snprintf(cfg->report_path, sizeof(cfg->report_path), "%s", optarg);
 			break;
+		case O_WLOG:
+			wlog_path = optarg;
+			break;
+		case O_TRACE:
+			trace_path = optarg;
+			break;
 		case 'q':
 			t.quiet = true;
 			break;
@@ -332,7 +344,9 @@ int main(int argc, char **argv)
 			"completes: a power cut leaves nothing to decide\n");
 	pthread_mutex_init(&t.lock, NULL);
 	pthread_mutex_init(&t.cache_lock, NULL);
+	pthread_mutex_init(&t.wlog_lock, NULL);
 	t.next_cntlid = 1;
+	t.started_us = trace_now_us();
 	{
 		sigset_t set;
 		pthread_t thread;
@@ -350,6 +364,14 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < n_paths; i++)
 		if (open_namespace(&t, ctx, ns_paths[i]) < 0)
 			return 1;
+	if (wlog_path && (r = wlog_open(&t, wlog_path)) < 0) {
+		fprintf(stderr, "lcloud-target: --write-log %s: %s (it must be a new file)\n", wlog_path, strerror(-r));
+		return 1;
+	}
+	if (trace_path && (r = trace_open(&t, trace_path)) < 0) {
+		fprintf(stderr, "lcloud-target: --trace %s: %s (it must be a new file)\n", trace_path, strerror(-r));
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	fd = server_listen(&t, host, port, name, sizeof(name));
 	if (fd < 0) {

@@ -22,6 +22,7 @@
 
 #include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 /* splitmix64: one write's decisions from the seed and its sequence number, whatever the threads did */
 static uint64_t mix(uint64_t x)
@@ -243,6 +244,9 @@ void power_cut(struct target *t, const char *why)
 	}
 	for (unsigned int i = 0; i < t->n_ns; i++)
 		fdatasync(t->ns[i].fd);
+	wlog_sync(t);
+	if (t->trace)
+		fflush(t->trace);
 	if (report) {
 		fprintf(report, "# %" PRIu64 " cached writes: %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn\n", n,
 			whole, lost, torn);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 #define TARGET_MAX_NAMESPACES 16
@@ -63,6 +64,13 @@ struct target {
 	struct pending_write *cache_head, *cache_tail;
 	uint64_t cache_held, cache_seq, commands;
 	bool powered_off;
+	/* the write log of namespace 1 and the command trace (write_log.c): under wlog_lock */
+	pthread_mutex_t wlog_lock;
+	bool wlog_active;
+	int wlog_fd;
+	uint64_t wlog_end, wlog_entries;
+	FILE *trace;
+	uint64_t trace_seq, started_us;
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */

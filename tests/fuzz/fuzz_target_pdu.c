@@ -119,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		pthread_mutex_init(&t.lock, NULL);
 		pthread_mutex_init(&t.cache_lock, NULL);
+		pthread_mutex_init(&t.wlog_lock, NULL); /* no write log, no trace: wlog_active and trace stay off */
 		t.cfg.cache_bytes = 1 << 20;
 		t.quiet = true;
 		snprintf(t.cfg.nqn, sizeof(t.cfg.nqn), "%s", NQN);

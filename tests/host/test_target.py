@@ -543,8 +543,74 @@ def test_sigusr1_cuts_the_power():
         assert open(report).read() == "keep"
 
 
+def read_write_log(path):
+    """The dm-log-writes format, read here from its definition: (sector, nr_sectors, flags, data) per entry."""
+    with open(path, "rb") as f:
+        log = f.read()
+    magic, version, n, ss = struct.unpack_from("<QQQI", log, 0)
+    assert (magic, version) == (0x6A736677736872, 1), (hex(magic), version)
+    entries, pos = [], ss
+    for _ in range(n):
+        sector, nr, flags, data_len = struct.unpack_from("<QQQQ", log, pos)
+        pos += ss
+        has_data = not flags & (1 | 4)
+        data = log[pos:pos + nr * ss] if has_data else b""
+        pos += len(data)
+        entries.append((sector, nr, flags, data))
+    assert pos == len(log), (pos, len(log))
+    return ss, entries
+
+
+def test_write_log_and_trace():
+    """The write log holds what the target accepted, in order, in the format lcloudctl replay reads,
+    and the trace each I/O command's hints (FUA, Limited Retry, DSM bits, directive type and specific)."""
+    with scratch_dir() as d:
+        wlog, trace = os.path.join(d, "ns1.log"), os.path.join(d, "trace")
+        with target("--volatile-write-cache", "on", "--write-log", wlog, "--trace", trace) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            data = os.urandom(16384)
+            assert q.command(0x01, nsid=1, cdw=(8, 0, 3 | 1 << 30), write=data, inline=False)[0] == 0  # FUA
+            assert q.command(0x01, nsid=1, cdw=(20, 0, 0 | 2 << 20, 5 << 16), write=data[:4096])[0] == 0  # DTYPE 2
+            assert q.command(0x08, nsid=1, cdw=(30, 0, 1))[0] == 0                      # Write Zeroes
+            assert q.command(0x00, nsid=1)[0] == 0                                      # Flush
+            assert q.command(0x09, nsid=1, cdw=(0, 1 << 2), write=struct.pack("<IIQ", 0, 2, 40))[0] == 0
+            assert q.command(0x02, nsid=1, cdw=(8, 0, 0 | 1 << 31, 0x07), read=4096)[0] == 0  # LR, DSM prefetch
+            assert q.command(0x01, nsid=1, cdw=(300, 0, 0), write=data[:4096])[0] & 0x7FF == 0x080
+            # a refused write is traced, never logged
+        assert os.path.exists(wlog)
+        ss, entries = read_write_log(wlog)
+        assert ss == 4096
+        assert [(e[0], e[1], e[2]) for e in entries] == [(8, 4, 2), (20, 1, 0), (30, 2, 0), (0, 0, 1), (40, 2, 4)], \
+            [(e[0], e[1], e[2]) for e in entries]
+        assert entries[0][3] == data and entries[1][3] == data[:4096] and entries[2][3] == bytes(8192)
+        r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "-o", "json", "--all", wlog],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        with open(trace) as f:
+            lines = [l.split() for l in f if not l.startswith("#")]
+        cols = ["seq", "opcode", "nsid", "slba", "nlb", "fua", "lr", "dsm", "dtype", "dspec", "sub", "comp", "status"]
+        rows = [dict(zip(cols, l)) for l in lines]
+        assert [r["opcode"] for r in rows] == ["0x01", "0x01", "0x08", "0x00", "0x09", "0x02", "0x01"], rows
+        assert (rows[0]["fua"], rows[0]["nlb"], rows[0]["slba"]) == ("1", "4", "8")
+        assert (rows[1]["dtype"], rows[1]["dspec"]) == ("2", "5")
+        assert (rows[5]["lr"], rows[5]["dsm"]) == ("1", "0x07")
+        assert rows[6]["status"] == "0x080"
+        assert all(int(r["sub"]) <= int(r["comp"]) for r in rows)
+        # both are new files, never an existing one
+        with open(os.path.join(d, "ns"), "wb") as f:
+            f.truncate(1 << 20)
+        for opt, existing in (("--write-log", wlog), ("--trace", trace)):
+            size = os.path.getsize(existing)
+            r = subprocess.run([TARGET, "--ns", os.path.join(d, "ns"), opt, existing, "--listen", "127.0.0.1:0"],
+                               capture_output=True, text=True, timeout=10)
+            assert r.returncode == 1 and "new file" in r.stderr, (opt, r.returncode, r.stderr)
+            assert os.path.getsize(existing) == size
+
+
 if __name__ == "__main__":
     main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
           test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
           test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
-          test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power])
+          test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power,
+          test_write_log_and_trace])

@@ -12,7 +12,8 @@ on the backing file the cut left:
   - none: 512-byte LBAs, no promise, a volatile cache; 16 KiB pages by
     plain O_DIRECT: torn pages appear.
 The host's nvme-tcp gives up on a dead target at once (--ctrl-loss-tmo=0),
-so each run ends when its power does."""
+so each run ends when its power does. Each run's write log goes to
+'lcloudctl replay' under the model the target's Identify states."""
 import os
 
 from vmlib import run_guest_once
@@ -30,10 +31,10 @@ mkdir -p /srv && mount -t tmpfs -o size=128M tmpfs /srv
 NQN=nqn.2026-12.org.liblcloud:cuts
 cut() { # config seed cut-after path lcloud-target options...
     cfg=$1; seed=$2; after=$3; path=$4; shift 4
-    rm -f /srv/t.img /tmp/rec /tmp/listen
+    rm -f /srv/t.img /tmp/rec /tmp/listen /tmp/t.log
     truncate -s 16M /srv/t.img
     "$LCLOUD_TARGET" --ns /srv/t.img --nqn $NQN --listen 127.0.0.1:4430 --serial cut-$cfg \
-        --volatile-write-cache on --seed $seed --cut-after $after \
+        --volatile-write-cache on --seed $seed --cut-after $after --write-log /tmp/t.log \
         --power-report /out/report-$cfg-$seed "$@" > /tmp/listen 2>> /out/target-$cfg.log &
     pid=$!
     i=0; until grep -q '^listening' /tmp/listen 2>/dev/null; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.05; done
@@ -54,6 +55,10 @@ cut() { # config seed cut-after path lcloud-target options...
     nvme disconnect -n $NQN > /dev/null 2>&1
     "$LCLOUDCTL" torture verify /srv/t.img --record /tmp/rec -o json > /out/verify-$cfg-$seed.json 2>> /out/verify.log
     echo "$cfg $seed verify $?" >> /out/rcs
+    # the oracle on the commands the target received, under the model its Identify states
+    if [ $cfg = none ]; then model="--lba 512"; else model="--lba 4096 --atomic-bytes 16K --boundary 32K"; fi
+    "$LCLOUDCTL" replay $model --volatile-cache /tmp/t.log > /dev/null 2>> /out/replay.log
+    echo "$cfg $seed replay $?" >> /out/rcs
 }
 PROMISE="--lba-size 4096 --nawun 16K --nawupf 16K --nabsn 32K --nabspf 32K"
 for seed in $(seq 1 ''' + str(CUTS) + r'''); do
@@ -144,6 +149,17 @@ def test_torn_pages_are_where_the_report_tore():
             assert set(torn_pages) <= tears, (cfg, seed, torn_pages, tears)
 
 
+def test_the_oracle_reads_the_targets_log():
+    """lcloudctl replay on each run's write log: under the stated promise no page write of the honest
+    target or of the liar could tear (exit 0): the liar's torn pages are a broken promise, not
+    commands that asked for a tear; without a promise the 16 KiB page writes could (exit 11)."""
+    rcs = [line.split() for line in guest().text("rcs").splitlines()]
+    replay = {(r[0], r[1]): r[3] for r in rcs if r[2] == "replay"}
+    assert len(replay) == 3 * CUTS, replay
+    for (cfg, seed), rc in replay.items():
+        assert rc == ("11" if cfg == "none" else "0"), (cfg, seed, rc, guest().text("replay.log")[-2000:])
+
+
 if __name__ == "__main__":
     main([test_every_run_was_cut, test_the_promise_is_kept, test_liar_and_no_promise_tear,
-          test_torn_pages_are_where_the_report_tore])
+          test_torn_pages_are_where_the_report_tore, test_the_oracle_reads_the_targets_log])

@@ -4,10 +4,12 @@
  * list (CNS 2) and a namespace's identifiers (CNS 3), filled from the
  * configuration. The atomic promise is written where the Linux host reads
  * it: NAWUN/NAWUPF/NABSN/NABSPF/NABO with NSFEAT bit 1 set in the namespace,
- * AWUN/AWUPF in the controller, each in zero-based logical blocks.
+ * AWUN/AWUPF in the controller, each in zero-based logical blocks, and in
+ * bytes in the Linux cloud extension of the controller's vendor area.
  */
 #include <string.h>
 
+#include "nvme_lcloud_ext.h"
 #include "nvme_tcp.h"
 #include "target.h"
 
@@ -17,6 +19,35 @@
 static uint16_t zero_based_blocks(uint32_t bytes, uint32_t lba)
 {
 	return bytes ? (uint16_t)(bytes / lba - 1) : 0;
+}
+
+/*
+ * The Linux cloud extension (man/lcloud-extension.7): the promise in bytes,
+ * as the power-fail model keeps it (power.c), for every namespace; with the
+ * cache too, since the model keeps it for cached writes. A liar states the
+ * same: the extension is a claim, and the liar's is false. No hints are used
+ * and no placement handles offered.
+ */
+static void linux_cloud_extension(const struct target_config *cfg, uint8_t *ext)
+{
+	bool ns_fields = cfg->nawun || cfg->nawupf || cfg->nabsn || cfg->nabspf || cfg->nabo;
+	uint32_t untorn = ns_fields ? (cfg->nawupf ? cfg->nawupf : cfg->awupf) : cfg->awupf;
+	uint32_t flags = 0;
+
+	memcpy(ext, LCLOUD_EXT_SIGNATURE, 8);
+	put16(ext + LCLOUD_EXT_VERSION_AT, LCLOUD_EXT_VERSION);
+	put16(ext + LCLOUD_EXT_LENGTH_AT, LCLOUD_EXT_V1_LENGTH);
+	if (untorn) {
+		flags |= LCLOUD_EXT_UNTORN;
+		if (cfg->vwc)
+			flags |= LCLOUD_EXT_UNTORN_WITH_CACHE;
+		put32(ext + LCLOUD_EXT_UNTORN_AT, untorn);
+		if (ns_fields) {
+			put32(ext + LCLOUD_EXT_BOUNDARY_AT, cfg->nabspf);
+			put32(ext + LCLOUD_EXT_BOUNDARY_OFFSET_AT, cfg->nabo);
+		}
+	}
+	put32(ext + LCLOUD_EXT_FLAGS_AT, flags);
 }
 
 static void identify_controller(const struct target *t, const struct controller *ctrl, uint8_t *id)
@@ -57,6 +88,7 @@ static void identify_controller(const struct target *t, const struct controller 
 	id[1803] = 1;                                   /* MSDBD */
 	/* power state 0: 9 W, the figures of a plain SSD */
 	put16(id + 2048, 900);
+	linux_cloud_extension(cfg, id + LCLOUD_EXT_OFFSET);
 }
 
 static void identify_namespace(const struct target *t, const struct target_namespace *ns, uint8_t *id)

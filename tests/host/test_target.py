@@ -231,6 +231,10 @@ def test_identify_carries_the_promise():
         assert struct.unpack_from("<I", ctrl, 1792)[0] >= 4  # IOCCSZ
         assert u16(ctrl, 1800) == 0                          # ICDOFF
         assert ctrl[768:768 + len(NQN)].decode() == NQN and ctrl[768 + len(NQN)] == 0
+        ext = ctrl[3072:3136]                                # the Linux cloud extension (lcloud-extension.7)
+        assert ext[0:8] == b"LNXCLOUD" and struct.unpack_from("<HHI", ext, 8) == (1, 64, 0x3), ext[:16].hex()
+        assert struct.unpack_from("<IIIH", ext, 16) == (16384, 32768, 0, 0)
+        assert ext[32:] == bytes(32)
         st, ns = identify(h, 0, nsid=1)
         assert st == 0
         assert struct.unpack_from("<Q", ns, 0)[0] == 256     # 1 MiB of 4 KiB blocks
@@ -250,6 +254,9 @@ def test_no_promise_512():
         h, _ = admin(port)
         st, ctrl = identify(h, 1)
         assert (u16(ctrl, 526), u16(ctrl, 528), ctrl[525]) == (0, 0, 0)
+        ext = ctrl[3072:3136]                                # signed, versioned, and promising nothing
+        assert ext[0:8] == b"LNXCLOUD" and struct.unpack_from("<HHI", ext, 8) == (1, 64, 0)
+        assert ext[16:] == bytes(48)
         st, ns = identify(h, 0, nsid=1)
         assert ns[24] & 2 == 0 and ns[128 + 2] == 9
         assert struct.unpack_from("<Q", ns, 0)[0] == 2048

@@ -82,6 +82,11 @@ def seeds_nvme_identify():
         c = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ctrl.bin' % lbs))
         n = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ns.bin' % lbs))
         yield struct.pack('<H', len(c)) + c + n
+    # the Linux cloud extension (man/lcloud-extension.7) in the vendor area, as lcloud-target fills it
+    c = bytearray(read(os.path.join(CAPTURES, 'qemu-nvme-lbs4096-id-ctrl.bin')))
+    ext = b'LNXCLOUD' + struct.pack('<HHIIIIH', 1, 64, 0xF, 16384, 32768, 0, 2) + bytes(2) + bytes([1, 3])
+    c[3072:3072 + len(ext)] = ext
+    yield struct.pack('<H', len(c)) + bytes(c) + n
 
 
 def seeds_nvme_hints():

@@ -45,6 +45,7 @@ for d in /sys/block/nvme*n*; do
     s=$(cat $d/device/serial | tr -d ' ')
     "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$s.json || echo "probe $n failed" >&2
     nvme id-ctrl /dev/${n%n*} -o json > /out/id-ctrl-$s.json
+    nvme id-ctrl /dev/${n%n*} -b > /out/id-ctrl-$s.bin
     nvme id-ns /dev/$n -o json > /out/id-ns-$s.json
     cat $d/device/transport > /out/transport-$s
     for f in logical_block_size atomic_write_unit_min_bytes atomic_write_unit_max_bytes \
@@ -148,6 +149,23 @@ def test_probe_agrees():
     assert a["atomic_write_power_fail_bytes"] == 16384 and a["atomic_boundary_power_fail_bytes"] == 32768, a
 
 
+def test_linux_cloud_extension():
+    """The extension's bytes as nvme-cli reads them (id-ctrl -b), and probe's facts from them."""
+    run = guest()
+    want = {"a": {"lcloud_ext_version": 1, "lcloud_ext_untorn_bytes": 16384,
+                  "lcloud_ext_untorn_boundary_bytes": 32768, "lcloud_ext_untorn_boundary_offset_bytes": 0,
+                  "lcloud_ext_untorn_with_cache": True, "lcloud_ext_read_ahead_hint": False},
+            "b": {"lcloud_ext_version": 1, "lcloud_ext_read_ahead_hint": False}}
+    for s, facts in want.items():
+        with open(os.path.join(run.files, "id-ctrl-%s.bin" % s), "rb") as f:
+            vs = f.read()[3072:]  # nvme-cli's raw Identify Controller
+        assert vs[0:8] == b"LNXCLOUD", vs[:16]
+        assert int.from_bytes(vs[16:20], "little") == facts.get("lcloud_ext_untorn_bytes", 0)
+        nvme = layer(run.json("probe-%s.json" % s)["probes"][0], "nvme")["facts"]
+        got = {k: v for k, v in nvme.items() if k.startswith("lcloud_ext_")}
+        assert got == facts, (s, got)
+
+
 def test_rwf_atomic_and_data_reach_the_file():
     run = guest()
     writes = dict(line.split() for line in run.text("writes").splitlines())
@@ -161,4 +179,4 @@ def test_rwf_atomic_and_data_reach_the_file():
 
 if __name__ == "__main__":
     main([test_hosts_connected_over_tcp, test_identify_as_nvme_cli_reads_it, test_kernel_limits_follow_the_promise,
-          test_probe_agrees, test_rwf_atomic_and_data_reach_the_file])
+          test_probe_agrees, test_rwf_atomic_and_data_reach_the_file, test_linux_cloud_extension])

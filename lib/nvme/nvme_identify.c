@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nvme_identify.h"
+#include "nvme_lcloud_ext.h"
 #include "util.h"
 
 uint16_t nvme_le16(const uint8_t *b, size_t len, size_t off)
@@ -310,6 +311,9 @@ int nvme_identity_fill_layer(struct lcloud_probe *p, int index, const struct nvm
 			return r;
 	}
 	r = add_capabilities(report_layer(p, index), id);
+	if (r < 0)
+		return r;
+	r = nvme_lcloud_ext_fill_layer(report_layer(p, index), id->ctrl, id->ctrl_len);
 	if (r < 0)
 		return r;
 	if (id->ns)

@@ -82,6 +82,11 @@ def seeds_nvme_identify():
         c = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ctrl.bin' % lbs))
         n = read(os.path.join(CAPTURES, 'qemu-nvme-lbs%d-id-ns.bin' % lbs))
         yield struct.pack('<H', len(c)) + c + n
+    # the Linux cloud extension (man/lcloud-extension.7) in the vendor area, as lcloud-target fills it
+    c = bytearray(read(os.path.join(CAPTURES, 'qemu-nvme-lbs4096-id-ctrl.bin')))
+    ext = b'LNXCLOUD' + struct.pack('<HHIIIIH', 1, 64, 0xF, 16384, 32768, 0, 2) + bytes(2) + bytes([1, 3])
+    c[3072:3072 + len(ext)] = ext
+    yield struct.pack('<H', len(c)) + bytes(c) + n
 
 
 def seeds_nvme_hints():
@@ -188,6 +193,60 @@ def seeds_probe_model():
            b'"write_cache":"write back"}}]}]}')
 
 
+def tcp_capsule(opc, cid, cdw=(), nsid=0, fctype=0, data=b'', via_r2t=0):
+    """An NVMe/TCP command capsule as the Linux host sends it: in-capsule DATA, or a transport SGL of VIA_R2T bytes."""
+    sqe = bytearray(64)
+    sqe[0], sqe[1] = opc, 0x40
+    struct.pack_into('<HI', sqe, 2, cid, nsid)
+    sqe[4] = fctype if opc == 0x7F else sqe[4]
+    struct.pack_into('<I', sqe, 32, len(data) or via_r2t)
+    sqe[39] = 0x01 if data else 0x5A
+    for i, v in enumerate(cdw):
+        struct.pack_into('<I', sqe, 40 + 4 * i, v)
+    return struct.pack('<BBBBI', 0x04, 0, 72, 72 if data else 0, 72 + len(data)) + bytes(sqe) + data
+
+
+def tcp_h2c(cid, ttag, offset, data, last):
+    return struct.pack('<BBBBIHHII', 0x06, 0x04 if last else 0, 24, 24, 24 + len(data), cid, ttag, offset,
+                       len(data)) + bytes(4) + data
+
+
+def tcp_connect(cid, qid, cntlid):
+    d = bytearray(1024)
+    d[0:16] = b'\x11' * 16
+    struct.pack_into('<H', d, 16, cntlid)
+    d[256:256 + 30] = b'nqn.2026-12.org.liblcloud:fuzz'
+    d[512:512 + 13] = b'nqn.fuzz-host'
+    return tcp_capsule(0x7F, cid, (qid << 16, 31), fctype=0x01, data=bytes(d))
+
+
+def seeds_target_pdu():
+    """Sessions the way Linux opens them: an admin queue from ICReq on, and I/O on queue 1 of controller 1."""
+    icreq = struct.pack('<BBBBI', 0, 0, 128, 0, 128) + bytes(120)
+    admin = (icreq + tcp_connect(1, 0, 0xFFFF) + tcp_capsule(0x7F, 2, (1, 0x00), fctype=0x04)
+             + tcp_capsule(0x7F, 3, (0, 0x14, 0x460001), fctype=0x00) + tcp_capsule(0x7F, 4, (0, 0x1C), fctype=0x04)
+             + tcp_capsule(0x06, 5, (1,), via_r2t=4096) + tcp_capsule(0x06, 6, (2,), via_r2t=4096)
+             + tcp_capsule(0x06, 7, (0,), nsid=1, via_r2t=4096) + tcp_capsule(0x06, 8, (3,), nsid=1, via_r2t=4096)
+             + tcp_capsule(0x09, 9, (0x07, 1 | 1 << 16)) + tcp_capsule(0x0A, 10, (0x06,))
+             + tcp_capsule(0x02, 11, (0x02 | 127 << 16,), via_r2t=512) + tcp_capsule(0x0C, 12)
+             + tcp_capsule(0x18, 13) + tcp_capsule(0x80, 14))
+    for flags in (0x00, 0x01, 0x02):
+        yield bytes([flags, 0]) + admin
+    yield bytes([0, 7]) + admin
+    block = 4096
+    io = (tcp_capsule(0x01, 2, (3, 0, 0), nsid=1, data=bytes(range(256)) * 16)
+          + tcp_capsule(0x01, 3, (8, 0, 31 | 1 << 30), nsid=1, via_r2t=32 * block)
+          + tcp_h2c(3, 0, 0, b'\xab' * 65536, False) + tcp_h2c(3, 0, 65536, b'\xcd' * 65536, True)
+          + tcp_capsule(0x02, 4, (8, 0, 31), nsid=1, via_r2t=32 * block)
+          + tcp_capsule(0x00, 5, nsid=1) + tcp_capsule(0x08, 6, (40, 0, 3), nsid=1)
+          + tcp_capsule(0x09, 7, (0, 4), nsid=1, data=struct.pack('<IIQ', 0, 2, 50)))
+    yield bytes([0x04, 0]) + io
+    yield bytes([0x0C, 0]) + io
+    yield bytes([0x06, 100]) + io
+    # the same I/O from nothing: ICReq and Connect of queue 1 in the input
+    yield bytes([0, 0]) + icreq + tcp_connect(1, 1, 1)[:] + io[0:72 + 4096]
+
+
 HARNESSES = {
     'fuzz_nvme_identify': seeds_nvme_identify,
     'fuzz_nvme_hints': seeds_nvme_hints,
@@ -199,6 +258,7 @@ HARNESSES = {
     'fuzz_torture_record': seeds_torture_record,
     'fuzz_fingerprint': seeds_fingerprint,
     'fuzz_probe_model': seeds_probe_model,
+    'fuzz_target_pdu': seeds_target_pdu,
 }
 
 

@@ -69,6 +69,15 @@ LIVE_ONLY = {
     "streams_available": "no captured namespace has Streams directive data",
     "streams_allocated": "no captured namespace has Streams directive data",
     "stream_write_size_bytes": "no captured namespace has Streams directive data",
+    # the Linux cloud extension: no captured controller carries it (lcloud-target fills it;
+    # tests/vm/test_current_target.py reads it live, tests/unit/test_nvme.c from crafted bytes)
+    "lcloud_ext_version": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_untorn_bytes": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_untorn_boundary_bytes": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_untorn_boundary_offset_bytes": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_untorn_with_cache": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_read_ahead_hint": "no captured controller has the Linux cloud extension",
+    "lcloud_ext_placement": "no captured controller has the Linux cloud extension",
 }
 
 TYPES = {"U64": "integer", "BOOL": "boolean", "STRING": "string"}

@@ -245,6 +245,99 @@ static void test_garbage_buffers(void **state)
 	}
 }
 
+/* Identify Controller with the Linux cloud extension, written here from man/lcloud-extension.7. */
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void fill_extension(uint8_t *ctrl, uint16_t version, uint16_t length, uint32_t flags)
+{
+	uint8_t *ext = ctrl + 3072;
+
+	memcpy(ext, "LNXCLOUD", 8);
+	ext[8] = (uint8_t)version;
+	ext[9] = (uint8_t)(version >> 8);
+	ext[10] = (uint8_t)length;
+	ext[11] = (uint8_t)(length >> 8);
+	put_le32(ext + 12, flags);
+	put_le32(ext + 16, 16384);
+	put_le32(ext + 20, 32768);
+	put_le32(ext + 24, 4096);
+	ext[28] = 3; /* three placement handles: data, journal, a reserved use */
+	ext[32] = 1;
+	ext[33] = 3;
+	ext[34] = 9;
+}
+
+static struct lcloud_probe *probe_of_controller(const uint8_t *ctrl, size_t len)
+{
+	struct lcloud_probe *p = report_new("ext");
+	struct nvme_identity id;
+
+	nvme_identity_decode(&id, ctrl, len, NULL, 0);
+	assert_int_equal(report_add_layer(p, LCLOUD_LAYER_NVME, "nvme0n1", -1), 0);
+	assert_int_equal(nvme_identity_fill_layer(p, 0, &id), 0);
+	return p;
+}
+
+static uint64_t ext_fact(const struct lcloud_probe *p, const char *name)
+{
+	const struct lcloud_fact *f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), name);
+
+	assert_non_null(f);
+	return lcloud_fact_get_u64(f);
+}
+
+static void test_linux_cloud_extension(void **state)
+{
+	static uint8_t ctrl[4096];
+	struct lcloud_probe *p;
+	const struct lcloud_fact *f;
+	(void)state;
+
+	fill_extension(ctrl, 1, 64, 0xf);
+	p = probe_of_controller(ctrl, sizeof(ctrl));
+	assert_int_equal(ext_fact(p, "lcloud_ext_version"), 1);
+	assert_int_equal(ext_fact(p, "lcloud_ext_untorn_bytes"), 16384);
+	assert_int_equal(ext_fact(p, "lcloud_ext_untorn_boundary_bytes"), 32768);
+	assert_int_equal(ext_fact(p, "lcloud_ext_untorn_boundary_offset_bytes"), 4096);
+	assert_int_equal(ext_fact(p, "lcloud_ext_untorn_with_cache"), 1);
+	assert_int_equal(ext_fact(p, "lcloud_ext_read_ahead_hint"), 1);
+	f = lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_placement");
+	assert_non_null(f);
+	assert_string_equal(lcloud_fact_get_string(f), "0:data 1:journal 2:reserved");
+	lcloud_probe_free(p);
+
+	/* no untorn flag: no untorn facts; a later version with a longer block still reads as version 1 */
+	fill_extension(ctrl, 2, 128, 0);
+	p = probe_of_controller(ctrl, sizeof(ctrl));
+	assert_int_equal(ext_fact(p, "lcloud_ext_version"), 2);
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_untorn_bytes"));
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_placement"));
+	lcloud_probe_free(p);
+
+	/* not read: a short block, version 0, another signature, a controller cut before the block ends */
+	fill_extension(ctrl, 1, 32, 1);
+	p = probe_of_controller(ctrl, sizeof(ctrl));
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_version"));
+	lcloud_probe_free(p);
+	fill_extension(ctrl, 0, 64, 1);
+	p = probe_of_controller(ctrl, sizeof(ctrl));
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_version"));
+	lcloud_probe_free(p);
+	fill_extension(ctrl, 1, 64, 1);
+	ctrl[3072] = 'l';
+	p = probe_of_controller(ctrl, sizeof(ctrl));
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_version"));
+	lcloud_probe_free(p);
+	ctrl[3072] = 'L';
+	p = probe_of_controller(ctrl, 3072 + 63);
+	assert_null(lcloud_layer_find_fact(lcloud_probe_get_layer(p, 0), "lcloud_ext_version"));
+	lcloud_probe_free(p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +348,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdp_controller),
 		cmocka_unit_test(test_truncated_failing_and_vanished),
 		cmocka_unit_test(test_garbage_buffers),
+		cmocka_unit_test(test_linux_cloud_extension),
 		cmocka_unit_test(test_live_transport_loads_libnvme),
 	};
 

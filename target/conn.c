@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One NVMe/TCP connection, fed the bytes its socket received: the PDU
+ * framing (ICReq first, then command capsules and H2CData), the data each
+ * command carries (in the capsule, or asked for with R2T), and the answers
+ * (C2HData, CapsuleResp). Everything a peer controls is checked here before
+ * a handler sees the command: a PDU that breaks the transport's rules makes
+ * conn_feed() fail with a reason and the caller closes the connection, so no
+ * handler runs, and nothing reaches a backing file, on a malformed PDU.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvme_tcp.h"
+#include "target.h"
+
+static uint32_t max_transfer(const struct target *t)
+{
+	return 4096u << t->cfg.mdts;
+}
+
+/* The largest PDU a peer may send: an H2CData PDU or a capsule with in-capsule data. */
+static uint32_t rx_limit(void)
+{
+	uint32_t capsule = TCP_CAPSULE_CMD_HLEN + TARGET_IO_INLINE;
+	uint32_t data = TCP_DATA_HLEN + TARGET_MAX_H2C_DATA;
+
+	return capsule > data ? capsule : data;
+}
+
+void conn_fail(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+}
+
+int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsigned int id)
+{
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->io = *io;
+	c->id = id;
+	c->rx_cap = rx_limit();
+	c->rx = malloc(c->rx_cap);
+	return c->rx ? 0 : -ENOMEM;
+}
+
+static void command_release(struct command *cmd)
+{
+	free(cmd->data);
+	memset(cmd, 0, sizeof(*cmd));
+}
+
+void conn_destroy(struct conn *c)
+{
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < TARGET_QUEUE_ENTRIES; i++)
+		command_release(&c->cmds[i]);
+	free(c->rx);
+	c->rx = NULL;
+	if (c->ctrl)
+		controller_put(c->t, c->ctrl);
+	c->ctrl = NULL;
+}
+
+static int send_bytes(struct conn *c, const struct iovec *iov, int n)
+{
+	int r = c->io.send(c->io.ctx, iov, n);
+
+	if (r < 0)
+		conn_fail(c, "send failed: %s", strerror(-r));
+	return r;
+}
+
+static void common_header(uint8_t *h, uint8_t type, uint8_t flags, uint8_t hlen, uint8_t pdo, uint32_t plen)
+{
+	h[0] = type;
+	h[1] = flags;
+	h[2] = hlen;
+	h[3] = pdo;
+	put32(h + 4, plen);
+}
+
+static int send_response(struct conn *c, const struct command *cmd, uint16_t status)
+{
+	uint8_t pdu[TCP_CAPSULE_RESP_LEN] = {0};
+	uint8_t *cqe = pdu + TCP_CH_LEN;
+	struct iovec iov = {pdu, sizeof(pdu)};
+
+	common_header(pdu, TCP_CAPSULE_RESP, 0, TCP_CAPSULE_RESP_LEN, 0, TCP_CAPSULE_RESP_LEN);
+	put32(cqe + 0, cmd->result0);
+	put32(cqe + 4, cmd->result1);
+	put16(cqe + 8, c->sqhd);
+	put16(cqe + 10, c->qid);
+	put16(cqe + 12, cmd->cid);
+	put16(cqe + 14, (uint16_t)(status << 1)); /* phase 0: fabrics have no phase */
+	return send_bytes(c, &iov, 1);
+}
+
+/* The data of a completed read-like command, then (unless SUCCESS said it) its response. */
+static int send_data(struct conn *c, const struct command *cmd)
+{
+	uint32_t done = 0;
+
+	while (done < cmd->data_len) {
+		uint32_t chunk = cmd->data_len - done;
+		uint8_t hdr[TCP_DATA_HLEN] = {0};
+		uint8_t flags = 0;
+		struct iovec iov[2];
+
+		if (chunk > TARGET_MAX_H2C_DATA)
+			chunk = TARGET_MAX_H2C_DATA;
+		if (done + chunk == cmd->data_len) {
+			flags |= TCP_F_DATA_LAST;
+			if (c->sqflow_disabled)
+				flags |= TCP_F_DATA_SUCCESS;
+		}
+		common_header(hdr, TCP_C2H_DATA, flags, TCP_DATA_HLEN, TCP_DATA_HLEN, TCP_DATA_HLEN + chunk);
+		put16(hdr + DATA_CCCID, cmd->cid);
+		put32(hdr + DATA_OFFSET, done);
+		put32(hdr + DATA_LENGTH, chunk);
+		iov[0] = (struct iovec){hdr, sizeof(hdr)};
+		iov[1] = (struct iovec){cmd->data + done, chunk};
+		if (send_bytes(c, iov, 2) < 0)
+			return -EIO;
+		done += chunk;
+	}
+	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS);
+}
+
+static int execute(struct conn *c, struct command *cmd)
+{
+	int status, r;
+
+	if (cmd->sqe[SQE_OPC] == NVME_FABRICS)
+		status = fabrics_execute(c, cmd);
+	else if (c->qid == 0)
+		status = admin_execute(c, cmd);
+	else
+		status = io_execute(c, cmd);
+	if (status < 0)
+		return status; /* the handler closed the connection (c->reason) */
+	if (status == CMD_HELD) {
+		/* answered later, or never (an Asynchronous Event Request): keep its slot */
+		free(cmd->data);
+		cmd->data = NULL;
+		cmd->data_len = 0;
+		return 0;
+	}
+	if (status == SC_SUCCESS && cmd->dir == DIR_TO_HOST && cmd->data_len)
+		r = send_data(c, cmd);
+	else
+		r = send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0));
+	command_release(cmd);
+	return r < 0 ? -EIO : 0;
+}
+
+/* A command refused before its handler: the response carries STATUS. */
+static int refuse(struct conn *c, struct command *cmd, uint16_t status)
+{
+	int r = send_response(c, cmd, status | SC_DNR);
+
+	command_release(cmd);
+	return r < 0 ? -EIO : 0;
+}
+
+enum cmd_dir command_direction(const uint8_t *sqe)
+{
+	uint8_t bits = sqe[SQE_OPC] == NVME_FABRICS ? sqe[4] : sqe[SQE_OPC];
+
+	switch (bits & 3) {
+	case 1:
+		return DIR_TO_CTRL;
+	case 2:
+		return DIR_TO_HOST;
+	default:
+		return DIR_NONE; /* 3, bidirectional, is refused as an invalid opcode by the handlers */
+	}
+}
+
+static int send_r2t(struct conn *c, const struct command *cmd, uint16_t ttag)
+{
+	uint8_t pdu[TCP_DATA_HLEN] = {0};
+	struct iovec iov = {pdu, sizeof(pdu)};
+
+	common_header(pdu, TCP_R2T, 0, TCP_DATA_HLEN, 0, TCP_DATA_HLEN);
+	put16(pdu + DATA_CCCID, cmd->cid);
+	put16(pdu + DATA_TTAG, ttag);
+	put32(pdu + DATA_OFFSET, 0);
+	put32(pdu + DATA_LENGTH, cmd->data_len);
+	return send_bytes(c, &iov, 1) < 0 ? -EIO : 0;
+}
+
+static int handle_capsule(struct conn *c)
+{
+	uint32_t plen = get32(c->rx + 4), pdo = c->rx[3], inline_len, sgl_len, inline_max;
+	const uint8_t *sqe = c->rx + TCP_CH_LEN;
+	uint8_t sgl_type = sqe[SQE_SGL_TYPE];
+	uint16_t cid = get16(sqe + SQE_CID);
+	struct command *cmd = NULL;
+	unsigned int slot;
+
+	if (plen == TCP_CAPSULE_CMD_HLEN && pdo == 0) {
+		inline_len = 0;
+	} else if (pdo == TCP_CAPSULE_CMD_HLEN) {
+		inline_len = plen - pdo;
+	} else {
+		conn_fail(c, "capsule: data offset %u with length %u (no digests, no padding: 0 or 72)", pdo, plen);
+		return -EPROTO;
+	}
+	if (!c->connected && !(sqe[SQE_OPC] == NVME_FABRICS && sqe[4] == FCTYPE_CONNECT)) {
+		conn_fail(c, "capsule: opcode 0x%02x before Fabrics Connect", sqe[SQE_OPC]);
+		return -EPROTO;
+	}
+	for (slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
+		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
+			conn_fail(c, "capsule: command id %u is already in flight", cid);
+			return -EPROTO;
+		}
+		if (!cmd && !c->cmds[slot].used)
+			cmd = &c->cmds[slot];
+	}
+	if (!cmd || (c->connected && (unsigned int)(cmd - c->cmds) > c->sqsize)) {
+		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
+		return -EPROTO;
+	}
+	slot = (unsigned int)(cmd - c->cmds);
+	cmd->used = true;
+	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
+	cmd->cid = cid;
+	cmd->dir = command_direction(sqe);
+	if (c->connected)
+		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
+
+	/* PRPs mean nothing over a fabric, and fused commands are not offered */
+	if ((sqe[SQE_FLAGS] & SQE_PSDT_MASK) == 0 || (sqe[SQE_FLAGS] & 0x03))
+		return refuse(c, cmd, SC_INVALID_FIELD);
+
+	sgl_len = get32(sqe + SQE_SGL_LEN);
+	inline_max = c->qid ? TARGET_IO_INLINE : TARGET_ADMIN_INLINE;
+	switch (cmd->dir) {
+	case DIR_NONE:
+		if (inline_len) {
+			conn_fail(c, "capsule: %u bytes of data with a command that takes none (opcode 0x%02x)",
+				  inline_len, sqe[SQE_OPC]);
+			return -EPROTO;
+		}
+		return execute(c, cmd);
+	case DIR_TO_HOST:
+		if (inline_len || sgl_type != SGL_TRANSPORT) {
+			conn_fail(c, "capsule: a read's data descriptor is type 0x%02x with %u bytes in the capsule",
+				  sgl_type, inline_len);
+			return -EPROTO;
+		}
+		if (sgl_len > max_transfer(c->t))
+			return refuse(c, cmd, SC_SGL_LENGTH_INVALID);
+		cmd->data_len = sgl_len;
+		cmd->data = calloc(1, sgl_len ? sgl_len : 1);
+		if (!cmd->data)
+			return refuse(c, cmd, SC_INTERNAL);
+		return execute(c, cmd);
+	case DIR_TO_CTRL:
+		if (sgl_type == SGL_INCAPSULE) {
+			if (get64(sqe + SQE_SGL_ADDR) != 0 || sgl_len != inline_len || inline_len > inline_max) {
+				conn_fail(c, "capsule: in-capsule descriptor offset %llu length %u, %u bytes in the capsule "
+					  "(at most %u)", (unsigned long long)get64(sqe + SQE_SGL_ADDR), sgl_len,
+					  inline_len, inline_max);
+				return -EPROTO;
+			}
+		} else if (sgl_type == SGL_TRANSPORT) {
+			if (inline_len) {
+				conn_fail(c, "capsule: %u bytes in the capsule with a transport data descriptor",
+					  inline_len);
+				return -EPROTO;
+			}
+			if (sgl_len > max_transfer(c->t))
+				return refuse(c, cmd, SC_SGL_LENGTH_INVALID);
+		} else {
+			conn_fail(c, "capsule: data descriptor type 0x%02x", sgl_type);
+			return -EPROTO;
+		}
+		cmd->data_len = sgl_len;
+		cmd->data = malloc(sgl_len ? sgl_len : 1);
+		if (!cmd->data)
+			return refuse(c, cmd, SC_INTERNAL);
+		if (sgl_type == SGL_INCAPSULE || sgl_len == 0) {
+			memcpy(cmd->data, c->rx + TCP_CAPSULE_CMD_HLEN, inline_len);
+			cmd->received = sgl_len;
+			return execute(c, cmd);
+		}
+		return send_r2t(c, cmd, (uint16_t)slot);
+	}
+	return -EPROTO;
+}
+
+static int handle_h2c_data(struct conn *c)
+{
+	uint32_t plen = get32(c->rx + 4), pdo = c->rx[3];
+	uint16_t cccid = get16(c->rx + DATA_CCCID), ttag = get16(c->rx + DATA_TTAG);
+	uint32_t offset = get32(c->rx + DATA_OFFSET), len = get32(c->rx + DATA_LENGTH);
+	bool last = c->rx[1] & TCP_F_DATA_LAST;
+	struct command *cmd;
+
+	if (pdo != TCP_DATA_HLEN || plen - pdo != len || len == 0) {
+		conn_fail(c, "H2CData: data offset %u, length %u in a PDU of %u bytes", pdo, len, plen);
+		return -EPROTO;
+	}
+	if (ttag >= TARGET_QUEUE_ENTRIES || !c->cmds[ttag].used || c->cmds[ttag].cid != cccid ||
+	    c->cmds[ttag].dir != DIR_TO_CTRL || c->cmds[ttag].received >= c->cmds[ttag].data_len) {
+		conn_fail(c, "H2CData: transfer tag %u, command id %u: no R2T is waiting for it", ttag, cccid);
+		return -EPROTO;
+	}
+	cmd = &c->cmds[ttag];
+	if (offset != cmd->received || len > cmd->data_len - cmd->received) {
+		conn_fail(c, "H2CData: bytes %u..%u of command %u, expected from %u of %u", offset, offset + len, cccid,
+			  cmd->received, cmd->data_len);
+		return -EPROTO;
+	}
+	if (last != (cmd->received + len == cmd->data_len)) {
+		conn_fail(c, "H2CData: LAST_PDU %s at byte %u of %u", last ? "set" : "missing", cmd->received + len,
+			  cmd->data_len);
+		return -EPROTO;
+	}
+	memcpy(cmd->data + cmd->received, c->rx + TCP_DATA_HLEN, len);
+	cmd->received += len;
+	return last ? execute(c, cmd) : 0;
+}
+
+static int handle_icreq(struct conn *c)
+{
+	uint8_t pdu[TCP_ICREQ_LEN] = {0};
+	struct iovec iov = {pdu, sizeof(pdu)};
+
+	if (get16(c->rx + ICREQ_PFV) != 0) {
+		conn_fail(c, "ICReq: PDU format version %u (only 0, NVMe/TCP 1.0)", get16(c->rx + ICREQ_PFV));
+		return -EPROTO;
+	}
+	if (c->rx[ICREQ_DGST] != 0) {
+		/* refused rather than answered without: the host would fail on the mismatch anyway */
+		conn_fail(c, "ICReq: the host asks for %s%s digests, which this target does not offer",
+			  c->rx[ICREQ_DGST] & 1 ? "header" : "", c->rx[ICREQ_DGST] & 2 ? " data" : "");
+		return -EPROTO;
+	}
+	if (c->rx[ICREQ_HPDA] != 0) {
+		conn_fail(c, "ICReq: host data alignment %u dwords (only 0 is offered)", c->rx[ICREQ_HPDA] + 1u);
+		return -EPROTO;
+	}
+	common_header(pdu, TCP_ICRESP, 0, TCP_ICREQ_LEN, 0, TCP_ICREQ_LEN);
+	pdu[ICRESP_CPDA] = 0;
+	pdu[ICRESP_DGST] = 0;
+	put32(pdu + ICRESP_MAXDATA, TARGET_MAX_H2C_DATA);
+	c->ready = true;
+	return send_bytes(c, &iov, 1) < 0 ? -EIO : 0;
+}
+
+/* The common header is in: is this PDU one a host may send now, of a length it may have? */
+static int check_header(struct conn *c)
+{
+	uint8_t type = c->rx[0], flags = c->rx[1], hlen = c->rx[2];
+	uint32_t plen = get32(c->rx + 4);
+
+	if (!c->ready && type != TCP_ICREQ) {
+		conn_fail(c, "PDU type 0x%02x before ICReq", type);
+		return -EPROTO;
+	}
+	switch (type) {
+	case TCP_ICREQ:
+		if (c->ready || flags || hlen != TCP_ICREQ_LEN || plen != TCP_ICREQ_LEN) {
+			conn_fail(c, "ICReq: %s, flags 0x%02x, header %u, length %u", c->ready ? "a second one" : "first",
+				  flags, hlen, plen);
+			return -EPROTO;
+		}
+		break;
+	case TCP_CAPSULE_CMD:
+		if (flags || hlen != TCP_CAPSULE_CMD_HLEN || plen < TCP_CAPSULE_CMD_HLEN ||
+		    plen > TCP_CAPSULE_CMD_HLEN + (c->qid ? TARGET_IO_INLINE : TARGET_ADMIN_INLINE)) {
+			conn_fail(c, "capsule: flags 0x%02x, header %u, length %u", flags, hlen, plen);
+			return -EPROTO;
+		}
+		break;
+	case TCP_H2C_DATA:
+		if ((flags & ~TCP_F_DATA_LAST) || hlen != TCP_DATA_HLEN || plen <= TCP_DATA_HLEN ||
+		    plen > TCP_DATA_HLEN + TARGET_MAX_H2C_DATA) {
+			conn_fail(c, "H2CData: flags 0x%02x, header %u, length %u (at most %u of data)", flags, hlen, plen,
+				  TARGET_MAX_H2C_DATA);
+			return -EPROTO;
+		}
+		break;
+	case TCP_H2C_TERM:
+		if (hlen != TCP_TERM_HLEN || plen < TCP_TERM_HLEN || plen > TCP_TERM_HLEN + 152) {
+			conn_fail(c, "H2CTermReq: header %u, length %u", hlen, plen);
+			return -EPROTO;
+		}
+		break;
+	default:
+		conn_fail(c, "PDU type 0x%02x is not one a host sends", type);
+		return -EPROTO;
+	}
+	c->rx_need = plen;
+	return 0;
+}
+
+static int handle_pdu(struct conn *c)
+{
+	switch (c->rx[0]) {
+	case TCP_ICREQ:
+		return handle_icreq(c);
+	case TCP_CAPSULE_CMD:
+		return handle_capsule(c);
+	case TCP_H2C_DATA:
+		return handle_h2c_data(c);
+	case TCP_H2C_TERM:
+		conn_fail(c, "the host ended the connection (H2CTermReq, error 0x%04x)", get16(c->rx + 8));
+		return -ECONNRESET;
+	}
+	return -EPROTO;
+}
+
+int conn_feed(struct conn *c, const uint8_t *data, size_t len)
+{
+	while (len) {
+		uint32_t need = c->rx_len < TCP_CH_LEN ? TCP_CH_LEN : c->rx_need;
+		uint32_t take = need - c->rx_len;
+		int r;
+
+		if (take > len)
+			take = (uint32_t)len;
+		memcpy(c->rx + c->rx_len, data, take);
+		c->rx_len += take;
+		data += take;
+		len -= take;
+		if (c->rx_len == TCP_CH_LEN && !c->rx_need) {
+			r = check_header(c);
+			if (r < 0)
+				return r;
+		}
+		if (c->rx_need && c->rx_len == c->rx_need) {
+			r = handle_pdu(c);
+			c->rx_len = 0;
+			c->rx_need = 0;
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}

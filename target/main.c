@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lcloud-target: a user-space NVMe/TCP target serving one subsystem whose
+ * namespaces are files, with the geometry and atomic-write promise given on
+ * the command line. Each backing file is opened through liblcloud's write
+ * guard, so a namespace can never be storage that holds a mounted file
+ * system, an active swap area or a device another program holds; the target
+ * then does its I/O through that guarded descriptor, reopened. It listens on
+ * loopback unless --listen names another address.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lcloud/lcloud.h"
+#include "power.h"
+#include "server.h"
+#include "target.h"
+#include "write_log.h"
+
+#define DEFAULT_NQN "nqn.2026-12.org.liblcloud:target"
+#define DEFAULT_LISTEN "127.0.0.1:4420"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: lcloud-target [options] --ns FILE [--ns FILE...]\n"
+		"Serve FILEs as the namespaces of one NVMe/TCP subsystem.\n\n"
+		"  --ns FILE                 a namespace backed by FILE (a file or an unused block device)\n"
+		"  --nqn NQN                 the subsystem's NQN (default " DEFAULT_NQN ")\n"
+		"  --listen ADDR:PORT        where to listen (default " DEFAULT_LISTEN "; [ADDR]:PORT for IPv6)\n"
+		"  --lba-size 512|4096       logical block size (default 4096)\n"
+		"  --mdts N                  largest transfer 2^N x 4 KiB, N 1..8 (default 5: 128 KiB)\n"
+		"  --volatile-write-cache on|off  a volatile write cache (default off: writes are durable when done)\n"
+		"  --nawun BYTES, --nawupf BYTES, --nabsn BYTES, --nabspf BYTES, --nabo BYTES\n"
+		"                            the namespaces' atomic promise (sets NSFEAT bit 1)\n"
+		"  --awun BYTES, --awupf BYTES  the controller's atomic write units\n"
+		"  --serial TEXT, --model TEXT  Identify Controller's serial number and model\n"
+		"Power cuts (with a volatile write cache; SIGUSR1 cuts the power now):\n"
+		"  --cache-size BYTES        the cache's size (default 64M): past it the oldest write goes to the file\n"
+		"  --cut-after N             cut the power when I/O command N + 1 arrives\n"
+		"  --seed N                  decides what each cached write leaves at the cut (default 1)\n"
+		"  --liar                    advertise the promise and tear covered writes anyway\n"
+		"  --power-report FILE       a new file: each cached write's fate at the cut\n"
+		"What it received:\n"
+		"  --write-log FILE          a new file: namespace 1's writes, flushes and discards (dm-log-writes)\n"
+		"  --trace FILE              a new file: each I/O command's fields, hints and times\n"
+		"  -q, --quiet               no log lines\n"
+		"  -h, --help, --version\n");
+}
+
+/* BYTES with an optional K or M suffix. */
+static int parse_bytes(const char *s, uint32_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (*end || v > UINT32_MAX)
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtoull(s, &end, 10);
+	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
+}
+
+/* SIGUSR1 is the power switch: one thread waits for it, the others never see it. */
+static void *power_switch(void *arg)
+{
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigwait(&set, &sig) != 0)
+		;
+	power_cut(arg, "SIGUSR1");
+}
+
+static int check_atomic(const char *name, uint32_t bytes, uint32_t lba, bool zero_ok)
+{
+	if (bytes % lba || bytes / lba > 65536 || (!zero_ok && bytes == 0)) {
+		fprintf(stderr, "lcloud-target: --%s %u: a multiple of the %u-byte logical block, at most 65536 blocks\n",
+			name, bytes, lba);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void make_nguid(struct target_namespace *ns, unsigned int nsid, const struct stat *st)
+{
+	uint64_t a = (uint64_t)st->st_dev * 0x9e3779b97f4a7c15ull ^ st->st_ino;
+	uint64_t b = (uint64_t)nsid << 32 | (uint32_t)st->st_ino;
+
+	for (int i = 0; i < 8; i++) {
+		ns->nguid[i] = (uint8_t)(a >> (8 * i));
+		ns->nguid[8 + i] = (uint8_t)(b >> (8 * i));
+	}
+}
+
+static int open_namespace(struct target *t, struct lcloud_ctx *ctx, const char *path)
+{
+	struct target_namespace *ns = &t->ns[t->n_ns];
+	struct lcloud_queue *q;
+	char self[64];
+	struct stat st;
+	uint64_t size;
+	int r, fd;
+
+	/* the guard decides: a file a mounted loop device uses, a swap file, a mounted disk are refused */
+	r = lcloud_queue_open(ctx, path, 1, LCLOUD_BACKEND_SYNC, LCLOUD_QUEUE_WRITE, &q);
+	if (r < 0) {
+		fprintf(stderr, "lcloud-target: %s: %s\n", path,
+			*lcloud_ctx_get_error(ctx) ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		return r;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", lcloud_queue_get_fd(q));
+	/* buffered, and durable at each write when there is no volatile cache to flush */
+	fd = open(self, O_RDWR | O_CLOEXEC | (t->cfg.vwc ? 0 : O_DSYNC));
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = -errno;
+		fprintf(stderr, "lcloud-target: %s: reopening the guarded descriptor: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		lcloud_queue_free(q);
+		return r;
+	}
+	size = (uint64_t)st.st_size;
+	if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) < 0)
+		size = 0;
+	if (size / t->cfg.lba_size == 0) {
+		fprintf(stderr, "lcloud-target: %s: smaller than one %u-byte block\n", path, t->cfg.lba_size);
+		close(fd);
+		lcloud_queue_free(q);
+		return -EINVAL;
+	}
+	/* the queue stays open for the target's life: it holds the block device's claim */
+	(void)q;
+	snprintf(ns->path, sizeof(ns->path), "%s", path);
+	ns->fd = fd;
+	ns->blocks = size / t->cfg.lba_size;
+	t->n_ns++;
+	make_nguid(ns, t->n_ns, &st);
+	tlog(t, "namespace %u: %s, %llu blocks of %u bytes", t->n_ns, path, (unsigned long long)ns->blocks,
+	     t->cfg.lba_size);
+	return 0;
+}
+
+/* Splits ADDR:PORT or [ADDR]:PORT. */
+static int split_listen(char *s, char **ret_host, char **ret_port)
+{
+	char *colon = strrchr(s, ':');
+
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	*ret_port = colon + 1;
+	if (s[0] == '[') {
+		size_t n = strlen(s);
+
+		if (n < 2 || s[n - 1] != ']')
+			return -EINVAL;
+		s[n - 1] = '\0';
+		s++;
+	}
+	*ret_host = s;
+	return **ret_host && **ret_port ? 0 : -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
+	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_VERSION };
+	static const struct option opts[] = {
+		{"ns", required_argument, NULL, O_NS},
+		{"nqn", required_argument, NULL, O_NQN},
+		{"listen", required_argument, NULL, O_LISTEN},
+		{"lba-size", required_argument, NULL, O_LBA},
+		{"mdts", required_argument, NULL, O_MDTS},
+		{"volatile-write-cache", required_argument, NULL, O_VWC},
+		{"nawun", required_argument, NULL, O_NAWUN},
+		{"nawupf", required_argument, NULL, O_NAWUPF},
+		{"nabsn", required_argument, NULL, O_NABSN},
+		{"nabspf", required_argument, NULL, O_NABSPF},
+		{"nabo", required_argument, NULL, O_NABO},
+		{"awun", required_argument, NULL, O_AWUN},
+		{"awupf", required_argument, NULL, O_AWUPF},
+		{"serial", required_argument, NULL, O_SERIAL},
+		{"model", required_argument, NULL, O_MODEL},
+		{"cache-size", required_argument, NULL, O_CACHE},
+		{"cut-after", required_argument, NULL, O_CUT},
+		{"seed", required_argument, NULL, O_SEED},
+		{"liar", no_argument, NULL, O_LIAR},
+		{"power-report", required_argument, NULL, O_REPORT},
+		{"write-log", required_argument, NULL, O_WLOG},
+		{"trace", required_argument, NULL, O_TRACE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, O_VERSION},
+		{0},
+	};
+	static struct target t;
+	const char *ns_paths[TARGET_MAX_NAMESPACES], *wlog_path = NULL, *trace_path = NULL;
+	unsigned int n_paths = 0;
+	char listen_arg[300] = DEFAULT_LISTEN, name[300], *host, *port;
+	struct target_config *cfg = &t.cfg;
+	struct lcloud_ctx *ctx;
+	int opt, fd, r;
+
+	snprintf(cfg->nqn, sizeof(cfg->nqn), "%s", DEFAULT_NQN);
+	snprintf(cfg->serial, sizeof(cfg->serial), "lcloud-target");
+	snprintf(cfg->model, sizeof(cfg->model), "Linux cloud reference target");
+	cfg->lba_size = 4096;
+	cfg->mdts = 5;
+	cfg->cache_bytes = 64u << 20;
+	cfg->seed = 1;
+	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		uint32_t v = 0;
+		int bad = 0;
+
+		switch (opt) {
+		case O_NS:
+			if (n_paths == TARGET_MAX_NAMESPACES) {
+				fprintf(stderr, "lcloud-target: at most %d namespaces\n", TARGET_MAX_NAMESPACES);
+				return 2;
+			}
+			ns_paths[n_paths++] = optarg;
+			break;
+		case O_NQN:
+			if (strlen(optarg) > TARGET_NQN_MAX || !*optarg) {
+				fprintf(stderr, "lcloud-target: --nqn: 1 to %d bytes\n", TARGET_NQN_MAX);
+				return 2;
+			}
+			snprintf(cfg->nqn, sizeof(cfg->nqn), "%s", optarg);
+			break;
+		case O_LISTEN:
+			snprintf(listen_arg, sizeof(listen_arg), "%s", optarg);
+			break;
+		case O_LBA:
+			bad = parse_bytes(optarg, &v) || (v != 512 && v != 4096);
+			cfg->lba_size = v;
+			break;
+		case O_MDTS:
+			bad = parse_bytes(optarg, &v) || v < 1 || v > 8;
+			cfg->mdts = (uint8_t)v;
+			break;
+		case O_VWC:
+			bad = strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0;
+			cfg->vwc = strcmp(optarg, "on") == 0;
+			break;
+		case O_NAWUN: bad = parse_bytes(optarg, &cfg->nawun); break;
+		case O_NAWUPF: bad = parse_bytes(optarg, &cfg->nawupf); break;
+		case O_NABSN: bad = parse_bytes(optarg, &cfg->nabsn); break;
+		case O_NABSPF: bad = parse_bytes(optarg, &cfg->nabspf); break;
+		case O_NABO: bad = parse_bytes(optarg, &cfg->nabo); break;
+		case O_AWUN: bad = parse_bytes(optarg, &cfg->awun); break;
+		case O_AWUPF: bad = parse_bytes(optarg, &cfg->awupf); break;
+		case O_SERIAL:
+			snprintf(cfg->serial, sizeof(cfg->serial), "%s", optarg);
+			break;
+		case O_MODEL:
+			snprintf(cfg->model, sizeof(cfg->model), "%s", optarg);
+			break;
+		case O_CACHE:
+			bad = parse_bytes(optarg, &v) || v == 0;
+			cfg->cache_bytes = v;
+			break;
+		case O_CUT:
+			bad = parse_u64(optarg, &cfg->cut_after) || cfg->cut_after == 0;
+			break;
+		case O_SEED:
+			bad = parse_u64(optarg, &cfg->seed);
+			break;
+		case O_LIAR:
+			cfg->liar = true;
+			break;
+		case O_REPORT:
+			snprintf(cfg->report_path, sizeof(cfg->report_path), "%s", optarg);
+			break;
+		case O_WLOG:
+			wlog_path = optarg;
+			break;
+		case O_TRACE:
+			trace_path = optarg;
+			break;
+		case 'q':
+			t.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case O_VERSION:
+			printf("lcloud-target %s\n", LCLOUD_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (bad) {
+			fprintf(stderr, "lcloud-target: --%s %s: not a value it takes (see --help)\n",
+				opts[opt - O_NS].name, optarg);
+			return 2;
+		}
+	}
+	if (optind != argc || n_paths == 0) {
+		fprintf(stderr, "lcloud-target: %s\n", n_paths ? "unexpected arguments" : "no namespace: give --ns FILE");
+		usage(stderr);
+		return 2;
+	}
+	if (check_atomic("nawun", cfg->nawun, cfg->lba_size, true) || check_atomic("nawupf", cfg->nawupf, cfg->lba_size, true) ||
+	    check_atomic("nabsn", cfg->nabsn, cfg->lba_size, true) || check_atomic("nabspf", cfg->nabspf, cfg->lba_size, true) ||
+	    check_atomic("nabo", cfg->nabo, cfg->lba_size, true) || check_atomic("awun", cfg->awun, cfg->lba_size, true) ||
+	    check_atomic("awupf", cfg->awupf, cfg->lba_size, true))
+		return 2;
+	if (split_listen(listen_arg, &host, &port) < 0) {
+		fprintf(stderr, "lcloud-target: --listen %s: ADDR:PORT or [ADDR]:PORT, numeric\n", listen_arg);
+		return 2;
+	}
+	if ((cfg->cut_after || cfg->liar || cfg->report_path[0]) && !cfg->vwc)
+		fprintf(stderr, "lcloud-target: without --volatile-write-cache on every write is durable when it "
+			"completes: a power cut leaves nothing to decide\n");
+	pthread_mutex_init(&t.lock, NULL);
+	pthread_mutex_init(&t.cache_lock, NULL);
+	pthread_mutex_init(&t.wlog_lock, NULL);
+	t.next_cntlid = 1;
+	t.started_us = trace_now_us();
+	{
+		sigset_t set;
+		pthread_t thread;
+
+		/* blocked here, so every thread made after inherits it and only power_switch takes it */
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		if (pthread_create(&thread, NULL, power_switch, &t) != 0)
+			return 1;
+		pthread_detach(thread);
+	}
+	if (lcloud_ctx_new(&ctx) < 0)
+		return 1;
+	for (unsigned int i = 0; i < n_paths; i++)
+		if (open_namespace(&t, ctx, ns_paths[i]) < 0)
+			return 1;
+	if (wlog_path && (r = wlog_open(&t, wlog_path)) < 0) {
+		fprintf(stderr, "lcloud-target: --write-log %s: %s (it must be a new file)\n", wlog_path, strerror(-r));
+		return 1;
+	}
+	if (trace_path && (r = trace_open(&t, trace_path)) < 0) {
+		fprintf(stderr, "lcloud-target: --trace %s: %s (it must be a new file)\n", trace_path, strerror(-r));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	fd = server_listen(&t, host, port, name, sizeof(name));
+	if (fd < 0) {
+		fprintf(stderr, "lcloud-target: --listen %s:%s: %s\n", host, port, name);
+		return 1;
+	}
+	/* on stdout, for whoever started the target with port 0 */
+	printf("listening %s %s\n", name, cfg->nqn);
+	fflush(stdout);
+	tlog(&t, "listening on %s, subsystem %s", name, cfg->nqn);
+	return server_run(&t, fd) < 0 ? 1 : 0;
+}

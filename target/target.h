@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lcloud-target's shared shapes: the subsystem it serves (its configuration
+ * and namespaces), the controllers hosts create with Fabrics Connect, one
+ * connection's state, and the command each PDU carries. The connection code
+ * (conn.c) owns the bytes; the command handlers (fabrics.c, admin.c, io.c)
+ * see a parsed command with its data buffer and answer with a status, so no
+ * handler ever reads a PDU.
+ */
+#ifndef LCLOUD_TARGET_TARGET_H
+#define LCLOUD_TARGET_TARGET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/uio.h>
+
+#define TARGET_MAX_NAMESPACES 16
+#define TARGET_QUEUE_ENTRIES 128      /* CAP.MQES + 1, the deepest queue a host may connect */
+#define TARGET_ADMIN_INLINE 8192      /* in-capsule data on the admin queue (Linux sends up to 8 KiB) */
+#define TARGET_IO_INLINE 8192         /* in-capsule data on I/O queues: IOCCSZ = (64 + this) / 16 */
+#define TARGET_MAX_H2C_DATA 65536     /* ICResp MAXH2CDATA: the largest H2CData PDU a host may send */
+#define TARGET_MAX_IO_QUEUES 64
+#define TARGET_NQN_MAX 223
+
+struct target_namespace {
+	char path[4096];
+	int fd;             /* the guarded descriptor, reopened for buffered I/O */
+	uint64_t blocks;    /* NSZE: the file's size in logical blocks */
+	uint8_t nguid[16];
+};
+
+struct target_config {
+	char nqn[TARGET_NQN_MAX + 1];
+	char serial[21];
+	char model[41];
+	uint32_t lba_size;   /* 512 or 4096 */
+	uint8_t mdts;        /* the largest transfer: 2^mdts * 4 KiB */
+	bool vwc;            /* volatile write cache present (and enabled at start) */
+	/* the atomic promise in bytes; 0 = not given */
+	uint32_t nawun, nawupf, nabsn, nabspf, nabo;
+	uint32_t awun, awupf; /* Identify Controller's, in bytes */
+	/* the power-fail model (power.c) */
+	uint64_t cache_bytes; /* the volatile cache's size: past it, the oldest write goes to the file */
+	uint64_t seed;        /* decides each cached write's fate at a cut */
+	uint64_t cut_after;   /* cut the power when I/O command N + 1 arrives; 0 never */
+	bool liar;            /* advertise the promise, tear anyway */
+	char report_path[4096];
+};
+
+struct target {
+	struct target_config cfg;
+	struct target_namespace ns[TARGET_MAX_NAMESPACES];
+	unsigned int n_ns;
+	bool quiet;          /* no log lines (the fuzz harness) */
+	pthread_mutex_t lock; /* guards the controller list and the counters below */
+	struct controller *ctrls;
+	uint16_t next_cntlid;
+	uint64_t read_cmds, write_cmds, read_units, write_units; /* SMART counters */
+	/* the volatile cache, oldest first, and the power state: under cache_lock */
+	pthread_mutex_t cache_lock;
+	struct pending_write *cache_head, *cache_tail;
+	uint64_t cache_held, cache_seq, commands;
+	bool powered_off;
+	/* the write log of namespace 1 and the command trace (write_log.c): under wlog_lock */
+	pthread_mutex_t wlog_lock;
+	bool wlog_active;
+	int wlog_fd;
+	uint64_t wlog_end, wlog_entries;
+	FILE *trace;
+	uint64_t trace_seq, started_us;
+};
+
+/* One controller: made by an admin queue's Connect, joined by its I/O queues. */
+struct controller {
+	struct controller *next;
+	struct target *t;
+	unsigned int refs;   /* the admin connection and every I/O connection; under t->lock */
+	uint16_t cntlid;
+	char hostnqn[257];
+	uint8_t hostid[16];
+	uint32_t cc, csts;
+	uint32_t kato_ms;
+	uint32_t aec;        /* asynchronous event configuration */
+	uint16_t io_queues;  /* granted, zero-based, for submission and completion */
+	bool write_cache;    /* volatile write cache enabled (Set Features 0x06) */
+};
+
+/* How a connection reaches its peer: the server's socket, or the fuzz harness's sink. */
+struct conn_io {
+	/* Sends every byte of IOV or fails with -errno. */
+	int (*send)(void *ctx, const struct iovec *iov, int iovcnt);
+	void *ctx;
+};
+
+enum cmd_dir { DIR_NONE, DIR_TO_CTRL, DIR_TO_HOST };
+
+/* One command in flight on a connection. */
+struct command {
+	bool used;
+	uint8_t sqe[64];
+	uint16_t cid;
+	enum cmd_dir dir;
+	uint8_t *data;        /* DATA_LEN bytes: what the host sent, or what goes back */
+	uint32_t data_len;
+	uint32_t received;    /* H2CData bytes so far, in order */
+	uint32_t result0, result1; /* completion dwords 0 and 1 */
+};
+
+struct conn {
+	struct target *t;
+	struct conn_io io;
+	unsigned int id;          /* for log lines */
+	bool ready;               /* ICReq seen */
+	uint16_t qid;
+	bool connected;           /* Fabrics Connect succeeded */
+	bool sqflow_disabled;     /* the host asked for no SQ flow control: C2HData may carry SUCCESS */
+	uint16_t sqsize;          /* zero-based */
+	uint16_t sqhd;
+	struct controller *ctrl;
+	/* the PDU being received */
+	uint8_t *rx;
+	uint32_t rx_len, rx_need, rx_cap;
+	struct command cmds[TARGET_QUEUE_ENTRIES];
+	char reason[160];         /* why the connection closes */
+};
+
+/* conn.c */
+int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsigned int id);
+/* Feeds LEN received bytes. < 0: close the connection (c->reason says why). */
+int conn_feed(struct conn *c, const uint8_t *data, size_t len);
+void conn_destroy(struct conn *c);
+void conn_fail(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD. */
+#define CMD_HELD 0x10000
+
+/* fabrics.c: Connect, Property Get/Set, the controller list */
+int fabrics_execute(struct conn *c, struct command *cmd);
+void controller_put(struct target *t, struct controller *ctrl);
+
+/* admin.c */
+int admin_execute(struct conn *c, struct command *cmd);
+/* identify.c: fills BUF (4096 bytes) for Identify CNS; returns a status */
+int identify_fill(const struct target *t, const struct controller *ctrl, uint8_t cns, uint32_t nsid, uint8_t *buf);
+
+/* io.c */
+int io_execute(struct conn *c, struct command *cmd);
+/* The namespace NSID names, or NULL. */
+struct target_namespace *target_namespace(struct target *t, uint32_t nsid);
+
+/* log.c */
+void tlog(const struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The size of a command's data, by its opcode's transfer bits (and fctype for Fabrics). */
+enum cmd_dir command_direction(const uint8_t *sqe);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The target's record of what it received (see write_log.c): a write log in
+ * the dm-log-writes format for namespace 1, and a trace of every I/O command
+ * with the hints it carried.
+ */
+#ifndef LCLOUD_TARGET_WRITE_LOG_H
+#define LCLOUD_TARGET_WRITE_LOG_H
+
+#include <stdint.h>
+
+struct target;
+
+#define WLOG_FLUSH 0x1u
+#define WLOG_FUA 0x2u
+#define WLOG_DISCARD 0x4u
+
+/* Creates PATH (a new file) and writes an empty log's super block. 0 or -errno. */
+int wlog_open(struct target *t, const char *path);
+/* One entry: NLB blocks at SLBA of namespace index NS (DATA NULL: zeros; none for a flush or discard). */
+void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb, const uint8_t *data,
+		 uint32_t flags);
+/* The super block's count brought up to date and the log on stable storage. */
+void wlog_sync(struct target *t);
+
+/* Creates PATH (a new file) for the trace. 0 or -errno. */
+int trace_open(struct target *t, const char *path);
+/* One I/O command's line: its fields and hints, submission and completion in µs since the target started. */
+void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, uint64_t completed_us, int status);
+uint64_t trace_now_us(void);
+
+#endif

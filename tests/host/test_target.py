@@ -1,0 +1,623 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""lcloud-target over loopback, driven by a small NVMe/TCP host written here
+from the transport specification (not by the target's own code): the
+connection set-up a Linux host does (ICReq, Fabrics Connect, Property Get/Set
+of CAP, VS, CC, CSTS), the Identify data that carries the configured promise,
+the admin commands Linux sends, reads and writes by every data path
+(in-capsule, R2T + H2CData, C2HData), and malformed PDUs and commands: each
+closes its connection with a logged reason, the target lives on, and the
+backing file is byte for byte what it was."""
+import contextlib
+import hashlib
+import os
+import socket
+import struct
+import subprocess
+import time
+
+from hostlib import main, scratch_dir, need_root, loop_device, run
+
+TARGET = os.environ.get("LCLOUD_TARGET", "lcloud-target")
+NQN = "nqn.2026-12.org.liblcloud:test"
+HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
+HOSTID = bytes.fromhex("11111111222233334444555555555555")
+
+
+class Closed(Exception):
+    pass
+
+
+class Host:
+    """One NVMe/TCP queue: a connection, ICReq done, Connect not yet."""
+
+    def __init__(self, port, digests=0):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.cid = 0
+        icreq = struct.pack("<BBBBI", 0x00, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, digests, 0)
+        self.s.sendall(icreq.ljust(128, b"\0"))
+        t, _, hlen, _, plen, body = self.pdu()
+        assert (t, hlen, plen) == (0x01, 128, 128), (t, hlen, plen)
+        self.pfv, self.cpda, self.dgst, self.maxdata = struct.unpack_from("<HBBI", body, 0)
+
+    def recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.s.recv(n - len(buf))
+            if not chunk:
+                raise Closed()
+            buf += chunk
+        return buf
+
+    def pdu(self):
+        ch = self.recv_exact(8)
+        t, flags, hlen, pdo, plen = struct.unpack("<BBBBI", ch)
+        return t, flags, hlen, pdo, plen, self.recv_exact(plen - 8)
+
+    def closed(self, seconds=5):
+        """True when the target closes the connection (EOF) within SECONDS."""
+        self.s.settimeout(seconds)
+        try:
+            while True:
+                if not self.s.recv(4096):
+                    return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def capsule(self, sqe, inline=b""):
+        pdo = 72 if inline else 0
+        self.s.sendall(struct.pack("<BBBBI", 0x04, 0, 72, pdo, 72 + len(inline)) + sqe + inline)
+
+    def sqe(self, opc, nsid=0, cdw=(), sgl_type=0x5A, sgl_len=0, fctype=None):
+        self.cid = (self.cid + 1) & 0xFFFF
+        b = bytearray(64)
+        b[0] = opc
+        b[1] = 0x40  # SGL
+        struct.pack_into("<HI", b, 2, self.cid, nsid)
+        if fctype is not None:
+            b[4] = fctype
+        struct.pack_into("<QI", b, 24, 0, sgl_len)
+        b[39] = sgl_type
+        for i, v in enumerate(cdw):
+            struct.pack_into("<I", b, 40 + 4 * i, v & 0xFFFFFFFF)
+        return b
+
+    def response(self):
+        """(status without phase, dw0, dw1, data from C2HData) of the next completion."""
+        data = b""
+        while True:
+            t, flags, hlen, pdo, plen, body = self.pdu()
+            if t == 0x07:
+                cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
+                assert off == len(data), (off, len(data))
+                data += body[pdo - 8:pdo - 8 + ln]
+                if flags & 0x08:
+                    return 0, 0, 0, data
+                continue
+            assert t == 0x05, "PDU type 0x%02x where a response belongs" % t
+            dw0, dw1, sqhd, sqid, cid, status = struct.unpack_from("<IIHHHH", body, 0)
+            assert cid == self.cid, (cid, self.cid)
+            return status >> 1, dw0, dw1, data
+
+    def command(self, opc, nsid=0, cdw=(), read=0, write=None, inline=True, fctype=None):
+        """Sends a command; WRITE data in the capsule (INLINE) or through R2T; READ bytes come back."""
+        if write is not None and inline:
+            self.capsule(self.sqe(opc, nsid, cdw, 0x01, len(write), fctype), write)
+        elif write is not None:
+            self.capsule(self.sqe(opc, nsid, cdw, 0x5A, len(write), fctype))
+            t, flags, hlen, pdo, plen, body = self.pdu()
+            assert t == 0x09, "expected R2T, got type 0x%02x" % t
+            cccid, ttag, r2to, r2tl = struct.unpack_from("<HHII", body, 0)
+            assert (cccid, r2to, r2tl) == (self.cid, 0, len(write)), (cccid, r2to, r2tl)
+            for off in range(0, len(write), self.maxdata):
+                chunk = write[off:off + self.maxdata]
+                last = 0x04 if off + len(chunk) == len(write) else 0
+                self.s.sendall(struct.pack("<BBBBIHHII", 0x06, last, 24, 24, 24 + len(chunk), self.cid, ttag,
+                                           off, len(chunk)) + b"\0" * 4 + chunk)
+        else:
+            self.capsule(self.sqe(opc, nsid, cdw, 0x5A, read, fctype))
+        return self.response()
+
+    def connect(self, qid=0, cntlid=0xFFFF, sqsize=31, nqn=NQN, cattr=0):
+        data = bytearray(1024)
+        data[0:16] = HOSTID
+        struct.pack_into("<H", data, 16, cntlid)
+        data[256:256 + len(nqn)] = nqn.encode()
+        data[512:512 + len(HOSTNQN)] = HOSTNQN.encode()
+        cdw10 = 0 | qid << 16
+        cdw11 = sqsize | cattr << 16
+        return self.command(0x7F, cdw=(cdw10, cdw11, 30000), write=bytes(data), fctype=0x01)
+
+    def prop_get(self, offset, eight=False):
+        st, dw0, dw1, _ = self.command(0x7F, cdw=(1 if eight else 0, offset), fctype=0x04)
+        assert st == 0, hex(st)
+        return dw0 | dw1 << 32
+
+    def prop_set(self, offset, value):
+        st, _, _, _ = self.command(0x7F, cdw=(0, offset, value, 0), fctype=0x00)
+        return st
+
+
+@contextlib.contextmanager
+def target(*args, size=1 << 20):
+    """lcloud-target on an ephemeral loopback port over a SIZE-byte file of a known pattern."""
+    with scratch_dir() as d:
+        path = os.path.join(d, "ns1")
+        with open(path, "wb") as f:
+            f.write(bytes(range(256)) * (size // 256))
+        log = open(os.path.join(d, "log"), "w+")
+        p = subprocess.Popen([TARGET, "--listen", "127.0.0.1:0", "--nqn", NQN, "--ns", path] + list(args),
+                             stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            line = p.stdout.readline()
+            assert line.startswith("listening 127.0.0.1:"), (line, open(log.name).read())
+            port = int(line.split()[1].rsplit(":", 1)[1])
+            yield port, path, p, log
+        finally:
+            p.kill()
+            p.wait()
+            log.close()
+
+
+def log_text(log):
+    log.flush()
+    with open(log.name) as f:
+        return f.read()
+
+
+def admin(port):
+    h = Host(port)
+    st, cntlid, _, _ = h.connect()
+    assert st == 0, hex(st)
+    assert h.prop_set(0x14, 0x460001) == 0  # CC: EN, IOSQES 6, IOCQES 4
+    assert h.prop_get(0x1C) & 1 == 1        # CSTS.RDY
+    return h, cntlid
+
+
+def io_queue(port, cntlid, qid=1, cattr=0):
+    h = Host(port)
+    st, dw0, _, _ = h.connect(qid=qid, cntlid=cntlid, sqsize=127, cattr=cattr)
+    assert st == 0, hex(st)
+    return h
+
+
+def identify(h, cns, nsid=0):
+    st, _, _, data = h.command(0x06, nsid=nsid, cdw=(cns,), read=4096)
+    return st, data
+
+
+def u16(b, off):
+    return struct.unpack_from("<H", b, off)[0]
+
+
+def test_connect_and_properties():
+    with target() as (port, path, p, log):
+        h = Host(port)
+        assert (h.pfv, h.cpda, h.dgst) == (0, 0, 0)
+        assert h.maxdata >= 4096 and h.maxdata % 4 == 0  # what Linux checks in ICResp
+        st, cntlid, _, _ = h.connect()
+        assert st == 0 and 1 <= cntlid < 0xFFF0, (st, cntlid)
+        cap = h.prop_get(0x00, eight=True)
+        assert cap & 0xFFFF >= 31 and cap >> 37 & 1 == 1, hex(cap)
+        assert h.prop_get(0x08) == 0x00010400
+        assert h.prop_get(0x1C) & 1 == 0
+        assert h.prop_set(0x14, 0x460001) == 0
+        assert h.prop_get(0x1C) & 1 == 1
+        assert h.prop_set(0x14, 0x464001) == 0      # CC.SHN normal shutdown
+        assert h.prop_get(0x1C) >> 2 & 3 == 2       # CSTS.SHST complete
+        # a second admin queue makes another controller
+        st, other, _, _ = Host(port).connect()
+        assert st == 0 and other != cntlid
+        # the wrong subsystem is refused, naming the field (data byte 256)
+        st, dw0, _, _ = Host(port).connect(nqn="nqn.2026-12.org.liblcloud:other")
+        assert st & 0x7FF == 0x182 and dw0 == (1 << 16 | 256), (hex(st), hex(dw0))
+
+
+def test_identify_carries_the_promise():
+    with target("--lba-size", "4096", "--nawun", "16K", "--nawupf", "16K", "--nabsn", "32K", "--nabspf", "32K",
+                "--awun", "8K", "--awupf", "8K", "--mdts", "6", "--volatile-write-cache", "on") as (port, path, p, log):
+        h, cntlid = admin(port)
+        st, ctrl = identify(h, 1)
+        assert st == 0
+        assert ctrl[77] == 6                                 # MDTS
+        assert u16(ctrl, 78) == cntlid                       # CNTLID: Linux compares it with Connect's
+        assert ctrl[111] == 1 and u16(ctrl, 320) > 0         # I/O controller, keep alive
+        assert u16(ctrl, 514) > 0                            # MAXCMD
+        assert ctrl[525] & 1 == 1                            # VWC
+        assert (u16(ctrl, 526), u16(ctrl, 528)) == (1, 1)    # AWUN, AWUPF: 2 blocks, zero-based
+        assert struct.unpack_from("<I", ctrl, 536)[0] & 1    # SGLs
+        assert struct.unpack_from("<I", ctrl, 1792)[0] >= 4  # IOCCSZ
+        assert u16(ctrl, 1800) == 0                          # ICDOFF
+        assert ctrl[768:768 + len(NQN)].decode() == NQN and ctrl[768 + len(NQN)] == 0
+        ext = ctrl[3072:3136]                                # the Linux cloud extension (lcloud-extension.7)
+        assert ext[0:8] == b"LNXCLOUD" and struct.unpack_from("<HHI", ext, 8) == (1, 64, 0x3), ext[:16].hex()
+        assert struct.unpack_from("<IIIH", ext, 16) == (16384, 32768, 0, 0)
+        assert ext[32:] == bytes(32)
+        st, ns = identify(h, 0, nsid=1)
+        assert st == 0
+        assert struct.unpack_from("<Q", ns, 0)[0] == 256     # 1 MiB of 4 KiB blocks
+        assert ns[24] & 2 == 2                               # NSFEAT: NAWUN.. in use
+        assert (u16(ns, 34), u16(ns, 36), u16(ns, 40), u16(ns, 42), u16(ns, 44)) == (3, 3, 7, 0, 7)
+        assert ns[26] & 0xF == 0 and ns[128 + 2] == 12        # LBAF0: 4096 bytes
+        st, active = identify(h, 2)
+        assert st == 0 and struct.unpack_from("<II", active, 0) == (1, 0)
+        st, desc = identify(h, 3, nsid=1)
+        assert st == 0 and desc[0] == 2 and desc[1] == 16 and desc[4:20] == ns[104:120]
+        assert identify(h, 0, nsid=2)[0] & 0xFF == 0x0B      # Invalid Namespace
+        assert identify(h, 0x1F)[0] & 0xFF == 0x02           # unknown CNS: Invalid Field
+
+
+def test_no_promise_512():
+    with target("--lba-size", "512") as (port, path, p, log):
+        h, _ = admin(port)
+        st, ctrl = identify(h, 1)
+        assert (u16(ctrl, 526), u16(ctrl, 528), ctrl[525]) == (0, 0, 0)
+        ext = ctrl[3072:3136]                                # signed, versioned, and promising nothing
+        assert ext[0:8] == b"LNXCLOUD" and struct.unpack_from("<HHI", ext, 8) == (1, 64, 0)
+        assert ext[16:] == bytes(48)
+        st, ns = identify(h, 0, nsid=1)
+        assert ns[24] & 2 == 0 and ns[128 + 2] == 9
+        assert struct.unpack_from("<Q", ns, 0)[0] == 2048
+        assert all(u16(ns, o) == 0 for o in (34, 36, 40, 42, 44))
+
+
+def test_admin_commands():
+    with target("--volatile-write-cache", "on") as (port, path, p, log):
+        h, cntlid = admin(port)
+        st, dw0, _, _ = h.command(0x09, cdw=(0x07, 7 | 7 << 16))        # Number of Queues: 8 each
+        assert st == 0 and dw0 == (7 | 7 << 16), (hex(st), hex(dw0))
+        st, dw0, _, _ = h.command(0x09, cdw=(0x07, 200 | 200 << 16))
+        assert st == 0 and dw0 & 0xFFFF < 200                          # capped, and says so
+        assert h.command(0x09, cdw=(0x0F, 5000))[0] == 0               # Keep Alive Timer
+        assert h.command(0x0A, cdw=(0x0F,))[1] == 5000
+        assert h.command(0x09, cdw=(0x0B, 0x100))[0] == 0              # Asynchronous Event Configuration
+        assert h.command(0x0A, cdw=(0x06,))[1] == 1                    # write cache on
+        assert h.command(0x09, cdw=(0x06, 0))[0] == 0
+        assert h.command(0x0A, cdw=(0x06,))[1] == 0
+        assert h.command(0x0A, cdw=(0x80,))[0] & 0xFF == 0x02         # unknown feature
+        assert h.command(0x18)[0] == 0                                 # Keep Alive
+        st, _, _, smart = h.command(0x02, cdw=(0x02 | 127 << 16,), read=512)
+        assert st == 0 and len(smart) == 512 and smart[3] == 100
+        st, _, _, err = h.command(0x02, cdw=(0x01 | 15 << 16,), read=64)
+        assert st == 0 and err == bytes(64)
+        assert h.command(0x02, cdw=(0xC0 | 127 << 16,), read=512)[0] & 0x7FF == 0x109
+        assert h.command(0x80)[0] & 0x7FF == 0x001                    # Format NVM: Invalid Opcode
+        assert h.command(0x7F, cdw=(0, 0), fctype=0x05)[0] & 0x7FF == 0x001
+        # an Asynchronous Event Request is held: the next command's answer comes first
+        h.capsule(h.sqe(0x0C))
+        aer = h.cid
+        st, _, _, _ = h.command(0x18)
+        assert st == 0
+        assert aer != h.cid
+
+
+def test_read_write_paths():
+    with target("--volatile-write-cache", "on", "--mdts", "5") as (port, path, p, log):
+        a, cntlid = admin(port)
+        assert a.command(0x09, cdw=(0x07, 3 | 3 << 16))[0] == 0
+        for cattr in (0, 0x04):  # with SQ flow control (a CapsuleResp after data), without (SUCCESS flag)
+            q = io_queue(port, cntlid, qid=1 if not cattr else 2, cattr=cattr)
+            small = os.urandom(4096)
+            assert q.command(0x01, nsid=1, cdw=(3, 0, 0), write=small)[0] == 0                # in the capsule
+            big = os.urandom(128 * 1024)
+            assert q.command(0x01, nsid=1, cdw=(8, 0, 31 | 1 << 30), write=big, inline=False)[0] == 0  # R2T, FUA
+            st, _, _, back = q.command(0x02, nsid=1, cdw=(3, 0, 0), read=4096)
+            assert st == 0 and back == small
+            st, _, _, back = q.command(0x02, nsid=1, cdw=(8, 0, 31), read=128 * 1024)
+            assert st == 0 and back == big
+            assert q.command(0x00, nsid=1)[0] == 0
+            with open(path, "rb") as f:
+                f.seek(3 * 4096)
+                assert f.read(4096) == small
+                f.seek(8 * 4096)
+                assert f.read(128 * 1024) == big
+        q = io_queue(port, cntlid, qid=3)
+        assert q.command(0x08, nsid=1, cdw=(100, 0, 1))[0] == 0           # Write Zeroes, 2 blocks
+        with open(path, "rb") as f:
+            f.seek(100 * 4096)
+            assert f.read(8192) == bytes(8192)
+        rng = struct.pack("<IIQ", 0, 1, 200)
+        assert q.command(0x09, nsid=1, cdw=(0, 1 << 2), write=rng)[0] == 0  # DSM deallocate
+        assert q.command(0x00, nsid=0xFFFFFFFF)[0] == 0
+        # refusals with a status, and nothing written
+        before = hashlib.sha256(open(path, "rb").read()).digest()
+        assert q.command(0x01, nsid=1, cdw=(255, 0, 1), write=bytes(8192))[0] & 0x7FF == 0x080  # past the end
+        assert q.command(0x01, nsid=2, cdw=(0, 0, 0), write=bytes(4096))[0] & 0x7FF == 0x00B
+        assert q.command(0x01, nsid=1, cdw=(0, 0, 1), write=bytes(4096))[0] & 0x7FF == 0x00F    # length != NLB
+        assert q.command(0x08, nsid=1, cdw=(250, 0, 9))[0] & 0x7FF == 0x080
+        assert q.command(0x09, nsid=1, cdw=(1, 1 << 2), write=rng + struct.pack("<IIQ", 0, 8, 255))[0] & 0x7FF == 0x080
+        q.capsule(q.sqe(0x01, 1, (0, 0, 63), 0x5A, 256 * 1024))  # over MDTS: refused before any R2T
+        assert q.response()[0] & 0x7FF == 0x00F
+        assert q.command(0x99, nsid=1)[0] & 0x7FF == 0x001
+        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        # an I/O queue of a controller that does not exist
+        st, dw0, _, _ = Host(port).connect(qid=1, cntlid=0x7777, sqsize=127)
+        assert st & 0x7FF == 0x182 and dw0 == (1 << 16 | 16), (hex(st), hex(dw0))
+
+
+def hdr(t, flags, hlen, pdo, plen):
+    return struct.pack("<BBBBI", t, flags, hlen, pdo, plen)
+
+
+def malformed_cases(h):
+    """(name, bytes) sent on a connected I/O queue; each must close it."""
+    sqe = h.sqe(0x01, 1, (0, 0, 0), 0x01, 4096)
+    wr_r2t = h.sqe(0x01, 1, (0, 0, 0), 0x5A, 4096)
+    r2t_cid = h.cid
+    return [
+        ("unknown PDU type", hdr(0x0A, 0, 24, 0, 24) + bytes(16)),
+        ("C2HData from a host", hdr(0x07, 0, 24, 24, 28) + bytes(20)),
+        ("capsule with a wrong header length", hdr(0x04, 0, 64, 0, 64) + bytes(56)),
+        ("capsule longer than any in-capsule data", hdr(0x04, 0, 72, 72, 72 + 9000) + sqe),
+        ("in-capsule length differs from the descriptor", hdr(0x04, 0, 72, 72, 72 + 512) + sqe + bytes(512)),
+        ("in-capsule data at a bad offset", hdr(0x04, 0, 72, 80, 72 + 4096) + sqe + bytes(4096)),
+        ("digest flag without digests", hdr(0x04, 0x01, 72, 72, 72 + 4096) + sqe + bytes(4096)),
+        ("unknown data descriptor", hdr(0x04, 0, 72, 0, 72) + h.sqe(0x01, 1, (0, 0, 0), 0x00, 4096)),
+        ("H2CData with no R2T", hdr(0x06, 0x04, 24, 24, 24 + 4096) + struct.pack("<HHII", 7, 3, 0, 4096) + bytes(4)
+         + bytes(4096)),
+        ("H2CData past the R2T", hdr(0x04, 0, 72, 0, 72) + wr_r2t
+         + hdr(0x06, 0x04, 24, 24, 24 + 8192) + struct.pack("<HHII", r2t_cid, 0, 0, 8192) + bytes(4) + bytes(8192)),
+        ("H2CData without LAST_PDU at the end", hdr(0x04, 0, 72, 0, 72) + wr_r2t
+         + hdr(0x06, 0, 24, 24, 24 + 4096) + struct.pack("<HHII", r2t_cid, 0, 0, 4096) + bytes(4) + bytes(4096)),
+        ("second ICReq", hdr(0x00, 0, 128, 0, 128) + bytes(120)),
+        ("plen below the header", hdr(0x04, 0, 72, 0, 16) + bytes(8)),
+    ]
+
+
+def test_malformed_pdus_close_and_write_nothing():
+    with target("--volatile-write-cache", "on") as (port, path, p, log):
+        before = hashlib.sha256(open(path, "rb").read()).digest()
+        a, cntlid = admin(port)
+        assert a.command(0x09, cdw=(0x07, 1 | 1 << 16))[0] == 0
+        names = [n for n, _ in malformed_cases(Host(port))]
+        for i, name in enumerate(names):
+            q = io_queue(port, cntlid, qid=1 + i % 2)
+            q.s.sendall(dict(malformed_cases(q))[name])
+            assert q.closed(), name
+            assert p.poll() is None, "the target died on: " + name
+        text = log_text(log)
+        assert text.count("closing:") >= len(names), text
+        # a command before Connect, a digest ICReq
+        h = Host(port)
+        h.capsule(h.sqe(0x06, cdw=(1,), sgl_len=4096))
+        assert h.closed()
+        try:
+            Host(port, digests=3)
+            assert False, "an ICReq asking for digests was answered"
+        except Closed:
+            pass
+        assert "digests" in log_text(log)
+        # the target still serves, and the file is as it was
+        st, _, _, data = io_queue(port, cntlid).command(0x02, nsid=1, cdw=(0, 0, 0), read=4096)
+        assert st == 0 and data == bytes(range(256)) * 16
+        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+
+
+def test_bad_options_are_refused():
+    with scratch_dir() as d:
+        path = os.path.join(d, "ns")
+        with open(path, "wb") as f:
+            f.truncate(1 << 20)
+        for args in (["--nawupf", "1000"], ["--lba-size", "1024"], ["--mdts", "0"], ["--listen", "nowhere"],
+                     ["--volatile-write-cache", "maybe"], []):
+            r = subprocess.run([TARGET] + args + (["--ns", path] if args else []), capture_output=True, text=True,
+                               timeout=10)
+            assert r.returncode == 2, (args, r.returncode, r.stderr)
+
+
+def test_listens_on_loopback_by_default():
+    with scratch_dir() as d:
+        path = os.path.join(d, "ns")
+        with open(path, "wb") as f:
+            f.truncate(1 << 20)
+        p = subprocess.Popen([TARGET, "--ns", path, "--listen", "0.0.0.0:0", "-q"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline().startswith("listening 0.0.0.0:")
+        finally:
+            p.kill()
+            p.wait()
+        r = subprocess.run([TARGET, "--help"], capture_output=True, text=True)
+        assert "default 127.0.0.1:4420" in r.stdout
+
+
+def test_a_mounted_image_is_refused():
+    """The write guard decides: a file that is a mounted loop device's storage is never a namespace."""
+    need_root()
+    with scratch_dir() as d:
+        img, mnt = os.path.join(d, "img"), os.path.join(d, "mnt")
+        os.mkdir(mnt)
+        with loop_device(img, 64 << 20) as dev:
+            run(["mkfs.ext4", "-q", "-F", dev], check=True)
+            run(["mount", dev, mnt], check=True)
+            try:
+                before = hashlib.sha256(open(img, "rb").read()).digest()
+                r = subprocess.run([TARGET, "--ns", img, "--listen", "127.0.0.1:0"], capture_output=True, text=True,
+                                   timeout=30)
+                assert r.returncode == 1 and "listening" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+                assert hashlib.sha256(open(img, "rb").read()).digest() == before
+            finally:
+                run(["umount", mnt])
+
+
+def power_session(port, cached, durable):
+    """Writes CACHED (slba, data) without flush after DURABLE ones (flushed, then FUA); reads a cached
+    write back; then one more command, which the cut falls on."""
+    a, cntlid = admin(port)
+    assert a.command(0x09, cdw=(0x07, 0))[0] == 0
+    q = io_queue(port, cntlid)
+    (fslba, fdata), (uslba, udata) = durable
+    assert q.command(0x01, nsid=1, cdw=(fslba, 0, len(fdata) // 4096 - 1), write=fdata, inline=False)[0] == 0
+    assert q.command(0x00, nsid=1)[0] == 0
+    assert q.command(0x01, nsid=1, cdw=(uslba, 0, (len(udata) // 4096 - 1) | 1 << 30), write=udata, inline=False)[0] == 0
+    for slba, data in cached:
+        assert q.command(0x01, nsid=1, cdw=(slba, 0, len(data) // 4096 - 1), write=data, inline=False)[0] == 0
+    slba, data = cached[0]
+    st, _, _, back = q.command(0x02, nsid=1, cdw=(slba, 0, len(data) // 4096 - 1), read=len(data))
+    assert st == 0 and back == data  # the cache is read through
+    try:
+        q.command(0x00, nsid=1)
+        raise AssertionError("a command after --cut-after was answered")
+    except (Closed, ConnectionResetError):
+        pass
+
+
+def cut_once(seed, liar=False):
+    """One target with a cache, a 16 KiB promise in 32 KiB boundaries, cut when the 11th I/O command arrives."""
+    rnd = __import__("random").Random(seed)
+    blob = lambda n: bytes(rnd.getrandbits(8) for _ in range(n))
+    cached = [(0, blob(16384)), (8, blob(16384)), (14, blob(16384)), (24, blob(32768)), (40, blob(8192)),
+              (60, blob(4096))]
+    durable = [(100, blob(16384)), (120, blob(16384))]
+    extra = ["--liar"] if liar else []
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--volatile-write-cache", "on", "--nawupf", "16K", "--nawun", "16K", "--nabspf", "32K",
+                    "--nabsn", "32K", "--cut-after", "10", "--seed", str(seed), "--power-report", report,
+                    *extra) as (port, path, p, log):
+            old = open(path, "rb").read()
+            power_session(port, cached, durable)
+            assert p.wait(10) == 0, log_text(log)
+            new = open(path, "rb").read()
+            with open(report) as f:
+                lines = [l.split() for l in f if not l.startswith("#")]
+    for slba, data in durable:  # flushed and FUA data always survive
+        assert new[slba * 4096:slba * 4096 + len(data)] == data, ("durable write lost", seed, slba)
+    outcomes = []
+    assert len(lines) == len(cached), lines
+    for (slba, data), (seq, nsid, rslba, nlb, covered, outcome, blocks) in zip(cached, lines):
+        assert (int(rslba), int(nlb)) == (slba, len(data) // 4096)
+        got = [new[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
+        was = [old[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
+        now = [data[b * 4096:(b + 1) * 4096] for b in range(len(data) // 4096)]
+        written = [g == n and g != w for g, n, w in zip(got, now, was)]
+        assert all(g in (n, w) for g, n, w in zip(got, now, was)), ("a block neither old nor new", seed, slba)
+        state = "whole" if all(written) else "lost" if not any(written) else "torn"
+        assert state == outcome, (seed, slba, state, outcome, blocks)
+        outcomes.append((slba, covered, state))
+    return outcomes, lines
+
+
+def test_power_cut_keeps_the_promise():
+    """20 seeded cuts: covered writes (16 KiB within a 32 KiB boundary) land whole or not at all, writes
+    across a boundary or past the unit tear on some seeds, flushed and FUA data survive, and the same
+    seed gives the same cut."""
+    torn_uncovered = 0
+    for seed in range(1, 21):
+        outcomes, _ = cut_once(seed)
+        cov = {slba: covered for slba, covered, _ in outcomes}
+        # 0..3 and 8..11 sit in one 32 KiB boundary; 14..17 crosses 16; 24..31 is past the unit
+        assert (cov[0], cov[8], cov[14], cov[24], cov[40], cov[60]) == \
+            ("covered", "covered", "uncovered", "uncovered", "covered", "covered"), cov
+        for slba, covered, state in outcomes:
+            if covered == "covered":
+                assert state != "torn", (seed, slba)
+            elif state == "torn":
+                torn_uncovered += 1
+    assert torn_uncovered > 0
+    assert cut_once(7)[1] == cut_once(7)[1]
+
+
+def test_liar_tears_what_it_promised():
+    torn_covered = 0
+    for seed in range(1, 21):
+        outcomes, _ = cut_once(seed, liar=True)
+        torn_covered += sum(1 for slba, covered, state in outcomes if covered == "covered" and state == "torn")
+    assert torn_covered > 0
+
+
+def test_sigusr1_cuts_the_power():
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--volatile-write-cache", "on", "--power-report", report) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x77" * 4096)[0] == 0
+            p.send_signal(__import__("signal").SIGUSR1)
+            assert p.wait(10) == 0
+            assert q.closed()
+            assert "power cut (SIGUSR1)" in log_text(log)
+            with open(report) as f:
+                text = f.read()
+            assert "1 cached writes" in text, text
+            # the report is a new file, never an existing one
+        with open(report, "w") as f:
+            f.write("keep")
+        with target("--volatile-write-cache", "on", "--power-report", report) as (port, path, p, log):
+            p.send_signal(__import__("signal").SIGUSR1)
+            assert p.wait(10) == 0
+        assert open(report).read() == "keep"
+
+
+def read_write_log(path):
+    """The dm-log-writes format, read here from its definition: (sector, nr_sectors, flags, data) per entry."""
+    with open(path, "rb") as f:
+        log = f.read()
+    magic, version, n, ss = struct.unpack_from("<QQQI", log, 0)
+    assert (magic, version) == (0x6A736677736872, 1), (hex(magic), version)
+    entries, pos = [], ss
+    for _ in range(n):
+        sector, nr, flags, data_len = struct.unpack_from("<QQQQ", log, pos)
+        pos += ss
+        has_data = not flags & (1 | 4)
+        data = log[pos:pos + nr * ss] if has_data else b""
+        pos += len(data)
+        entries.append((sector, nr, flags, data))
+    assert pos == len(log), (pos, len(log))
+    return ss, entries
+
+
+def test_write_log_and_trace():
+    """The write log holds what the target accepted, in order, in the format lcloudctl replay reads,
+    and the trace each I/O command's hints (FUA, Limited Retry, DSM bits, directive type and specific)."""
+    with scratch_dir() as d:
+        wlog, trace = os.path.join(d, "ns1.log"), os.path.join(d, "trace")
+        with target("--volatile-write-cache", "on", "--write-log", wlog, "--trace", trace) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            data = os.urandom(16384)
+            assert q.command(0x01, nsid=1, cdw=(8, 0, 3 | 1 << 30), write=data, inline=False)[0] == 0  # FUA
+            assert q.command(0x01, nsid=1, cdw=(20, 0, 0 | 2 << 20, 5 << 16), write=data[:4096])[0] == 0  # DTYPE 2
+            assert q.command(0x08, nsid=1, cdw=(30, 0, 1))[0] == 0                      # Write Zeroes
+            assert q.command(0x00, nsid=1)[0] == 0                                      # Flush
+            assert q.command(0x09, nsid=1, cdw=(0, 1 << 2), write=struct.pack("<IIQ", 0, 2, 40))[0] == 0
+            assert q.command(0x02, nsid=1, cdw=(8, 0, 0 | 1 << 31, 0x07), read=4096)[0] == 0  # LR, DSM prefetch
+            assert q.command(0x01, nsid=1, cdw=(300, 0, 0), write=data[:4096])[0] & 0x7FF == 0x080
+            # a refused write is traced, never logged
+        assert os.path.exists(wlog)
+        ss, entries = read_write_log(wlog)
+        assert ss == 4096
+        assert [(e[0], e[1], e[2]) for e in entries] == [(8, 4, 2), (20, 1, 0), (30, 2, 0), (0, 0, 1), (40, 2, 4)], \
+            [(e[0], e[1], e[2]) for e in entries]
+        assert entries[0][3] == data and entries[1][3] == data[:4096] and entries[2][3] == bytes(8192)
+        r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "-o", "json", "--all", wlog],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+        with open(trace) as f:
+            lines = [l.split() for l in f if not l.startswith("#")]
+        cols = ["seq", "opcode", "nsid", "slba", "nlb", "fua", "lr", "dsm", "dtype", "dspec", "sub", "comp", "status"]
+        rows = [dict(zip(cols, l)) for l in lines]
+        assert [r["opcode"] for r in rows] == ["0x01", "0x01", "0x08", "0x00", "0x09", "0x02", "0x01"], rows
+        assert (rows[0]["fua"], rows[0]["nlb"], rows[0]["slba"]) == ("1", "4", "8")
+        assert (rows[1]["dtype"], rows[1]["dspec"]) == ("2", "5")
+        assert (rows[5]["lr"], rows[5]["dsm"]) == ("1", "0x07")
+        assert rows[6]["status"] == "0x080"
+        assert all(int(r["sub"]) <= int(r["comp"]) for r in rows)
+        # both are new files, never an existing one
+        with open(os.path.join(d, "ns"), "wb") as f:
+            f.truncate(1 << 20)
+        for opt, existing in (("--write-log", wlog), ("--trace", trace)):
+            size = os.path.getsize(existing)
+            r = subprocess.run([TARGET, "--ns", os.path.join(d, "ns"), opt, existing, "--listen", "127.0.0.1:0"],
+                               capture_output=True, text=True, timeout=10)
+            assert r.returncode == 1 and "new file" in r.stderr, (opt, r.returncode, r.stderr)
+            assert os.path.getsize(existing) == size
+
+
+if __name__ == "__main__":
+    main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
+          test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
+          test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
+          test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power,
+          test_write_log_and_trace])

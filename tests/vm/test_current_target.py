@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Lane: current (QEMU 11 + Linux 7). lcloud-target inside the guest, on a
+file in a tmpfs, and the guest's own nvme-tcp host connected to it over
+loopback, as a cloud VM would reach a remote disk:
+  - lctA: 4 KiB LBAs, NAWUN=NAWUPF=16 KiB, NABSN=NABSPF=32 KiB, AWUN=AWUPF=8 KiB,
+    a volatile write cache, MDTS 6 (256 KiB);
+  - lctB: 512-byte LBAs, no promise (NSFEAT bit 1 clear, AWUPF 0), no cache.
+What the target was told must be what nvme-cli reads in Identify, what the
+kernel puts in queue/atomic_write_*, and what lcloudctl probe reports; an
+RWF_ATOMIC write of the promised size succeeds and one past it is refused;
+bytes written through /dev/nvmeXnY are in the backing file."""
+import os
+
+from vmlib import layer, run_guest_once
+from hostlib import main
+
+TARGET = os.environ.get("LCLOUD_TARGET")
+DIRECT_WRITE = os.environ.get("DIRECT_WRITE")
+HOSTID = "2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"
+
+GUEST = r'''
+set -u
+ip link set lo up
+modprobe nvme-tcp || echo "modprobe nvme-tcp failed" >&2
+mkdir -p /srv && mount -t tmpfs -o size=256M tmpfs /srv
+truncate -s 64M /srv/a.img /srv/b.img
+start() { # serial port args...
+    s=$1; port=$2; shift 2
+    "$LCLOUD_TARGET" --ns /srv/$s.img --nqn nqn.2026-12.org.liblcloud:$s --listen 127.0.0.1:$port \
+        --serial $s "$@" > /out/listen-$s 2> /out/target-$s.log &
+    i=0; until grep -q '^listening' /out/listen-$s; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.1; done
+    nvme connect -t tcp -a 127.0.0.1 -s $port -n nqn.2026-12.org.liblcloud:$s \
+        --hostnqn=nqn.2014-08.org.nvmexpress:uuid:''' + HOSTID + r''' --hostid=''' + HOSTID + r''' \
+        > /out/connect-$s 2>&1 || echo "connect $s failed" >&2
+}
+start a 4420 --lba-size 4096 --nawun 16K --nawupf 16K --nabsn 32K --nabspf 32K --awun 8K --awupf 8K \
+    --volatile-write-cache on --mdts 6
+start b 4421 --lba-size 512
+i=0; until [ $(ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$') -ge 2 ]; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.1; done
+sleep 1
+for d in /sys/block/nvme*n*; do
+    n=${d##*/}
+    case $n in *c*) continue ;; esac
+    s=$(cat $d/device/serial | tr -d ' ')
+    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$s.json || echo "probe $n failed" >&2
+    nvme id-ctrl /dev/${n%n*} -o json > /out/id-ctrl-$s.json
+    nvme id-ctrl /dev/${n%n*} -b > /out/id-ctrl-$s.bin
+    nvme id-ns /dev/$n -o json > /out/id-ns-$s.json
+    cat $d/device/transport > /out/transport-$s
+    for f in logical_block_size atomic_write_unit_min_bytes atomic_write_unit_max_bytes \
+             atomic_write_max_bytes atomic_write_boundary_bytes max_hw_sectors_kb write_cache; do
+        echo "$f $(cat $d/queue/$f | tr ' ' _)"
+    done > /out/queue-$s
+    echo $n > /out/dev-$s
+    echo $s >> /out/serials
+done
+# RWF_ATOMIC at the promise and past it; then bytes through the device into the file
+a=$(cat /out/dev-a)
+"$DIRECT_WRITE" /dev/$a 16384 65536 0 atomic; echo "atomic16k $?" >> /out/writes
+"$DIRECT_WRITE" /dev/$a 32768 65536 0 atomic; echo "atomic32k $?" >> /out/writes
+for s in a b; do
+    dev=$(cat /out/dev-$s)
+    dd if=/dev/urandom of=/tmp/pattern-$s bs=4096 count=40 2>/dev/null
+    dd if=/tmp/pattern-$s of=/dev/$dev bs=4096 seek=100 oflag=direct conv=fsync 2>/dev/null; echo "dd-$s $?" >> /out/writes
+    dd if=/srv/$s.img bs=4096 skip=100 count=40 2>/dev/null | cmp - /tmp/pattern-$s; echo "cmp-$s $?" >> /out/writes
+done
+head -c 16384 /dev/zero | tr '\0' Z > /tmp/atomic-pattern  # direct_write's byte, 0x5a
+dd if=/srv/a.img bs=4096 skip=16 count=4 2>/dev/null | cmp - /tmp/atomic-pattern; echo "cmp-atomic $?" >> /out/writes
+nvme disconnect-all > /dev/null 2>&1
+dmesg > /out/dmesg
+'''
+
+DEVICES = ["--copy", os.path.realpath(TARGET or "lcloud-target"), "--env", "LCLOUD_TARGET=" + os.path.realpath(TARGET or "x"),
+           "--copy", os.path.realpath(DIRECT_WRITE or "direct_write"),
+           "--env", "DIRECT_WRITE=" + os.path.realpath(DIRECT_WRITE or "x"),
+           "--module", "nvme-tcp", "--mem", "1024"]
+
+# What each target was told, in the fields NVMe defines (zero-based blocks).
+WANT = {
+    "a": {"lba": 4096, "ns": {"nsfeat": 2, "nawun": 3, "nawupf": 3, "nabsn": 7, "nabspf": 7, "nabo": 0},
+          "ctrl": {"awun": 1, "awupf": 1, "mdts": 6, "vwc": 1},
+          # Linux 7: unit_min, unit_max, max, boundary from NAWUPF/NABSPF
+          "queue": (4096, 16384, 16384, 32768)},
+    "b": {"lba": 512, "ns": {"nsfeat": 0, "nawun": 0, "nawupf": 0, "nabsn": 0, "nabspf": 0, "nabo": 0},
+          "ctrl": {"awun": 0, "awupf": 0, "mdts": 5, "vwc": 0},
+          "queue": (512, 512, 512, 0)},
+}
+QUEUE_KEYS = ("atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
+              "atomic_write_max_bytes", "atomic_write_boundary_bytes")
+
+
+def guest():
+    if not TARGET or not DIRECT_WRITE:
+        raise AssertionError("LCLOUD_TARGET and DIRECT_WRITE are not set (meson sets them)")
+    return run_guest_once(GUEST, DEVICES, lane="current")
+
+
+def queue(run, s):
+    return dict(line.split() for line in run.text("queue-" + s).splitlines())
+
+
+def test_hosts_connected_over_tcp():
+    run = guest()
+    assert sorted(run.text("serials").split()) == ["a", "b"], (run.text("serials"), run.text("dmesg")[-3000:])
+    for s in ("a", "b"):
+        assert run.text("transport-" + s).strip() == "tcp"
+        assert "closing:" not in run.text("target-%s.log" % s), run.text("target-%s.log" % s)
+
+
+def test_identify_as_nvme_cli_reads_it():
+    run = guest()
+    for s, want in WANT.items():
+        ns, ctrl = run.json("id-ns-%s.json" % s), run.json("id-ctrl-%s.json" % s)
+        assert {k: ns[k] & 2 if k == "nsfeat" else ns[k] for k in want["ns"]} == want["ns"], (s, ns)
+        assert {k: ctrl[k] & 1 if k == "vwc" else ctrl[k] for k in want["ctrl"]} == want["ctrl"], (s, ctrl)
+        assert ctrl["sn"].strip() == s and ctrl["subnqn"] == "nqn.2026-12.org.liblcloud:" + s
+        assert ns["nsze"] == (64 << 20) // want["lba"]
+        assert 1 << ns["lbafs"][ns["flbas"] & 0xF]["ds"] == want["lba"]
+
+
+def test_kernel_limits_follow_the_promise():
+    run = guest()
+    for s, want in WANT.items():
+        q = queue(run, s)
+        assert int(q["logical_block_size"]) == want["lba"]
+        assert tuple(int(q[k]) for k in QUEUE_KEYS) == want["queue"], (s, q)
+        assert q["write_cache"] == ("write_back" if want["ctrl"]["vwc"] else "write_through"), (s, q)
+        assert int(q["max_hw_sectors_kb"]) <= (4 << want["ctrl"]["mdts"]), (s, q)
+
+
+def test_probe_agrees():
+    run = guest()
+    for s, want in WANT.items():
+        probe = run.json("probe-%s.json" % s)["probes"][0]
+        nvme = layer(probe, "nvme")["facts"]
+        for k, v in list(want["ns"].items()) + list(want["ctrl"].items()):
+            if k in nvme:
+                got = nvme[k] & (2 if k == "nsfeat" else 0xFFFF)
+                assert got == v, (s, k, nvme[k], v)
+        assert nvme["lba_size"] == want["lba"]
+        q = queue(run, s)
+        disk = layer(probe, "disk")["facts"]
+        for k in QUEUE_KEYS:
+            assert disk[k] == int(q[k]), (s, k, disk[k], q[k])
+        # the verdict never promises more than the kernel's RWF_ATOMIC limit
+        assert probe["verdict"]["rwf_atomic"]["max_untorn_bytes"] <= int(q["atomic_write_unit_max_bytes"])
+    a = layer(run.json("probe-a.json")["probes"][0], "nvme")["facts"]
+    assert a["atomic_write_power_fail_bytes"] == 16384 and a["atomic_boundary_power_fail_bytes"] == 32768, a
+
+
+def test_linux_cloud_extension():
+    """The extension's bytes as nvme-cli reads them (id-ctrl -b), and probe's facts from them."""
+    run = guest()
+    want = {"a": {"lcloud_ext_version": 1, "lcloud_ext_untorn_bytes": 16384,
+                  "lcloud_ext_untorn_boundary_bytes": 32768, "lcloud_ext_untorn_boundary_offset_bytes": 0,
+                  "lcloud_ext_untorn_with_cache": True, "lcloud_ext_read_ahead_hint": False},
+            "b": {"lcloud_ext_version": 1, "lcloud_ext_read_ahead_hint": False}}
+    for s, facts in want.items():
+        with open(os.path.join(run.files, "id-ctrl-%s.bin" % s), "rb") as f:
+            vs = f.read()[3072:]  # nvme-cli's raw Identify Controller
+        assert vs[0:8] == b"LNXCLOUD", vs[:16]
+        assert int.from_bytes(vs[16:20], "little") == facts.get("lcloud_ext_untorn_bytes", 0)
+        nvme = layer(run.json("probe-%s.json" % s)["probes"][0], "nvme")["facts"]
+        got = {k: v for k, v in nvme.items() if k.startswith("lcloud_ext_")}
+        assert got == facts, (s, got)
+
+
+def test_rwf_atomic_and_data_reach_the_file():
+    run = guest()
+    writes = dict(line.split() for line in run.text("writes").splitlines())
+    assert writes["atomic16k"] == "0", writes
+    assert writes["atomic32k"] != "0", writes  # past atomic_write_unit_max_bytes: the kernel refuses it
+    for s in ("a", "b"):
+        assert writes["dd-" + s] == "0" and writes["cmp-" + s] == "0", writes
+    # the 16 KiB atomic write landed at 64 KiB of the file
+    assert writes["cmp-atomic"] == "0", writes
+
+
+if __name__ == "__main__":
+    main([test_hosts_connected_over_tcp, test_identify_as_nvme_cli_reads_it, test_kernel_limits_follow_the_promise,
+          test_probe_agrees, test_rwf_atomic_and_data_reach_the_file, test_linux_cloud_extension])

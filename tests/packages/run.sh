@@ -62,16 +62,16 @@ in_root() {
 }
 
 # apt's downloads of each suite are kept between runs (mmdebstrap's recipe);
-# liblcloud's own packages never go into the cache.
+# liblcloud's own packages never go into the cache. Sets the array cache_opts.
 apt_cache_opts() {
 	local dir=$CACHE/apt-$1
 	mkdir -p "$dir"
 	# shellcheck disable=SC2016 # $1 is mmdebstrap's root, expanded by its hook shell
-	printf '%s\n' --skip=essential/unlink \
-		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
-		--setup-hook="sync-in $dir /var/cache/apt/archives/" \
-		--customize-hook="sync-out /var/cache/apt/archives $dir" \
-		--customize-hook="rm -f $dir/*lcloud*"
+	cache_opts=(--skip=essential/unlink
+		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/'
+		--setup-hook="sync-in $dir /var/cache/apt/archives/"
+		--customize-hook="sync-out /var/cache/apt/archives $dir"
+		--customize-hook="rm -f $dir/*lcloud*")
 }
 
 # Build dependencies named in debian/control.in (without the test suite's,
@@ -111,12 +111,14 @@ unpack() {
 	tar -xf "$tarball" -C "$1"
 }
 
-# 2. Debian 12, on this host, from the tarball, with the unit suite
+# 2. Debian 12, on this host, from the tarball, with the unit suite; with
+# Debian's own programs only (no python3 of pyenv's or a user's PATH)
 timing "Debian 12: dpkg-buildpackage from the tarball (unit suite included)"
 unpack "$work/12"
 (cd "$work/12/liblcloud-$version" && dpkg-checkbuilddeps) \
 	|| die "build dependencies missing on the host: scripts/install-deps --tests"
-if ! (cd "$work/12/liblcloud-$version" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b) >"$work/12/build.log" 2>&1; then
+if ! (cd "$work/12/liblcloud-$version" && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME="$work" \
+		DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b) >"$work/12/build.log" 2>&1; then
 	tail -n 60 "$work/12/build.log"
 	die "Debian 12 package build (log: $work/12/build.log)"
 fi
@@ -135,13 +137,14 @@ lint12=$!
 # 3. Debian 13: a build root with the build dependencies only (cached by
 # what goes into it; the test suite's are left out, the unit suite ran in 2)
 deps13=$(build_deps "$SRC/debian/control.in" nocheck | sort | tr '\n' ' ')
-key=$({ cat "$0"; printf '%s\n' "$MIRROR" "$deps13"; } | sha256sum | cut -c1-16)
+# the key: what goes into the root (bump the recipe's number when its making changes)
+key=$(printf '%s\n' "build-root recipe 1" "$MIRROR" "$deps13" | sha256sum | cut -c1-16)
 broot=$CACHE/build-trixie-$key
 if [[ ! -e $broot/.ready ]]; then
 	timing "Debian 13: making a build root (mmdebstrap, once)"
 	rm -rf "$broot" "$broot.tmp"
-	# shellcheck disable=SC2046 # one option per line
-	mmdebstrap --variant=buildd --include="${deps13// /,},lintian" $(apt_cache_opts trixie) \
+	apt_cache_opts trixie
+	mmdebstrap --variant=buildd --include="${deps13// /,}lintian" "${cache_opts[@]}" \
 		--components=main trixie "$broot.tmp" "deb $MIRROR trixie main" >"$work/broot.log" 2>&1 \
 		|| { tail -n 30 "$work/broot.log"; rm -rf "$broot.tmp"; die "mmdebstrap of the Debian 13 build root"; }
 	mv "$broot.tmp" "$broot"
@@ -176,9 +179,10 @@ for suite in bookworm trixie; do
 	timing "Debian $d: a clean root with the packages through apt"
 	croot=$work/$d/clean
 	tools="gcc,libc6-dev,pkg-config,python3,postgresql-${pg_major[$suite]},man-db,bash-completion"
-	# shellcheck disable=SC2046,SC2086 # one option per line; the .deb paths
+	apt_cache_opts "$suite"
+	# shellcheck disable=SC2046,SC2086 # one --include per .deb path
 	if ! mmdebstrap --variant=minbase --include="$tools" $(printf -- '--include=%s\n' $debs) \
-			$(apt_cache_opts "$suite") \
+			"${cache_opts[@]}" \
 			--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" &&
 				echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/lcloud-test.conf"' \
 			--components=main "$suite" "$croot" "deb $MIRROR $suite main" >"$work/$d/clean.log" 2>&1; then

@@ -64,7 +64,8 @@ PROG
 cc -Wall -Werror -o "$work/prog" "$work/prog.c" $(pkg-config --cflags --libs lcloud) \
 	|| fail "compiling against the installed liblcloud"
 "$work/prog" "$file" || fail "the C program"
-ldd "$work/prog" | grep -q "liblcloud.so.0 => /usr/lib/" || fail "the C program does not load /usr/lib's liblcloud.so.0"
+ldd "$work/prog" | grep -Eq "liblcloud\.so\.0 => /(usr/)?lib/[^ ]*/liblcloud\.so\.0 " \
+	|| fail "the C program does not load the installed liblcloud.so.0"
 
 step "python3 -c 'import lcloud'"
 python3 - "$file" <<'PY' || fail "the Python binding"

@@ -23,6 +23,7 @@ SRC=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 HERE=$SRC/tests/packages
 CACHE=$(readlink -m "${LCLOUD_VM_CACHE:-/var/cache/lcloud-vm}")/packages
 MIRROR=${LCVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+SECURITY=${LCVM_DEBIAN_SECURITY:-${MIRROR%/debian}/debian-security}
 note() { echo "packages: $*" >&2; }
 die() { note "FAILED: $*"; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (mmdebstrap, chroot)"
@@ -44,21 +45,26 @@ trap cleanup EXIT
 t0=$(date +%s)
 timing() { note "$1 ($(($(date +%s) - t0)) s so far)"; }
 
-# In a private mount namespace: /proc, /sys, /dev and the given folder
-# (bound at /build) in ROOT, then chroot ROOT CMD... The mounts go with the
-# namespace, also when something fails.
+# In a private mount namespace: /proc, /sys, /dev and the folder BIND (if
+# not empty) at /build in ROOT, then chroot ROOT CMD... With LOWER set, ROOT
+# is first made an overlay of the root LOWER (left as it is) with ROOT.upper
+# for the changes. The mounts go with the namespace, also when something fails.
 in_root() {
 	local root=$1 bind=$2
 	shift 2
 	unshare --mount --propagation private -- sh -euc '
-		root=$1 bind=$2; shift 2
+		root=$1 bind=$2 lower=$3; shift 3
+		if [ -n "$lower" ]; then
+			mkdir -p "$root" "$root.upper" "$root.work"
+			mount -t overlay lcloud-packages -o "lowerdir=$lower,upperdir=$root.upper,workdir=$root.work" "$root"
+		fi
 		mount -t proc proc "$root/proc"
 		mount --rbind /sys "$root/sys"
 		mount --rbind /dev "$root/dev"
 		[ -z "$bind" ] || { mkdir -p "$root/build" && mount --bind "$bind" "$root/build"; }
 		cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 		exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-	' sh "$root" "$bind" "$@"
+	' sh "$root" "$bind" "${LOWER:-}" "$@"
 }
 
 # apt's downloads of each suite are kept between runs (mmdebstrap's recipe);
@@ -72,6 +78,13 @@ apt_cache_opts() {
 		--setup-hook="sync-in $dir /var/cache/apt/archives/"
 		--customize-hook="sync-out /var/cache/apt/archives $dir"
 		--customize-hook="rm -f $dir/*lcloud*")
+}
+
+# The archive lines of SUITE, as a user's machine has them: the release, its
+# updates and security updates (the packages built against them depend on
+# their versions). Sets the array sources.
+suite_sources() {
+	sources=("deb $MIRROR $1 main" "deb $MIRROR $1-updates main" "deb $SECURITY $1-security main")
 }
 
 # Build dependencies named in debian/control.in (without the test suite's,
@@ -138,6 +151,8 @@ lint12=$!
 # what goes into it; the test suite's are left out, the unit suite ran in 2)
 deps13=$(build_deps "$SRC/debian/control.in" nocheck | sort | tr '\n' ' ')
 # the key: what goes into the root (bump the recipe's number when its making changes)
+# the release's packages only: what builds against them installs with the
+# release's and with its updates
 key=$(printf '%s\n' "build-root recipe 1" "$MIRROR" "$deps13" | sha256sum | cut -c1-16)
 broot=$CACHE/build-trixie-$key
 if [[ ! -e $broot/.ready ]]; then
@@ -166,39 +181,65 @@ lint "Debian 13" "$work/13/lintian.log" in_root "$broot" "$work/13" sh -c \
 	"lintian --fail-on error,warning /build/liblcloud_${version}-*_amd64.changes" &
 lint13=$!
 
-# 4. clean roots: minbase, the tools a user would have, and the packages (no
-# -dbgsym) through apt; then in-root.sh
+# 4. clean roots: minbase and the tools a user would have, from the archive
+# only (cached, by what goes into them); each run sees one through an
+# overlay, installs the packages (no -dbgsym) there with apt, dependencies
+# and recommendations from the archive, runs in-root.sh, and drops it.
 declare -A pg_major=([bookworm]=15 [trixie]=17)
 declare -A dist_dir=([bookworm]=12 [trixie]=13)
 fail=0
 for suite in bookworm trixie; do
 	d=${dist_dir[$suite]}
-	mkdir -p "$out/$d"
-	debs=$(ls "$work/$d/"*.deb | grep -v -- -dbgsym_)
-	cp $debs "$out/$d/"
-	timing "Debian $d: a clean root with the packages through apt"
-	croot=$work/$d/clean
 	tools="gcc,libc6-dev,pkg-config,python3,postgresql-${pg_major[$suite]},man-db,bash-completion"
-	apt_cache_opts "$suite"
-	# shellcheck disable=SC2046,SC2086 # one --include per .deb path
-	if ! mmdebstrap --variant=minbase --include="$tools" $(printf -- '--include=%s\n' $debs) \
-			"${cache_opts[@]}" \
-			--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" &&
-				echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/lcloud-test.conf"' \
-			--components=main "$suite" "$croot" "deb $MIRROR $suite main" >"$work/$d/clean.log" 2>&1; then
-		tail -n 30 "$work/$d/clean.log"
-		die "mmdebstrap of the clean Debian $d root"
+	suite_sources "$suite"
+	key=$(printf '%s\n' "clean root recipe 1" "${sources[@]}" "$tools" | sha256sum | cut -c1-16)
+	base=$CACHE/clean-$suite-$key
+	if [[ ! -e $base/.ready ]]; then
+		timing "Debian $d: making a clean root (mmdebstrap, once)"
+		rm -rf "$base" "$base.tmp"
+		apt_cache_opts "$suite"
+		# the server's postinst makes no cluster: the test makes its own
+		# shellcheck disable=SC2016 # $1 is mmdebstrap's root, expanded by its hook shell
+		if ! mmdebstrap --variant=minbase --include="$tools" "${cache_opts[@]}" \
+				--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" &&
+					echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/lcloud-test.conf"' \
+				--components=main "$suite" "$base.tmp" "${sources[@]}" >"$work/clean-$d.log" 2>&1; then
+			tail -n 30 "$work/clean-$d.log"
+			rm -rf "$base.tmp"
+			die "mmdebstrap of the clean Debian $d root"
+		fi
+		mv "$base.tmp" "$base"
+		touch "$base/.ready"
+		for old in "$CACHE/clean-$suite"-*/; do
+			old=${old%/}
+			[[ $old == "$base" ]] || rm -rf "$old"
+		done
 	fi
-	cp "$HERE/in-root.sh" "$croot/usr/local/bin/lcloud-in-root"
-	timing "Debian $d: the installed copy"
-	if in_root "$croot" "" /usr/local/bin/lcloud-in-root "${pg_major[$suite]}" >"$work/$d/in-root.log" 2>&1; then
-		sed "s/^/packages: Debian $d: /" "$work/$d/in-root.log" | grep -F "in-root:" >&2
+	debs=$work/$d/debs
+	mkdir -p "$debs" "$out/$d"
+	for deb in "$work/$d/"*.deb; do
+		[[ $deb == *-dbgsym_* ]] || cp "$deb" "$debs/"
+	done
+	cp "$debs/"*.deb "$out/$d/"
+	cp "$HERE/in-root.sh" "$debs/"
+	chmod -R a+rX "$debs"
+	timing "Debian $d: apt-get install of the packages into a clean root, and the installed copy"
+	if LOWER=$base in_root "$work/$d/clean" "$debs" sh -euc '
+			export DEBIAN_FRONTEND=noninteractive
+			apt-get update -q >/dev/null
+			apt-get install -y -q /build/*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
+			grep "^Setting up" /tmp/apt.log
+			for p in /build/*.deb; do
+				n=$(dpkg-deb -f "$p" Package)
+				dpkg-query -W -f="\${Status}\n" "$n" | grep -q "^install ok installed" || { echo "in-root: $n not installed" >&2; exit 1; }
+			done
+			exec sh /build/in-root.sh "$1"' sh "${pg_major[$suite]}" >"$work/$d/in-root.log" 2>&1; then
+		grep -F -e "in-root:" -e "Setting up" "$work/$d/in-root.log" | sed "s/^/packages: Debian $d: /" >&2
 	else
 		cat "$work/$d/in-root.log" >&2
 		note "Debian $d: the installed copy FAILED"
 		fail=1
 	fi
-	rm -rf "$croot"
 done
 
 wait "$lint12" "$lint13" || true

@@ -80,22 +80,24 @@ PY
 
 step "PostgreSQL $pg_major: CREATE EXTENSION lcloud in a throwaway cluster"
 bin=/usr/lib/postgresql/$pg_major/bin
-pgdata=$work/pgdata
-mkdir -p "$pgdata" "$work/sock"
-chown postgres:postgres "$pgdata" "$work/sock"
+# the server's data, socket and log in a folder of the postgres user's
+pg=$work/pg
+pgdata=$pg/data
+mkdir -p "$pgdata" "$pg/sock"
+chown -R postgres:postgres "$pg"
 chmod 755 "$work"
 runuser -u postgres -- "$bin/initdb" -A trust -D "$pgdata" >"$work/initdb.log" 2>&1 \
 	|| { cat "$work/initdb.log"; fail "initdb"; }
 # a private socket folder and no TCP: nothing else on the machine can meet it
-runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -l "$work/server.log" -w \
-	-o "-c listen_addresses= -k $work/sock -p 5497 -c shared_preload_libraries=lcloud" start >/dev/null \
-	|| { cat "$work/server.log"; fail "the server did not start with lcloud preloaded"; }
+runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -l "$pg/server.log" -w \
+	-o "-c listen_addresses= -k $pg/sock -p 5497 -c shared_preload_libraries=lcloud" start >/dev/null \
+	|| { cat "$pg/server.log"; fail "the server did not start with lcloud preloaded"; }
 rc=0
-runuser -u postgres -- "$bin/psql" -X -v ON_ERROR_STOP=1 -h "$work/sock" -p 5497 -d postgres -At \
+runuser -u postgres -- "$bin/psql" -X -v ON_ERROR_STOP=1 -h "$pg/sock" -p 5497 -d postgres -At \
 	-c "CREATE EXTENSION lcloud" -c "SELECT count(*) > 0 FROM lcloud_datadir()" >"$work/psql.out" 2>&1 || rc=$?
 runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null || true
 cat "$work/psql.out"
-[ "$rc" -eq 0 ] && grep -qx t "$work/psql.out" || { cat "$work/server.log"; fail "the extension"; }
+[ "$rc" -eq 0 ] && grep -qx t "$work/psql.out" || { cat "$pg/server.log"; fail "the extension"; }
 
 step "man -w lcloudctl, lcloud.7 and an API page"
 man -w lcloudctl >/dev/null || fail "man lcloudctl is not found"

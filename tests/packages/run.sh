@@ -145,7 +145,7 @@ lint() {
 	if "$@" >"$log" 2>&1; then echo 0 >"$log.rc"; else echo $? >"$log.rc"; fi
 }
 lint "Debian 12" "$work/12/lintian.log" \
-	lintian --show-overrides --fail-on error,warning "$work/12/liblcloud_${version}-"*_amd64.changes &
+	lintian --show-overrides --fail-on none "$work/12/liblcloud_${version}-"*_amd64.changes &
 lint12=$!
 
 # 3. Debian 13: a build root with the build dependencies only (cached by
@@ -179,7 +179,7 @@ if ! in_root "$broot" "$work/13" sh -c "cd /build/liblcloud-$version &&
 	die "Debian 13 package build (log: $work/13/build.log)"
 fi
 lint "Debian 13" "$work/13/lintian.log" in_root "$broot" "$work/13" sh -c \
-	"lintian --show-overrides --fail-on error,warning /build/liblcloud_${version}-*_amd64.changes" &
+	"lintian --show-overrides --fail-on none /build/liblcloud_${version}-*_amd64.changes" &
 lint13=$!
 
 # 4. clean roots: minbase and the tools a user would have, from the archive
@@ -251,7 +251,11 @@ for d in 12 13; do
 	done
 	echo "== Debian $d lintian (exit $(cat "$work/$d/lintian.log.rc"))"
 	grep -v "^running with root privileges" "$work/$d/lintian.log" || echo "(no tags)"
-	[[ $(cat "$work/$d/lintian.log.rc") == 0 ]] || { note "Debian $d: lintian FAILED"; fail=1; }
+	# Debian 12's lintian counts shown overrides in its exit status: the tags decide
+	if [[ $(cat "$work/$d/lintian.log.rc") != 0 ]] || grep -q "^[EW]: " "$work/$d/lintian.log"; then
+		note "Debian $d: lintian FAILED"
+		fail=1
+	fi
 done
 timing "done"
 [[ $fail == 0 ]] || die "see above"

@@ -179,6 +179,7 @@ if ! in_root "$broot" "$work/13" sh -c "cd /build/liblcloud-$version &&
 	tail -n 60 "$work/13/build.log"
 	die "Debian 13 package build (log: $work/13/build.log)"
 fi
+grep -E "^(Ok|Fail|Skipped):" "$work/13/build.log" | sed 's/^/packages: Debian 13 unit suite: /' >&2
 lint "Debian 13" "$work/13/lintian.log" in_root "$broot" "$work/13" sh -c \
 	"lintian --show-overrides --fail-on none /build/liblcloud_${version}-*_amd64.changes" &
 lint13=$!

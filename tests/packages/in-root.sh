@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside a clean Debian root where only liblcloud's packages (and the
+# tools a user would have: a compiler, pkg-config, python3, PostgreSQL,
+# man-db, bash-completion) were installed with apt: does the installed copy
+# work as a user gets it, with no source tree? run.sh copies it in and runs
+# it with chroot, /proc, /sys and /dev mounted. Argument: the PostgreSQL
+# major version of the root's server. Prints each check; exits non-zero at
+# the first that fails.
+set -eu
+pg_major=$1
+step() { echo "in-root: $*"; }
+fail() { echo "in-root: FAILED: $*" >&2; exit 1; }
+work=$(mktemp -d /var/tmp/lcloud-installed.XXXXXX)
+# a file of its own on the root's file system (RWF_ATOMIC confirmation writes
+# a temporary file next to it)
+file=$work/data
+dd if=/dev/zero of="$file" bs=64k count=4 status=none
+
+step "lcloudctl --version"
+lcloudctl --version | grep -q "0\.[0-9]" || fail "lcloudctl --version"
+command -v lcloudctl | grep -qx /usr/sbin/lcloudctl || fail "lcloudctl is not /usr/sbin/lcloudctl"
+
+step "lcloudctl probe $file"
+lcloudctl probe -o json "$file" >"$work/probe.json" || fail "lcloudctl probe"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["probes"][0]["layers"], d' \
+	"$work/probe.json" || fail "lcloudctl probe's JSON has no layers"
+# the installed schema describes the output
+test -s /usr/share/lcloud/lcloudctl.schema.json || fail "no JSON schema in /usr/share/lcloud"
+
+step "lcloudctl check $file --size 16K"
+rc=0
+lcloudctl check "$file" --size 16K || rc=$?
+# 0 untorn on some path, 6 on none, 8 unknown: each an answer; anything else is not
+case $rc in 0|6|8) ;; *) fail "lcloudctl check exited $rc" ;; esac
+
+step "a C program: cc \$(pkg-config --cflags --libs lcloud)"
+cat >"$work/prog.c" <<'PROG'
+#include <lcloud/lcloud.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	struct lcloud_ctx *ctx;
+	struct lcloud_probe *probe;
+	enum lcloud_io_path path;
+	char why[256];
+	int answer;
+
+	if (lcloud_ctx_new(&ctx) < 0 || lcloud_probe_path(ctx, argv[1], 0, &probe) < 0)
+		return 2;
+	answer = lcloud_probe_check(probe, LCLOUD_PATH_BEST, 16384, &path, why, sizeof(why));
+	if (answer < 0)
+		return 3;
+	printf("liblcloud %s: %u layers, 16K %s (%s)\n", lcloud_version(),
+	       lcloud_probe_get_layer_count(probe), lcloud_answer_to_string(answer), why);
+	lcloud_probe_free(probe);
+	lcloud_ctx_free(ctx);
+	return argc == 2 && lcloud_version()[0] != '\0' ? 0 : 4;
+}
+PROG
+# shellcheck disable=SC2046 # pkg-config's words are separate arguments
+cc -Wall -Werror -o "$work/prog" "$work/prog.c" $(pkg-config --cflags --libs lcloud) \
+	|| fail "compiling against the installed liblcloud"
+"$work/prog" "$file" || fail "the C program"
+ldd "$work/prog" | grep -Eq "liblcloud\.so\.0 => /(usr/)?lib/[^ ]*/liblcloud\.so\.0 " \
+	|| fail "the C program does not load the installed liblcloud.so.0"
+
+step "python3 -c 'import lcloud'"
+python3 - "$file" <<'PY' || fail "the Python binding"
+import sys
+import lcloud
+p = lcloud.probe(sys.argv[1])
+assert p.layers, p
+c = lcloud.check(sys.argv[1], 16384)
+assert c.answer in ("untorn", "no", "unknown"), c
+print("lcloud", lcloud.version(), p.target, [l.kind for l in p.layers], c.answer)
+PY
+
+step "PostgreSQL $pg_major: CREATE EXTENSION lcloud in a throwaway cluster"
+bin=/usr/lib/postgresql/$pg_major/bin
+# the server's data, socket and log in a folder of the postgres user's
+pg=$work/pg
+pgdata=$pg/data
+mkdir -p "$pgdata" "$pg/sock"
+chown -R postgres:postgres "$pg"
+chmod 755 "$work"
+runuser -u postgres -- "$bin/initdb" -A trust -D "$pgdata" >"$work/initdb.log" 2>&1 \
+	|| { cat "$work/initdb.log"; fail "initdb"; }
+# a private socket folder and no TCP: nothing else on the machine can meet it
+runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -l "$pg/server.log" -w \
+	-o "-c listen_addresses= -k $pg/sock -p 5497 -c shared_preload_libraries=lcloud" start >/dev/null \
+	|| { cat "$pg/server.log"; fail "the server did not start with lcloud preloaded"; }
+rc=0
+runuser -u postgres -- "$bin/psql" -X -v ON_ERROR_STOP=1 -h "$pg/sock" -p 5497 -d postgres -At \
+	-c "CREATE EXTENSION lcloud" -c "SELECT count(*) > 0 FROM lcloud_datadir()" >"$work/psql.out" 2>&1 || rc=$?
+runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null || true
+cat "$work/psql.out"
+[ "$rc" -eq 0 ] && grep -qx t "$work/psql.out" || { cat "$pg/server.log"; fail "the extension"; }
+
+step "man -w lcloudctl, lcloud.7 and an API page"
+man -w lcloudctl >/dev/null || fail "man lcloudctl is not found"
+man -w 7 lcloud >/dev/null || fail "man 7 lcloud is not found"
+man -w lcloud_probe_check >/dev/null || fail "man lcloud_probe_check is not found"
+
+step "bash completion: lcloudctl pro<TAB>"
+bash -c '. /usr/share/bash-completion/bash_completion
+	_completion_loader lcloudctl
+	complete -p lcloudctl >/dev/null || exit 1
+	fn=$(complete -p lcloudctl | sed -n "s/.*-F \([^ ]*\).*/\1/p")
+	COMP_WORDS=(lcloudctl pro); COMP_CWORD=1; COMP_LINE="lcloudctl pro"; COMP_POINT=${#COMP_LINE}
+	"$fn" lcloudctl pro lcloudctl
+	printf "%s\n" "${COMPREPLY[@]}" | grep -qx probe' || fail "bash completion of lcloudctl"
+
+step "udev rule"
+grep -q /usr/sbin/lcloudctl /usr/lib/udev/rules.d/60-lcloud.rules || fail "the udev rule does not run /usr/sbin/lcloudctl"
+
+rm -rf "$work"
+echo "in-root: all passed"

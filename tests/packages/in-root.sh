@@ -19,6 +19,8 @@ dd if=/dev/zero of="$file" bs=64k count=4 status=none
 
 step "lcloudctl --version"
 lcloudctl --version | grep -q "0\.[0-9]" || fail "lcloudctl --version"
+step "lcloud-target --version (the reference device, in lcloudctl's package)"
+lcloud-target --version | grep -q "^lcloud-target 0\.[0-9]" || fail "lcloud-target --version"
 command -v lcloudctl | grep -qx /usr/sbin/lcloudctl || fail "lcloudctl is not /usr/sbin/lcloudctl"
 
 step "lcloudctl probe $file"

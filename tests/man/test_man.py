@@ -65,6 +65,23 @@ def test_exports_declared_mapped_and_documented():
     assert not missing, "\n".join(missing)
 
 
+def test_pages_name_this_version():
+    """Every page's header names the version it documents: the one lcloudctl --version reports."""
+    out = subprocess.run([LCLOUDCTL, "--version"], capture_output=True, text=True, check=True).stdout
+    version = re.search(r"liblcloud ([0-9.]+)", out).group(1)
+    stale = []
+    for page in sorted(os.listdir(MAN)):
+        if re.search(r"\.[378]$", page):
+            with open(os.path.join(MAN, page)) as f:
+                lines = f.readlines()
+            if lines and lines[0].startswith(".so "):
+                continue  # a link to the page that documents it
+            th = [line for line in lines if line.startswith(".TH ")]
+            if not th or '"liblcloud %s"' % version not in th[0]:
+                stale.append("%s: %s" % (page, th[0].strip() if th else "no .TH line"))
+    assert not stale, "pages not of liblcloud %s:\n%s" % (version, "\n".join(stale))
+
+
 def test_pages_render_without_warnings():
     pages = [os.path.join(MAN, p) for p in sorted(os.listdir(MAN)) if re.search(r"\.[378]$", p)]
     for page in pages:
@@ -94,5 +111,5 @@ def test_cli_help_matches_manual():
 
 
 if __name__ == "__main__":
-    main([test_exports_declared_mapped_and_documented, test_pages_render_without_warnings,
+    main([test_exports_declared_mapped_and_documented, test_pages_name_this_version, test_pages_render_without_warnings,
           test_cli_help_matches_manual])

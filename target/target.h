@@ -25,7 +25,10 @@
 #define TARGET_MAX_IO_QUEUES 64
 #define TARGET_NQN_MAX 223
 
+struct lcloud_queue;
+
 struct target_namespace {
+	struct lcloud_queue *queue; /* held for the target's life: it keeps the block device's claim */
 	char path[4096];
 	int fd;             /* the guarded descriptor, reopened for buffered I/O */
 	uint64_t blocks;    /* NSZE: the file's size in logical blocks */

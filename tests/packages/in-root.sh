@@ -36,7 +36,7 @@ lcloudctl check "$file" --size 16K || rc=$?
 # 0 untorn on some path, 6 on none, 8 unknown: each an answer; anything else is not
 case $rc in 0|6|8) ;; *) fail "lcloudctl check exited $rc" ;; esac
 
-step "a C program: cc \$(pkg-config --cflags --libs lcloud)"
+step "a C program: cc \$(pkg-config --cflags --libs lcloud), and liblcloud the same"
 cat >"$work/prog.c" <<'PROG'
 #include <lcloud/lcloud.h>
 #include <stdio.h>
@@ -66,6 +66,9 @@ PROG
 cc -Wall -Werror -o "$work/prog" "$work/prog.c" $(pkg-config --cflags --libs lcloud) \
 	|| fail "compiling against the installed liblcloud"
 "$work/prog" "$file" || fail "the C program"
+# the library's own name too (liblcloud.pc: Requires lcloud)
+[ "$(pkg-config --cflags --libs liblcloud)" = "$(pkg-config --cflags --libs lcloud)" ] \
+	|| fail "pkg-config liblcloud does not give what pkg-config lcloud gives"
 ldd "$work/prog" | grep -Eq "liblcloud\.so\.0 => /(usr/)?lib/[^ ]*/liblcloud\.so\.0 " \
 	|| fail "the C program does not load the installed liblcloud.so.0"
 

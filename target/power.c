@@ -195,7 +195,7 @@ void power_cut(struct target *t, const char *why)
 	t->powered_off = true;
 	if (t->cfg.report_path[0]) {
 		/* a new file only: O_EXCL never opens a device node or someone's file */
-		int fd = open(t->cfg.report_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = open(t->cfg.report_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		report = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!report)

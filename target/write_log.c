@@ -34,7 +34,7 @@
 static int create_new(const char *path)
 {
 	/* O_EXCL: never a device node, never a file someone else has */
-	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 static void put_super(struct target *t)

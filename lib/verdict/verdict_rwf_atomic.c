@@ -69,6 +69,24 @@ static int rwf_atomic_from_queue(const struct lcloud_probe *p, int top, struct l
 }
 
 /*
+ * statx of a device node has no boundary field, but the kernel refuses an
+ * RWF_ATOMIC write that crosses its disk's atomic_write_boundary_bytes: show
+ * that boundary, counted from the partition's start, as the queue path does.
+ */
+static void device_boundary(const struct lcloud_probe *p, int top, struct lcloud_verdict *v)
+{
+	uint64_t start = 0, boundary = 0;
+	const struct lcloud_layer *unread_start;
+	int disk = stack_below_partitions(p, top, LCLOUD_LAYER_DISK, &start, &unread_start);
+
+	if (disk < 0 || unread_start ||
+	    layer_get_bytes(&p->layers[disk], FACT_ATOMIC_WRITE_BOUNDARY_BYTES, &boundary) <= 0 || !boundary)
+		return;
+	v->boundary = boundary;
+	v->boundary_offset = (boundary - start % boundary) % boundary;
+}
+
+/*
  * File systems whose files report the atomic limits of the file system below
  * them through statx, while their own files do not accept RWF_ATOMIC.
  */
@@ -295,7 +313,8 @@ int verdict_rwf_atomic(const struct lcloud_probe *p, struct lcloud_verdict *v)
 				       "does one by default; LCLOUD_PROBE_CONFIRM_ATOMIC in the library)", fs->name);
 		}
 	}
+	if (!fs)
+		device_boundary(p, top, v);
 	return classify_hardware(p, fs, src, top, v);
-	return 0;
 }
 

@@ -317,6 +317,21 @@ static void rwf_atomic_statx_of_the_device_node(void **state)
 	assert_int_equal(sb_max(p, RWF), 16 * KIB);
 	assert_int_equal(sb_check(p, RWF, 32 * KIB), NO);
 	assert_true(sb_reason_has(p, RWF, "statx"));
+	assert_int_equal(lcloud_verdict_get_boundary(sb_path(p, RWF)), 0);
+	lcloud_probe_free(p);
+
+	/* statx has no boundary: the disk's queue limit is the one the kernel refuses crossings of */
+	p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+	disk = namespace_below(p, -1, NULL);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 4 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 16 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 32 * KIB);
+	sb_statx_atomic(p, disk, 4 * KIB, 16 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, RWF), 16 * KIB);
+	assert_int_equal(lcloud_verdict_get_boundary(sb_path(p, RWF)), 32 * KIB);
+	assert_int_equal(lcloud_verdict_get_boundary_offset(sb_path(p, RWF)), 0);
+	assert_int_equal(sb_check(p, RWF, 16 * KIB), YES);
 	lcloud_probe_free(p);
 }
 

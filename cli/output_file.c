@@ -293,19 +293,19 @@ bool output_file_same(const char *out, const char *input)
 	return S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev;
 }
 
-bool output_file_loop_over(const struct output_file *of, const char *input)
+int output_file_reaches(struct lcloud_ctx *ctx, const struct output_file *of, const char *input)
 {
-	struct loop_info64 info;
-	struct stat st;
-	int fd;
+	int fd, r;
 
-	if (!of->queue || stat(input, &st) < 0)
-		return false;
-	/* asked of the descriptor the guard checked: another device under the same name cannot answer */
-	fd = lcloud_queue_get_fd(of->queue);
-	if (fd < 0 || ioctl(fd, LOOP_GET_STATUS64, &info) < 0)
-		return false;
-	return info.lo_device == (uint64_t)st.st_dev && info.lo_inode == (uint64_t)st.st_ino;
+	if (!of->queue)
+		return 0;
+	fd = open(input, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* the descriptor the guard checked: another device under the same name cannot answer */
+	r = lcloud_queue_reaches_file(ctx, of->queue, fd);
+	close(fd);
+	return r;
 }
 
 int output_file_exit_code(int err)

@@ -61,8 +61,12 @@ const char *output_file_fd_path(const struct output_file *of, char *buf, size_t 
 
 /* Is OUT the file or device INPUT names (by inode, through links; by device number for devices)? */
 bool output_file_same(const char *out, const char *input);
-/* Is the device OF writes a loop device over the file INPUT names (its backing inode)? */
-bool output_file_loop_over(const struct output_file *of, const char *input);
+/*
+ * Can a write to the device OF writes land in the file INPUT names, by any
+ * path (a loop device over it, directly or over other devices, a partition
+ * of one)? 1 yes, 0 no (or OF is a regular file), -EACCES not known, -errno.
+ */
+int output_file_reaches(struct lcloud_ctx *ctx, const struct output_file *of, const char *input);
 /* Exit status for an output_file_open() error: 7 refused (exists, in use, holds data), 5 wrong kind. */
 int output_file_exit_code(int err);
 

@@ -87,19 +87,31 @@ static int check_not_input(const struct replay_opts *o, const char *image)
 	return EXIT_USAGE;
 }
 
-/* A device OUT that is a loop over the base or a log is that file under another name: -EINVAL, with ERR. */
+/*
+ * A device OUT whose writes reach the base or a log (a loop device over it,
+ * directly or through other loop devices, or a partition of one) is that
+ * file under another name: -EINVAL, with ERR; -EACCES when it cannot be told.
+ */
 static int check_device_not_over_input(const struct replay_opts *o, const struct output_file *of, char *err,
 				       size_t err_size)
 {
-	const char *input = output_file_loop_over(of, o->base) ? o->base : NULL;
+	const char *input = NULL;
+	int r = 0;
 
-	for (uint32_t i = 0; i < o->n_logs && !input; i++)
-		if (output_file_loop_over(of, o->logs[i]))
-			input = o->logs[i];
-	if (!input)
+	for (uint32_t i = 0; i <= o->n_logs && r == 0; i++) {
+		input = i == 0 ? o->base : o->logs[i - 1];
+		r = output_file_reaches(o->ctx, of, input);
+	}
+	if (r == 0)
 		return 0;
-	snprintf(err, err_size, "--out %s is a loop device over %s, an input of this replay: the image would destroy "
-		 "it; name another device or file", of->path, input);
+	if (r < 0) {
+		snprintf(err, err_size, "whether --out %s writes into %s, an input of this replay, cannot be told (%s): "
+			 "the image could destroy it; run as root, or name another device or file", of->path, input,
+			 strerror(-r));
+		return -EACCES;
+	}
+	snprintf(err, err_size, "--out %s is a loop device over %s (directly or through other devices), an input of "
+		 "this replay: the image would destroy it; name another device or file", of->path, input);
 	return -EINVAL;
 }
 
@@ -418,9 +430,9 @@ int replay_cut_all(const struct replay_opts *o, const struct writelog *log, cons
 			rc = image_exit(r);
 		} else if (!output_file_is_device(&device)) {
 			output_file_abort(&device); /* a file: each try makes its own and renames it into place */
-		} else if (check_device_not_over_input(o, &device, err, sizeof(err)) < 0) {
+		} else if ((r = check_device_not_over_input(o, &device, err, sizeof(err))) < 0) {
 			fprintf(stderr, "lcloudctl replay: %s\n", tty_str(err));
-			rc = EXIT_USAGE;
+			rc = image_exit(r);
 		} else if (o->keep_going) {
 			fprintf(stderr, "lcloudctl replay: --keep-going makes its later images beside --out (%s): give a "
 				"regular file for --out, not a block device\n", tty_str(trial));

@@ -361,6 +361,15 @@ const char *lcloud_queue_get_error(const struct lcloud_queue *queue);
  * /proc/self/fd, never by its name again.
  */
 int lcloud_queue_get_fd(const struct lcloud_queue *queue);
+/*
+ * Whether a write through QUEUE can land in the file or block device open
+ * at FD, by any path (the same file; a loop device over it, over another
+ * loop device, at an offset, or a partition of one; a device below it):
+ * 1 yes, 0 no, -EACCES when part of either could not be followed (not known
+ * to be apart), -errno otherwise. For a program that must not write over
+ * its own inputs.
+ */
+int lcloud_queue_reaches_file(struct lcloud_ctx *ctx, const struct lcloud_queue *queue, int fd);
 
 /*
  * Queue a write or read of LEN bytes at OFFSET (in the target) from BUF.

@@ -176,6 +176,34 @@ def test_replay_out_onto_a_loop_over_its_base_or_log():
             assert digest(over) == before, over
 
 
+def test_replay_out_onto_a_loop_over_a_loop_over_its_base():
+    """A second name for the base: a loop device whose backing file is a loop device over it, and a
+    partition of a partitioned base. --force overrides signatures, never this."""
+    need_root()
+    with scratch_dir() as d:
+        base, log = make_inputs(d)
+        before = digest(base)
+        first = run(["losetup", "-f", "--show", base], check=True).stdout.strip()
+        try:
+            second = run(["losetup", "-f", "--show", first], check=True).stdout.strip()
+            try:
+                for extra in (("--cut", "2"), ("--cut", "2", "--force"), ("--cut-all", "--force")):
+                    p = replay(log, base, second, *extra)
+                    assert p.returncode == 2 and "loop device over" in p.stderr, (extra, p.returncode, p.stderr)
+                    assert digest(base) == before
+            finally:
+                run(["losetup", "-d", second])
+        finally:
+            run(["losetup", "-d", first])
+        # the base partitioned: its partition, through a loop over it, is the base too
+        pbase = os.path.join(d, "pbase")
+        with loop_device(pbase, 4 << 20, "start=2048, size=2048\n") as dev:
+            pbefore = digest(pbase)
+            p = replay(log, pbase, dev + "p1", "--cut", "2", "--force")
+            assert p.returncode == 2 and "loop device over" in p.stderr, (p.returncode, p.stderr)
+            assert digest(pbase) == pbefore
+
+
 def test_replay_out_through_a_planted_symlink():
     with scratch_dir() as d:
         base, log = make_inputs(d)
@@ -346,6 +374,7 @@ def test_save_and_export_write_regular_files_only():
 if __name__ == "__main__":
     main([test_replay_out_onto_a_mounted_device, test_replay_out_onto_an_unmounted_device,
           test_replay_out_onto_its_own_base_or_log, test_replay_out_onto_a_loop_over_its_base_or_log,
+          test_replay_out_onto_a_loop_over_a_loop_over_its_base,
           test_replay_out_through_a_planted_symlink,
           test_failed_replay_leaves_nothing, test_output_lost_to_a_full_disk_is_an_error, test_file_size_limit,
           test_read_output_on_a_full_file_system, test_read_output_onto_devices,

@@ -66,10 +66,10 @@ static size_t configs_page(const struct target *t, uint8_t *page)
 	return len;
 }
 
-/* The events log: a 64-byte header, then the host events (LSP bit 0 clear), oldest first; no controller events. */
-static size_t events_page(const struct target *t, bool controller_events, uint8_t *page)
+/* The events log: a 64-byte header, then the host events (LSP bit 0 set), oldest first; no controller events. */
+static size_t events_page(const struct target *t, bool host_events, uint8_t *page)
 {
-	unsigned int n = controller_events ? 0 : t->fdp_event_count;
+	unsigned int n = host_events ? t->fdp_event_count : 0;
 	unsigned int first = (t->fdp_event_next + TARGET_FDP_MAX_EVENTS - t->fdp_event_count) % TARGET_FDP_MAX_EVENTS;
 
 	put32(page, n);

@@ -682,7 +682,7 @@ def test_fdp_identify_features_and_logs():
         # 0x22 statistics: three 128-bit counters, nothing written yet
         st, stats = get_log(h, 0x22, 64, lsi=1)
         assert st == 0 and stats == bytes(64)
-        # 0x23 events: a 64-byte header and room for 63, none yet; controller events too
+        # 0x23 events: a 64-byte header and room for 63, none yet, host (LSP 1) or controller (LSP 0)
         for lsp in (0, 1):
             st, events = get_log(h, 0x23, 4096, lsi=1, lsp=lsp)
             assert st == 0 and events == bytes(4096)
@@ -719,8 +719,9 @@ def test_fdp_writes_are_placed_and_counted():
         with open(path, "rb") as f:
             f.seek(48 * 4096)
             assert f.read(4096) == data[:4096]
-        st, events = get_log(a, 0x23, 4096, lsi=1)
+        st, events = get_log(a, 0x23, 4096, lsi=1, lsp=1)                 # LSP bit 0: host events
         assert st == 0 and struct.unpack_from("<I", events, 0)[0] == 1, events[:8].hex()
+        assert get_log(a, 0x23, 4096, lsi=1, lsp=0)[1] == bytes(4096)     # controller events: none
         etype, eflags, pid = struct.unpack_from("<BBH", events, 64)
         assert (etype, eflags, pid, struct.unpack_from("<I", events, 64 + 12)[0]) == (0x03, 0x03, 9, 1)
         assert struct.unpack_from("<Q", ruh_status(q, 144)[1], 16 + 8)[0] == FDP_RU_BLOCKS - 2

@@ -228,6 +228,14 @@ def test_fdp_as_linux_and_nvme_cli_read_it():
     assert numfdpc == 0 and sze == 16 + 64 + 4 * 4 and len(configs) >= sze, (numfdpc, sze, len(configs))
     dsze, fdpa, vss, nrg, nruh, maxpids, nnss, runs = struct.unpack_from("<HBBIHHIQ", configs, 16)
     assert (nrg, nruh, maxpids, runs) == (1, 4, 3, FDP_RU_BYTES) and fdpa & 0x80, configs[:48].hex()
+    # liblcloud's own probe reads the same feature, log and handle status through the kernel's passthrough
+    for s, n in FDP_HANDLES.items():
+        assert layer(run.json("probe-%s.json" % s)["probes"][0], "nvme")["facts"]["fdp_supported"] == bool(n)
+    nvme = layer(run.json("probe-b.json")["probes"][0], "nvme")["facts"]
+    want = {"fdp_enabled": True, "fdp_config_index": 0, "fdp_reclaim_groups": 1, "fdp_reclaim_unit_handles": 4,
+            "fdp_max_placement_ids": 4, "fdp_reclaim_unit_bytes": FDP_RU_BYTES, "fdp_placement_id_count": 4,
+            "fdp_placement_ids": "0,1,2,3"}
+    assert {k: nvme.get(k) for k in want} == want, {k: v for k, v in nvme.items() if k.startswith("fdp")}
     usage = raw(run, "fdp-usage.bin")
     assert struct.unpack_from("<H", usage, 0)[0] == 4
     assert [d[:2] for d in ruamw(raw(run, "fdp-status0.bin"))] == [(i, i) for i in range(4)]

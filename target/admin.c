@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Admin commands: Identify, Get Log Page (error and SMART; the firmware slot
- * and changed-namespace logs zeroed), Get/Set Features (number of queues,
- * keep alive timer, volatile write cache, asynchronous event configuration),
+ * and changed-namespace logs zeroed; FDP's four with FDP on, fdp.c), Get/Set
+ * Features (number of queues, keep alive timer, volatile write cache,
+ * asynchronous event configuration, FDP),
  * Keep Alive, and Asynchronous Event Request, held: this target raises no
  * events, and a held request is what a host expects. Anything else is an
  * Invalid Opcode.
@@ -27,6 +28,7 @@ enum {
 	FEAT_NUM_QUEUES = 0x07,
 	FEAT_ASYNC_EVENT = 0x0b,
 	FEAT_KATO = 0x0f,
+	FEAT_FDP = 0x1d,
 };
 
 static int identify(struct conn *c, struct command *cmd)
@@ -49,11 +51,14 @@ static void put128(uint8_t *p, uint64_t v)
 static int get_log_page(struct conn *c, struct command *cmd)
 {
 	uint8_t lid = cmd->sqe[SQE_CDW10];
+	uint8_t lsp = cmd->sqe[SQE_CDW10 + 1] & 0x7f;
+	uint16_t lsi = get16(cmd->sqe + SQE_CDW11 + 2);
 	uint32_t numd = (get16(cmd->sqe + SQE_CDW10 + 2) | (uint32_t)get16(cmd->sqe + SQE_CDW11) << 16) + 1;
 	uint64_t offset = get64(cmd->sqe + SQE_CDW12);
-	uint8_t page[512] = {0};
+	uint8_t page[4096] = {0};
 	size_t page_len;
 	struct target *t = c->t;
+	int status;
 
 	if ((uint64_t)numd * 4 != cmd->data_len)
 		return SC_SGL_LENGTH_INVALID;
@@ -74,14 +79,22 @@ static int get_log_page(struct conn *c, struct command *cmd)
 		put128(page + 64, t->read_cmds);
 		put128(page + 80, t->write_cmds);
 		pthread_mutex_unlock(&t->lock);
-		page_len = sizeof(page);
+		page_len = 512;
+		break;
+	case 0x20: /* FDP configurations, reclaim unit handle usage, statistics, events */
+	case 0x21:
+	case 0x22:
+	case 0x23:
+		status = fdp_log_page(t, lid, lsp, lsi, page, sizeof(page), &page_len);
+		if (status)
+			return status;
 		break;
 	default:
 		return SC_INVALID_LOG_PAGE;
 	}
 	if (offset & 3 || offset > page_len)
 		return SC_INVALID_FIELD;
-	if (lid == 0x02 && offset < page_len)
+	if ((lid == 0x02 || lid >= 0x20) && offset < page_len)
 		memcpy(cmd->data, page + offset,
 		       cmd->data_len < page_len - offset ? cmd->data_len : page_len - offset);
 	return SC_SUCCESS; /* the rest of the buffer is already zero */
@@ -136,6 +149,9 @@ static int features(struct conn *c, struct command *cmd, bool set)
 		if (set)
 			ctrl->kato_ms = dw11;
 		cmd->result0 = ctrl->kato_ms;
+		break;
+	case FEAT_FDP:
+		status = fdp_features(c->t, set, dw11, get32(cmd->sqe + SQE_CDW12), &cmd->result0);
 		break;
 	default:
 		status = SC_INVALID_FIELD;

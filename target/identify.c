@@ -5,7 +5,10 @@
  * configuration. The atomic promise is written where the Linux host reads
  * it: NAWUN/NAWUPF/NABSN/NABSPF/NABO with NSFEAT bit 1 set in the namespace,
  * AWUN/AWUPF in the controller, each in zero-based logical blocks, and in
- * bytes in the Linux cloud extension of the controller's vendor area.
+ * bytes in the Linux cloud extension of the controller's vendor area. With
+ * FDP on, CTRATT bit 19 and each namespace's ENDGID are what lead the Linux
+ * host to its placement handles (fdp.c), and the extension says what each
+ * handle is for.
  */
 #include <string.h>
 
@@ -25,8 +28,9 @@ static uint16_t zero_based_blocks(uint32_t bytes, uint32_t lba)
  * The Linux cloud extension (man/lcloud-extension.7): the promise in bytes,
  * as the power-fail model keeps it (power.c), for every namespace; with the
  * cache too, since the model keeps it for cached writes. A liar states the
- * same: the extension is a claim, and the liar's is false. No hints are used
- * and no placement handles offered.
+ * same: the extension is a claim, and the liar's is false. No read-ahead
+ * hint is used; the placement handles FDP offers are described, each with the
+ * use --placement-use gave it.
  */
 static void linux_cloud_extension(const struct target_config *cfg, uint8_t *ext)
 {
@@ -47,6 +51,11 @@ static void linux_cloud_extension(const struct target_config *cfg, uint8_t *ext)
 			put32(ext + LCLOUD_EXT_BOUNDARY_OFFSET_AT, cfg->nabo);
 		}
 	}
+	if (cfg->fdp_handles) {
+		flags |= LCLOUD_EXT_PLACEMENT;
+		put16(ext + LCLOUD_EXT_HANDLES_AT, (uint16_t)cfg->fdp_handles);
+		memcpy(ext + LCLOUD_EXT_HANDLE_USE_AT, cfg->placement_use, cfg->fdp_handles);
+	}
 	put32(ext + LCLOUD_EXT_FLAGS_AT, flags);
 }
 
@@ -63,6 +72,8 @@ static void identify_controller(const struct target *t, const struct controller 
 	id[77] = cfg->mdts;
 	put16(id + 78, ctrl ? ctrl->cntlid : 0);
 	put32(id + 80, 0x00010400); /* VER 1.4 */
+	if (cfg->fdp_handles)
+		put32(id + 96, 1u << 4 | 1u << 19); /* CTRATT: endurance groups, Flexible Data Placement */
 	id[111] = 1;                /* CNTRLTYPE: an I/O controller */
 	id[259] = 3;                /* AERL: 4 outstanding Asynchronous Event Requests */
 	id[260] = 1 << 1;           /* FRMW: one firmware slot, not writable */
@@ -71,6 +82,8 @@ static void identify_controller(const struct target *t, const struct controller 
 	put16(id + 266, 343);       /* WCTEMP */
 	put16(id + 268, 373);       /* CCTEMP */
 	put16(id + 320, 1);         /* KAS: keep alive in 100 ms units */
+	if (cfg->fdp_handles)
+		put16(id + 340, FDP_ENDGID); /* ENDGIDMAX */
 	id[512] = 0x66;             /* SQES: 64 bytes */
 	id[513] = 0x44;             /* CQES: 16 bytes */
 	put16(id + 514, TARGET_QUEUE_ENTRIES); /* MAXCMD */
@@ -108,6 +121,8 @@ static void identify_namespace(const struct target *t, const struct target_names
 	put16(id + 40, zero_based_blocks(cfg->nabsn, lba));
 	put16(id + 42, (uint16_t)(cfg->nabo / lba));
 	put16(id + 44, zero_based_blocks(cfg->nabspf, lba));
+	if (cfg->fdp_handles)
+		put16(id + 102, FDP_ENDGID); /* ENDGID: where the host asks for FDP's feature and logs */
 	memcpy(id + 104, ns->nguid, 16);
 	id[128 + 2] = lba == 4096 ? 12 : 9; /* LBAF0: LBADS */
 }

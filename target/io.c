@@ -5,8 +5,10 @@
  * With a volatile write cache on, writes go to the cache (power.c) and
  * reads see it; anything that must be durable flushes it first.
  * Every field a host sent is checked (namespace, range, transfer length,
- * every DSM range) before the first byte of the file is touched, so a
- * command that fails leaves the file as it was.
+ * a Write's directive, every DSM range) before the first byte of the file is
+ * touched, so a command that fails leaves the file as it was. With FDP on,
+ * I/O Management Receive and Send answer for the placement handles (fdp.c)
+ * and each Write is counted on its handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,8 @@ enum {
 	IO_READ = 0x02,
 	IO_WRITE_ZEROES = 0x08,
 	IO_DSM = 0x09,
+	IO_MGMT_RECEIVE = 0x12,
+	IO_MGMT_SEND = 0x1d,
 };
 
 #define RW_FUA (1u << 30)
@@ -99,12 +103,14 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 	bool fua = get32(cmd->sqe + SQE_CDW12) & RW_FUA;
 	uint64_t offset, len, done = 0;
 	int status = lba_range(c->t, ns, cmd, &offset, &len);
-	unsigned int index = (unsigned int)(ns - c->t->ns);
+	unsigned int index = (unsigned int)(ns - c->t->ns), handle = 0;
 
 	if (status)
 		return status;
 	if (len != cmd->data_len)
 		return SC_SGL_LENGTH_INVALID;
+	if (write && (status = fdp_write_placement(c->t, get32(cmd->sqe + SQE_NSID), cmd->sqe, &handle)))
+		return status;
 	if (write)
 		wlog_append(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data,
 			    fua ? WLOG_FUA : 0);
@@ -115,6 +121,7 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 					cmd->data) < 0)
 				return SC_WRITE_FAULT;
 			count(c->t, true, len);
+			fdp_count_write(c->t, handle, len);
 			return SC_SUCCESS;
 		}
 		/* durable now: what the cache holds goes first, so no older write can land over this one */
@@ -136,6 +143,8 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 	if (!write && c->t->cfg.vwc)
 		cache_overlay(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data);
 	count(c->t, write, len);
+	if (write)
+		fdp_count_write(c->t, handle, len);
 	return write ? settle(c, ns, fua) : SC_SUCCESS;
 }
 
@@ -252,11 +261,14 @@ static int execute_command(struct conn *c, struct command *cmd)
 
 	if (opc == IO_FLUSH)
 		return flush(c, nsid);
-	if (opc != IO_WRITE && opc != IO_READ && opc != IO_WRITE_ZEROES && opc != IO_DSM)
+	if (opc != IO_WRITE && opc != IO_READ && opc != IO_WRITE_ZEROES && opc != IO_DSM && opc != IO_MGMT_RECEIVE &&
+	    opc != IO_MGMT_SEND)
 		return SC_INVALID_OPCODE;
 	ns = target_namespace(c->t, nsid);
 	if (!ns)
 		return SC_INVALID_NS;
+	if (opc == IO_MGMT_RECEIVE || opc == IO_MGMT_SEND)
+		return fdp_io_management(c->t, cmd);
 	switch (opc) {
 	case IO_WRITE:
 		return read_write(c, ns, cmd, true);

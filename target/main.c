@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lcloud/lcloud.h"
+#include "nvme_lcloud_ext.h"
 #include "power.h"
 #include "server.h"
 #include "target.h"
@@ -45,6 +46,9 @@ static void usage(FILE *f)
 		"                            the namespaces' atomic promise (sets NSFEAT bit 1)\n"
 		"  --awun BYTES, --awupf BYTES  the controller's atomic write units\n"
 		"  --serial TEXT, --model TEXT  Identify Controller's serial number and model\n"
+		"  --fdp N                   Flexible Data Placement with N placement handles, 1..16 (default off)\n"
+		"  --placement-use H=USE[,H=USE...]  what handle H is for: data, metadata, journal, background\n"
+		"                            or unspecified (the default), in the Linux cloud extension\n"
 		"Power cuts (with a volatile write cache; SIGUSR1 cuts the power now):\n"
 		"  --cache-size BYTES        the cache's size (default 64M): past it the oldest write goes to the file\n"
 		"  --cut-after N             cut the power when I/O command N + 1 arrives\n"
@@ -98,6 +102,41 @@ static void *power_switch(void *arg)
 	while (sigwait(&set, &sig) != 0)
 		;
 	power_cut(arg, "SIGUSR1");
+}
+
+/* H=USE[,H=USE...]: each handle's use, as the Linux cloud extension numbers them. */
+static int parse_placement_use(const char *s, uint8_t *use, unsigned int *ret_highest)
+{
+	static const char *const names[] = {
+		[LCLOUD_EXT_USE_UNSPECIFIED] = "unspecified", [LCLOUD_EXT_USE_DATA] = "data",
+		[LCLOUD_EXT_USE_METADATA] = "metadata",       [LCLOUD_EXT_USE_JOURNAL] = "journal",
+		[LCLOUD_EXT_USE_BACKGROUND] = "background",
+	};
+
+	while (*s) {
+		char *end;
+		unsigned long h;
+		size_t len, i;
+
+		errno = 0;
+		h = strtoul(s, &end, 10);
+		if (errno || end == s || *end != '=' || h >= TARGET_FDP_MAX_HANDLES || *s == '-')
+			return -EINVAL;
+		s = end + 1;
+		len = strcspn(s, ",");
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0)
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			return -EINVAL;
+		use[h] = (uint8_t)i;
+		if (h + 1 > *ret_highest)
+			*ret_highest = (unsigned int)h + 1;
+		s += len;
+		if (*s == ',' && *++s == '\0')
+			return -EINVAL;
+	}
+	return 0;
 }
 
 static int check_atomic(const char *name, uint32_t bytes, uint32_t lba, bool zero_ok)
@@ -203,7 +242,8 @@ static int split_listen(char *s, char **ret_host, char **ret_port)
 int main(int argc, char **argv)
 {
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
-	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_VERSION };
+	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_FDP,
+	       O_PLACEMENT_USE, O_VERSION };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -227,6 +267,8 @@ int main(int argc, char **argv)
 		{"power-report", required_argument, NULL, O_REPORT},
 		{"write-log", required_argument, NULL, O_WLOG},
 		{"trace", required_argument, NULL, O_TRACE},
+		{"fdp", required_argument, NULL, O_FDP},
+		{"placement-use", required_argument, NULL, O_PLACEMENT_USE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
@@ -234,7 +276,7 @@ int main(int argc, char **argv)
 	};
 	static struct target t;
 	const char *ns_paths[TARGET_MAX_NAMESPACES], *wlog_path = NULL, *trace_path = NULL;
-	unsigned int n_paths = 0;
+	unsigned int n_paths = 0, uses_given = 0;
 	char listen_arg[300] = DEFAULT_LISTEN, name[300], *host, *port;
 	struct target_config *cfg = &t.cfg;
 	struct lcloud_ctx *ctx;
@@ -316,6 +358,13 @@ int main(int argc, char **argv)
 		case O_TRACE:
 			trace_path = optarg;
 			break;
+		case O_FDP:
+			bad = parse_bytes(optarg, &v) || v < 1 || v > TARGET_FDP_MAX_HANDLES;
+			cfg->fdp_handles = v;
+			break;
+		case O_PLACEMENT_USE:
+			bad = parse_placement_use(optarg, cfg->placement_use, &uses_given) < 0;
+			break;
 		case 'q':
 			t.quiet = true;
 			break;
@@ -345,6 +394,11 @@ int main(int argc, char **argv)
 	    check_atomic("nabo", cfg->nabo, cfg->lba_size, true) || check_atomic("awun", cfg->awun, cfg->lba_size, true) ||
 	    check_atomic("awupf", cfg->awupf, cfg->lba_size, true))
 		return 2;
+	if (uses_given > cfg->fdp_handles) {
+		fprintf(stderr, "lcloud-target: --placement-use names handle %u, and --fdp offers %u\n", uses_given - 1,
+			cfg->fdp_handles);
+		return 2;
+	}
 	if (split_listen(listen_arg, &host, &port) < 0) {
 		fprintf(stderr, "lcloud-target: --listen %s: ADDR:PORT or [ADDR]:PORT, numeric\n", listen_arg);
 		return 2;

@@ -24,6 +24,9 @@
 #define TARGET_MAX_H2C_DATA 65536     /* ICResp MAXH2CDATA: the largest H2CData PDU a host may send */
 #define TARGET_MAX_IO_QUEUES 64
 #define TARGET_NQN_MAX 223
+#define TARGET_FDP_MAX_HANDLES 16     /* the Linux cloud extension describes at most 16 */
+#define TARGET_FDP_RU_BYTES (64u << 20) /* RUNS: each reclaim unit's nominal size */
+#define TARGET_FDP_MAX_EVENTS 63      /* the FDP events log holds at most 63 */
 
 struct lcloud_queue;
 
@@ -51,6 +54,17 @@ struct target_config {
 	uint64_t cut_after;   /* cut the power when I/O command N + 1 arrives; 0 never */
 	bool liar;            /* advertise the promise, tear anyway */
 	char report_path[4096];
+	/* Flexible Data Placement (fdp.c): 0 off, else the placement handles offered */
+	unsigned int fdp_handles;
+	uint8_t placement_use[TARGET_FDP_MAX_HANDLES]; /* what each handle is for (nvme_lcloud_ext.h) */
+};
+
+/* An FDP event as the events log (0x23) reports it. */
+struct fdp_event {
+	uint8_t type;
+	uint16_t pid;
+	uint32_t nsid;
+	uint64_t timestamp_ms;
 };
 
 struct target {
@@ -62,6 +76,11 @@ struct target {
 	struct controller *ctrls;
 	uint16_t next_cntlid;
 	uint64_t read_cmds, write_cmds, read_units, write_units; /* SMART counters */
+	/* FDP counters and events, under lock too */
+	uint64_t fdp_handle_bytes[TARGET_FDP_MAX_HANDLES]; /* bytes written through each handle */
+	uint64_t fdp_ru_used[TARGET_FDP_MAX_HANDLES];      /* of them, in each handle's current reclaim unit */
+	struct fdp_event fdp_events[TARGET_FDP_MAX_EVENTS]; /* a ring, the oldest overwritten */
+	unsigned int fdp_event_next, fdp_event_count;
 	/* the volatile cache, oldest first, and the power state: under cache_lock */
 	pthread_mutex_t cache_lock;
 	struct pending_write *cache_head, *cache_tail;
@@ -148,6 +167,17 @@ void controller_put(struct target *t, struct controller *ctrl);
 int admin_execute(struct conn *c, struct command *cmd);
 /* identify.c: fills BUF (4096 bytes) for Identify CNS; returns a status */
 int identify_fill(const struct target *t, const struct controller *ctrl, uint8_t cns, uint32_t nsid, uint8_t *buf);
+
+/* fdp.c: Flexible Data Placement, one endurance group (1), one configuration, one reclaim group */
+#define FDP_ENDGID 1
+/* Fills PAGE (CAP bytes, at least 4096) with FDP log LID for endurance group LSI; a status. */
+int fdp_log_page(struct target *t, uint8_t lid, uint8_t lsp, uint16_t lsi, uint8_t *page, size_t cap,
+		 size_t *ret_len);
+int fdp_features(struct target *t, bool set, uint32_t cdw11, uint32_t cdw12, uint32_t *ret_result0);
+int fdp_io_management(struct target *t, struct command *cmd);
+/* Checks a Write's directive (CDW12 DTYPE, CDW13 DSPEC): a status, and the handle it is placed on. */
+int fdp_write_placement(struct target *t, uint32_t nsid, const uint8_t *sqe, unsigned int *ret_handle);
+void fdp_count_write(struct target *t, unsigned int handle, uint64_t bytes);
 
 /* io.c */
 int io_execute(struct conn *c, struct command *cmd);

@@ -7,7 +7,8 @@
  *   byte 0: bit 0 512-byte blocks (else 4096), bit 1 a volatile write cache,
  *           bit 2 the connection starts as I/O queue 1 of controller 1 (else
  *           from nothing: the input's own ICReq), bit 3 that queue has no SQ
- *           flow control (C2HData carries SUCCESS);
+ *           flow control (C2HData carries SUCCESS), bit 4 FDP with 4
+ *           placement handles (its logs, feature, I/O Management, DTYPE 2);
  *   byte 1: the size of the pieces the rest arrives in (0: all at once);
  *   the rest: the bytes the host sends.
  * Every PDU the target sends back is checked for its own framing (length as
@@ -133,6 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	t.cfg.lba_size = data[0] & 1 ? 512 : 4096;
 	t.cfg.vwc = data[0] & 2;
+	t.cfg.fdp_handles = data[0] & 16 ? 4 : 0;
 	t.ns[0].blocks = NS_BYTES / t.cfg.lba_size;
 	t.next_cntlid = 1;
 	piece = data[1] ? data[1] : size;

@@ -243,6 +243,26 @@ def seeds_target_pdu():
     yield bytes([0x04, 0]) + io
     yield bytes([0x0C, 0]) + io
     yield bytes([0x06, 100]) + io
+    # FDP (byte 0 bit 4): its feature and four logs on an admin queue of its own, then I/O Management and
+    # placed writes, a valid handle, one past the four, and a directive type it does not offer
+    fdp_admin = (icreq + tcp_connect(1, 0, 0xFFFF) + tcp_capsule(0x7F, 2, (0, 0x14, 0x460001), fctype=0x00)
+                 + tcp_capsule(0x06, 3, (1,), via_r2t=4096) + tcp_capsule(0x0A, 4, (0x1D, 1))
+                 + tcp_capsule(0x09, 5, (0x1D, 1, 0))
+                 + tcp_capsule(0x02, 6, (0x20 | 3 << 16, 1 << 16), via_r2t=16)
+                 + tcp_capsule(0x02, 7, (0x20 | 35 << 16, 1 << 16), via_r2t=144)
+                 + tcp_capsule(0x02, 8, (0x20 | 15 << 16, 1 << 16, 16), via_r2t=64)
+                 + tcp_capsule(0x02, 9, (0x21 | 9 << 16, 1 << 16), via_r2t=40)
+                 + tcp_capsule(0x02, 10, (0x22 | 15 << 16, 1 << 16), via_r2t=64)
+                 + tcp_capsule(0x02, 11, (0x23 | 1 << 8 | 1023 << 16, 1 << 16), via_r2t=4096))
+    yield bytes([0x10, 0]) + fdp_admin
+    fdp_io = (tcp_capsule(0x12, 2, (1, 35), nsid=1, via_r2t=144)
+              + tcp_capsule(0x01, 3, (16, 0, 1 | 2 << 20, 1 << 16), nsid=1, data=bytes(range(256)) * 32)
+              + tcp_capsule(0x01, 4, (24, 0, 0 | 2 << 20, 9 << 16), nsid=1, data=bytes(4096))
+              + tcp_capsule(0x01, 5, (28, 0, 0 | 1 << 20, 1 << 16), nsid=1, data=bytes(4096))
+              + tcp_capsule(0x1D, 6, (1, 0), nsid=1, data=struct.pack('<HH', 2, 0))
+              + tcp_capsule(0x12, 7, (1, 3), nsid=1, via_r2t=16))
+    yield bytes([0x14, 0]) + fdp_io
+    yield bytes([0x04, 0]) + fdp_io
     # the same I/O from nothing: ICReq and Connect of queue 1 in the input
     yield bytes([0, 0]) + icreq + tcp_connect(1, 1, 1)[:] + io[0:72 + 4096]
 

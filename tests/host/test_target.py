@@ -401,7 +401,9 @@ def test_bad_options_are_refused():
         with open(path, "wb") as f:
             f.truncate(1 << 20)
         for args in (["--nawupf", "1000"], ["--lba-size", "1024"], ["--mdts", "0"], ["--listen", "nowhere"],
-                     ["--volatile-write-cache", "maybe"], []):
+                     ["--volatile-write-cache", "maybe"], ["--fdp", "0"], ["--fdp", "17"],
+                     ["--fdp", "2", "--placement-use", "2=data"], ["--fdp", "2", "--placement-use", "0=hot"],
+                     ["--placement-use", "0=data"], []):
             r = subprocess.run([TARGET] + args + (["--ns", path] if args else []), capture_output=True, text=True,
                                timeout=10)
             assert r.returncode == 2, (args, r.returncode, r.stderr)
@@ -573,7 +575,8 @@ def test_write_log_and_trace():
     and the trace each I/O command's hints (FUA, Limited Retry, DSM bits, directive type and specific)."""
     with scratch_dir() as d:
         wlog, trace = os.path.join(d, "ns1.log"), os.path.join(d, "trace")
-        with target("--volatile-write-cache", "on", "--write-log", wlog, "--trace", trace) as (port, path, p, log):
+        with target("--volatile-write-cache", "on", "--write-log", wlog, "--trace", trace, "--fdp", "8") as \
+                (port, path, p, log):
             a, cntlid = admin(port)
             q = io_queue(port, cntlid)
             data = os.urandom(16384)
@@ -615,9 +618,152 @@ def test_write_log_and_trace():
             assert os.path.getsize(existing) == size
 
 
+def get_log(h, lid, length, offset=0, lsi=0, lsp=0):
+    """Get Log Page as Linux sends it: NUMDL/NUMDU, LSP, LSI, the offset in CDW12/13."""
+    numd = length // 4 - 1
+    cdw10 = lid | lsp << 8 | (numd & 0xFFFF) << 16
+    cdw11 = numd >> 16 | lsi << 16
+    st, _, _, data = h.command(0x02, cdw=(cdw10, cdw11, offset & 0xFFFFFFFF, offset >> 32), read=length)
+    return st & 0x7FF, data
+
+
+def ruh_status(q, length, mo=1):
+    """I/O Management Receive (0x12), Management Operation MO: the reclaim unit handle status."""
+    st, _, _, data = q.command(0x12, nsid=1, cdw=(mo, length // 4 - 1), read=length)
+    return st & 0x7FF, data
+
+
+FDP_RU_BLOCKS = (64 << 20) // 4096  # the target's reclaim unit, in 4 KiB blocks
+
+
+def test_fdp_identify_features_and_logs():
+    """With --fdp 4: CTRATT bit 19 and ENDGID lead the host on; feature 0x1D says enabled; the four FDP
+    logs have their layouts and lengths and honour the offset, the length and the endurance group."""
+    with target("--fdp", "4", "--placement-use", "0=data,1=journal,3=background",
+                "--volatile-write-cache", "on") as (port, path, p, log):
+        h, _ = admin(port)
+        st, ctrl = identify(h, 1)
+        ctratt = struct.unpack_from("<I", ctrl, 96)[0]
+        assert st == 0 and ctratt & (1 << 19) and ctratt & (1 << 4), hex(ctratt)
+        assert u16(ctrl, 340) == 1                                   # ENDGIDMAX
+        ext = ctrl[3072:3136]                                        # flags bit 3, 4 handles, their uses
+        assert struct.unpack_from("<I", ext, 12)[0] & 0x8 and u16(ext, 28) == 4, ext.hex()
+        assert ext[32:48] == bytes([1, 3, 0, 4]) + bytes(12)
+        st, ns = identify(h, 0, nsid=1)
+        assert st == 0 and u16(ns, 102) == 1                         # ENDGID
+        # Get Features FDP for endurance group 1: enabled, configuration 0; a Set may not change it
+        st, dw0, _, _ = h.command(0x0A, cdw=(0x1D, 1))
+        assert (st, dw0) == (0, 1), (hex(st), dw0)
+        assert h.command(0x0A, cdw=(0x1D, 2))[0] & 0x7FF == 0x002     # no endurance group 2
+        assert h.command(0x09, cdw=(0x1D, 1, 1))[0] == 0               # enable: as it is
+        assert h.command(0x09, cdw=(0x1D, 1, 0))[0] & 0x7FF == 0x10E   # disable: Feature Not Changeable
+        assert h.command(0x09, cdw=(0x1D, 1, 1 | 1 << 8))[0] & 0x7FF == 0x10E
+        # 0x20 configurations, read as Linux does: the header, then SZE bytes
+        st, hdr = get_log(h, 0x20, 16, lsi=1)
+        numfdpc, ver, sze = struct.unpack_from("<HBxI", hdr, 0)
+        assert st == 0 and numfdpc == 0 and sze == 16 + 64 + 4 * 4, (st, numfdpc, sze)
+        st, cfg = get_log(h, 0x20, sze, lsi=1)
+        assert st == 0 and cfg[:16] == hdr
+        dsze, fdpa, vss, nrg, nruh, maxpids, nnss, runs, erutl = struct.unpack_from("<HBBIHHIQI", cfg, 16)
+        assert (dsze, nrg, nruh, maxpids, runs, erutl) == (64 + 16, 1, 4, 3, 64 << 20, 0)
+        assert fdpa & 0x80 and fdpa & 0x10 and fdpa & 0xF == 0, hex(fdpa)  # valid, volatile cache, RGIF 0
+        assert [cfg[80 + 4 * i] for i in range(4)] == [1] * 4       # RUHT: initially isolated
+        st, part = get_log(h, 0x20, 64, offset=16, lsi=1)            # an offset: the descriptor alone
+        assert st == 0 and part == cfg[16:80]
+        st, tail = get_log(h, 0x20, 64, offset=sze - 8, lsi=1)       # past the end: zeros
+        assert st == 0 and tail == cfg[sze - 8:] + bytes(56)
+        assert get_log(h, 0x20, 16, offset=sze + 4, lsi=1)[0] == 0x002  # beyond the page
+        assert get_log(h, 0x20, 16, offset=2, lsi=1)[0] == 0x002        # not dword aligned
+        assert get_log(h, 0x20, 16, lsi=2)[0] == 0x002                  # another endurance group
+        assert get_log(h, 0x20, 16 << 10, lsi=1)[1][:sze] == cfg        # a long read, then zeros
+        # 0x21 reclaim unit handle usage: 8 bytes and 8 per handle, each host specified
+        st, usage = get_log(h, 0x21, 8 + 8 * 4, lsi=1)
+        assert st == 0 and u16(usage, 0) == 4 and [usage[8 + 8 * i] for i in range(4)] == [1] * 4
+        # 0x22 statistics: three 128-bit counters, nothing written yet
+        st, stats = get_log(h, 0x22, 64, lsi=1)
+        assert st == 0 and stats == bytes(64)
+        # 0x23 events: a 64-byte header and room for 63, none yet, host (LSP 1) or controller (LSP 0)
+        for lsp in (0, 1):
+            st, events = get_log(h, 0x23, 4096, lsi=1, lsp=lsp)
+            assert st == 0 and events == bytes(4096)
+        assert get_log(h, 0x24, 64, lsi=1)[0] == 0x109
+
+
+def test_fdp_writes_are_placed_and_counted():
+    """A Write with DTYPE 2 is counted on its handle (statistics log, RUAMW in the handle status); a handle
+    past N is placed on handle 0 and noted as an Invalid Placement Identifier event, as the specification
+    says for an invalid placement identifier; other directive types are refused and write nothing."""
+    with target("--fdp", "4", "--mdts", "6") as (port, path, p, log):
+        a, cntlid = admin(port)
+        q = io_queue(port, cntlid)
+        st, status = ruh_status(q, 16 + 32 * 4)
+        assert st == 0 and u16(status, 14) == 4, (st, status[:16].hex())
+        descs = [struct.unpack_from("<HHIQ", status, 16 + 32 * i) for i in range(4)]
+        assert descs == [(i, i, 0, FDP_RU_BLOCKS) for i in range(4)], descs
+        st, short = ruh_status(q, 16)                                # a short read: the header alone
+        assert st == 0 and short == status[:16]
+        st, long_ = ruh_status(q, 4048)                              # the size Linux asks for
+        assert st == 0 and long_[:16 + 32 * 4] == status and long_[16 + 32 * 4:] == bytes(4048 - 144)
+        assert ruh_status(q, 64, mo=2)[0] == 0x002                   # no such operation
+        data = os.urandom(16384)
+        assert q.command(0x01, nsid=1, cdw=(16, 0, 3 | 2 << 20, 1 << 16), write=data, inline=False)[0] == 0
+        assert q.command(0x01, nsid=1, cdw=(32, 0, 0 | 2 << 20, 3 << 16), write=data[:4096])[0] == 0
+        assert q.command(0x01, nsid=1, cdw=(40, 0, 0), write=data[:4096])[0] == 0   # no directive: handle 0
+        st, stats = get_log(a, 0x22, 64, lsi=1)
+        hbmw, mbmw, mbe = (int.from_bytes(stats[i:i + 16], "little") for i in (0, 16, 32))
+        assert st == 0 and (hbmw, mbmw, mbe) == (24576, 24576, 0), (hbmw, mbmw, mbe)
+        ruamw = [struct.unpack_from("<Q", ruh_status(q, 144)[1], 16 + 32 * i + 8)[0] for i in range(4)]
+        assert ruamw == [FDP_RU_BLOCKS - 1, FDP_RU_BLOCKS - 4, FDP_RU_BLOCKS, FDP_RU_BLOCKS - 1], ruamw
+        # a placement identifier past the handles: written, placed on handle 0, and an event says so
+        assert q.command(0x01, nsid=1, cdw=(48, 0, 0 | 2 << 20, 9 << 16), write=data[:4096])[0] == 0
+        with open(path, "rb") as f:
+            f.seek(48 * 4096)
+            assert f.read(4096) == data[:4096]
+        st, events = get_log(a, 0x23, 4096, lsi=1, lsp=1)                 # LSP bit 0: host events
+        assert st == 0 and struct.unpack_from("<I", events, 0)[0] == 1, events[:8].hex()
+        assert get_log(a, 0x23, 4096, lsi=1, lsp=0)[1] == bytes(4096)     # controller events: none
+        etype, eflags, pid = struct.unpack_from("<BBH", events, 64)
+        assert (etype, eflags, pid, struct.unpack_from("<I", events, 64 + 12)[0]) == (0x03, 0x03, 9, 1)
+        assert struct.unpack_from("<Q", ruh_status(q, 144)[1], 16 + 8)[0] == FDP_RU_BLOCKS - 2
+        # I/O Management Send: a reclaim unit handle update starts handle 1 on a fresh unit
+        assert q.command(0x1D, nsid=1, cdw=(1, 0), write=struct.pack("<HH", 1, 0))[0] == 0
+        assert struct.unpack_from("<Q", ruh_status(q, 144)[1], 16 + 32 + 8)[0] == FDP_RU_BLOCKS
+        assert q.command(0x1D, nsid=1, cdw=(1, 0), write=struct.pack("<HH", 7, 0))[0] & 0x7FF == 0x002
+        # the statistics count what was written, whatever unit it went to
+        st, stats = get_log(a, 0x22, 64, lsi=1)
+        assert int.from_bytes(stats[0:16], "little") == 28672
+        # directive types it does not offer (Streams): refused, and nothing is written
+        before = hashlib.sha256(open(path, "rb").read()).digest()
+        assert q.command(0x01, nsid=1, cdw=(60, 0, 0 | 1 << 20, 1 << 16), write=data[:4096])[0] & 0x7FF == 0x002
+        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+
+
+def test_fdp_off_refuses_placement():
+    """Without --fdp: no CTRATT bit 19, no FDP feature, logs or I/O Management, and a Write with DTYPE 2
+    is an Invalid Field that writes nothing."""
+    with target() as (port, path, p, log):
+        h, cntlid = admin(port)
+        st, ctrl = identify(h, 1)
+        assert struct.unpack_from("<I", ctrl, 96)[0] & (1 << 19) == 0
+        assert struct.unpack_from("<I", ctrl, 3084)[0] & 0x8 == 0 and u16(ctrl, 3100) == 0
+        st, ns = identify(h, 0, nsid=1)
+        assert u16(ns, 102) == 0
+        assert h.command(0x0A, cdw=(0x1D, 1))[0] & 0x7FF == 0x002
+        for lid in (0x20, 0x21, 0x22, 0x23):
+            assert get_log(h, lid, 64, lsi=1)[0] == 0x109, hex(lid)
+        q = io_queue(port, cntlid)
+        before = hashlib.sha256(open(path, "rb").read()).digest()
+        st = q.command(0x01, nsid=1, cdw=(5, 0, 0 | 2 << 20, 0), write=b"\x55" * 4096)[0]
+        assert st & 0x7FF == 0x002, hex(st)
+        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        assert ruh_status(q, 144)[0] == 0x001
+        assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x55" * 4096)[0] == 0  # the same write, undirected
+
+
 if __name__ == "__main__":
     main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
           test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
           test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
           test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power,
-          test_write_log_and_trace])
+          test_write_log_and_trace, test_fdp_identify_features_and_logs, test_fdp_writes_are_placed_and_counted,
+          test_fdp_off_refuses_placement])

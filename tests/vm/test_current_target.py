@@ -5,12 +5,17 @@ file in a tmpfs, and the guest's own nvme-tcp host connected to it over
 loopback, as a cloud VM would reach a remote disk:
   - lctA: 4 KiB LBAs, NAWUN=NAWUPF=16 KiB, NABSN=NABSPF=32 KiB, AWUN=AWUPF=8 KiB,
     a volatile write cache, MDTS 6 (256 KiB);
-  - lctB: 512-byte LBAs, no promise (NSFEAT bit 1 clear, AWUPF 0), no cache.
+  - lctB: 512-byte LBAs, no promise (NSFEAT bit 1 clear, AWUPF 0), no cache,
+    FDP with 4 placement handles (data, journal, metadata, background).
 What the target was told must be what nvme-cli reads in Identify, what the
-kernel puts in queue/atomic_write_*, and what lcloudctl probe reports; an
-RWF_ATOMIC write of the promised size succeeds and one past it is refused;
-bytes written through /dev/nvmeXnY are in the backing file."""
+kernel puts in queue/atomic_write_* and queue/max_write_streams, and what
+lcloudctl probe reports; an RWF_ATOMIC write of the promised size succeeds
+and one past it is refused; bytes written through /dev/nvmeXnY are in the
+backing file; nvme-cli's fdp commands read the FDP logs and handle status,
+and an io_uring write with a write stream arrives at the target as a Write
+with DTYPE 2 and its placement handle, counted in the FDP statistics."""
 import os
+import struct
 
 from vmlib import layer, run_guest_once
 from hostlib import main
@@ -36,7 +41,7 @@ start() { # serial port args...
 }
 start a 4420 --lba-size 4096 --nawun 16K --nawupf 16K --nabsn 32K --nabspf 32K --awun 8K --awupf 8K \
     --volatile-write-cache on --mdts 6
-start b 4421 --lba-size 512
+start b 4421 --lba-size 512 --fdp 4 --placement-use 0=data,1=journal,2=metadata,3=background --trace /out/trace-b
 i=0; until [ $(ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$') -ge 2 ]; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.1; done
 sleep 1
 for d in /sys/block/nvme*n*; do
@@ -49,7 +54,8 @@ for d in /sys/block/nvme*n*; do
     nvme id-ns /dev/$n -o json > /out/id-ns-$s.json
     cat $d/device/transport > /out/transport-$s
     for f in logical_block_size atomic_write_unit_min_bytes atomic_write_unit_max_bytes \
-             atomic_write_max_bytes atomic_write_boundary_bytes max_hw_sectors_kb write_cache; do
+             atomic_write_max_bytes atomic_write_boundary_bytes max_hw_sectors_kb write_cache \
+             max_write_streams write_stream_granularity; do
         echo "$f $(cat $d/queue/$f | tr ' ' _)"
     done > /out/queue-$s
     echo $n > /out/dev-$s
@@ -67,6 +73,20 @@ for s in a b; do
 done
 head -c 16384 /dev/zero | tr '\0' Z > /tmp/atomic-pattern  # direct_write's byte, 0x5a
 dd if=/srv/a.img bs=4096 skip=16 count=4 2>/dev/null | cmp - /tmp/atomic-pattern; echo "cmp-atomic $?" >> /out/writes
+# FDP on b: nvme-cli's view (raw pages), then write stream 3 (placement handle 2) and 5 (past the 4 streams)
+b=$(cat /out/dev-b); bc=/dev/${b%n*}
+nvme fdp configs $bc -e 1 -b > /out/fdp-configs.bin; echo "configs $?" >> /out/fdp
+nvme fdp usage $bc -e 1 -b > /out/fdp-usage.bin; echo "usage $?" >> /out/fdp
+nvme fdp status /dev/$b -b > /out/fdp-status0.bin; echo "status0 $?" >> /out/fdp
+nvme fdp stats $bc -e 1 -b > /out/fdp-stats0.bin; echo "stats0 $?" >> /out/fdp
+"$DIRECT_WRITE" /dev/$b 8192 2097152 0 stream=3; echo "stream3 $?" >> /out/fdp
+"$DIRECT_WRITE" /dev/$b 4096 2105344 0 stream=5; echo "stream5 $?" >> /out/fdp
+nvme fdp stats $bc -e 1 -b > /out/fdp-stats1.bin; echo "stats1 $?" >> /out/fdp
+nvme fdp status /dev/$b -b > /out/fdp-status1.bin; echo "status1 $?" >> /out/fdp
+nvme fdp events $bc -e 1 -E -b > /out/fdp-events.bin; echo "events $?" >> /out/fdp
+nvme fdp configs $bc -e 1 -o json > /out/fdp-configs.json 2>&1
+nvme fdp status /dev/$b -o json > /out/fdp-status.json 2>&1
+dd if=/srv/b.img bs=512 skip=4096 count=16 2>/dev/null | cmp -n 8192 - /tmp/atomic-pattern; echo "cmp-stream $?" >> /out/fdp
 nvme disconnect-all > /dev/null 2>&1
 dmesg > /out/dmesg
 '''
@@ -86,6 +106,8 @@ WANT = {
           "ctrl": {"awun": 0, "awupf": 0, "mdts": 5, "vwc": 0},
           "queue": (512, 512, 512, 0)},
 }
+FDP_HANDLES = {"a": 0, "b": 4}
+FDP_RU_BYTES = 64 << 20  # lcloud-target's reclaim unit
 QUEUE_KEYS = ("atomic_write_unit_min_bytes", "atomic_write_unit_max_bytes",
               "atomic_write_max_bytes", "atomic_write_boundary_bytes")
 
@@ -155,7 +177,8 @@ def test_linux_cloud_extension():
     want = {"a": {"lcloud_ext_version": 1, "lcloud_ext_untorn_bytes": 16384,
                   "lcloud_ext_untorn_boundary_bytes": 32768, "lcloud_ext_untorn_boundary_offset_bytes": 0,
                   "lcloud_ext_untorn_with_cache": True, "lcloud_ext_read_ahead_hint": False},
-            "b": {"lcloud_ext_version": 1, "lcloud_ext_read_ahead_hint": False}}
+            "b": {"lcloud_ext_version": 1, "lcloud_ext_read_ahead_hint": False,
+                  "lcloud_ext_placement": "0:data 1:journal 2:metadata 3:background"}}
     for s, facts in want.items():
         with open(os.path.join(run.files, "id-ctrl-%s.bin" % s), "rb") as f:
             vs = f.read()[3072:]  # nvme-cli's raw Identify Controller
@@ -177,6 +200,68 @@ def test_rwf_atomic_and_data_reach_the_file():
     assert writes["cmp-atomic"] == "0", writes
 
 
+def raw(run, name):
+    with open(os.path.join(run.files, name), "rb") as f:
+        return f.read()
+
+
+def ruamw(status):
+    """Each handle's reclaim unit available media writes, from a raw reclaim unit handle status."""
+    n = struct.unpack_from("<H", status, 14)[0]
+    return [struct.unpack_from("<HHIQ", status, 16 + 32 * i) for i in range(n)]
+
+
+def test_fdp_as_linux_and_nvme_cli_read_it():
+    """CTRATT bit 19 in the raw Identify, queue/max_write_streams and write_stream_granularity from the
+    kernel's own reading of the FDP configuration and handle status, and nvme-cli's fdp pages."""
+    run = guest()
+    fdp = dict(line.split() for line in run.text("fdp").splitlines())
+    for s, n in FDP_HANDLES.items():
+        ctratt = struct.unpack_from("<I", raw(run, "id-ctrl-%s.bin" % s), 96)[0]
+        assert bool(ctratt & (1 << 19)) == bool(n), (s, hex(ctratt))
+        q = queue(run, s)
+        assert int(q["max_write_streams"]) == n, (s, q)
+        assert int(q["write_stream_granularity"]) == (FDP_RU_BYTES if n else 0), (s, q)
+    assert all(fdp[k] == "0" for k in ("configs", "usage", "status0", "stats0", "stats1", "status1", "events")), fdp
+    configs = raw(run, "fdp-configs.bin")
+    numfdpc, sze = struct.unpack_from("<HxxI", configs, 0)
+    assert numfdpc == 0 and sze == 16 + 64 + 4 * 4 and len(configs) >= sze, (numfdpc, sze, len(configs))
+    dsze, fdpa, vss, nrg, nruh, maxpids, nnss, runs = struct.unpack_from("<HBBIHHIQ", configs, 16)
+    assert (nrg, nruh, maxpids, runs) == (1, 4, 3, FDP_RU_BYTES) and fdpa & 0x80, configs[:48].hex()
+    # liblcloud's own probe reads the same feature, log and handle status through the kernel's passthrough
+    for s, n in FDP_HANDLES.items():
+        assert layer(run.json("probe-%s.json" % s)["probes"][0], "nvme")["facts"]["fdp_supported"] == bool(n)
+    nvme = layer(run.json("probe-b.json")["probes"][0], "nvme")["facts"]
+    want = {"fdp_enabled": True, "fdp_config_index": 0, "fdp_reclaim_groups": 1, "fdp_reclaim_unit_handles": 4,
+            "fdp_max_placement_ids": 4, "fdp_reclaim_unit_bytes": FDP_RU_BYTES, "fdp_placement_id_count": 4,
+            "fdp_placement_ids": "0,1,2,3"}
+    assert {k: nvme.get(k) for k in want} == want, {k: v for k, v in nvme.items() if k.startswith("fdp")}
+    usage = raw(run, "fdp-usage.bin")
+    assert struct.unpack_from("<H", usage, 0)[0] == 4
+    assert [d[:2] for d in ruamw(raw(run, "fdp-status0.bin"))] == [(i, i) for i in range(4)]
+
+
+def test_write_stream_reaches_its_placement_handle():
+    """io_uring write stream 3 of 4 leaves the host as a Write with DTYPE 2 and DSPEC 2 (the kernel's
+    placement identifier list is the handle status's), lands in the file, and is counted: 8 KiB more in the
+    FDP statistics, 16 blocks fewer in handle 2's reclaim unit; stream 5 is refused by the kernel."""
+    run = guest()
+    fdp = dict(line.split() for line in run.text("fdp").splitlines())
+    assert fdp["stream3"] == "0" and fdp["stream5"] != "0", fdp
+    assert fdp["cmp-stream"] == "0", fdp
+    rows = [l.split() for l in run.text("trace-b").splitlines() if not l.startswith("#")]
+    placed = [r for r in rows if r[1] == "0x01" and r[8] == "2"]
+    # seq opcode nsid slba nlb fua lr dsm dtype dspec ...: one Write at 2 MiB, 16 blocks, handle 2
+    assert [(r[3], r[4], r[9], r[12]) for r in placed] == [("4096", "16", "2", "0x000")], placed
+    before, after = (int.from_bytes(raw(run, "fdp-stats%d.bin" % i)[0:16], "little") for i in (0, 1))
+    assert after - before == 8192, (before, after)
+    was, now = ruamw(raw(run, "fdp-status0.bin")), ruamw(raw(run, "fdp-status1.bin"))
+    assert now[2][3] == was[2][3] - 16 and now[1][3] == was[1][3] and now[3][3] == was[3][3], (was, now)
+    events = raw(run, "fdp-events.bin")
+    assert struct.unpack_from("<I", events, 0)[0] == 0, events[:8].hex()  # the kernel sent no invalid handle
+
+
 if __name__ == "__main__":
     main([test_hosts_connected_over_tcp, test_identify_as_nvme_cli_reads_it, test_kernel_limits_follow_the_promise,
-          test_probe_agrees, test_rwf_atomic_and_data_reach_the_file, test_linux_cloud_extension])
+          test_probe_agrees, test_rwf_atomic_and_data_reach_the_file, test_linux_cloud_extension,
+          test_fdp_as_linux_and_nvme_cli_read_it, test_write_stream_reaches_its_placement_handle])

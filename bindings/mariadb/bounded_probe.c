@@ -13,6 +13,12 @@
  * liblcloud (glibc's fork leaves malloc usable) and never a server
  * function, and a child that stalls on a lock another thread held at fork
  * time is just a probe that did not answer in time: "unknown".
+ *
+ * A memory file system (tmpfs, ramfs) has no device below it: liblcloud
+ * says "no" there, true of its writes, but a power loss erases every file,
+ * torn pages or not: what doublewrite protects against does not arise, so
+ * the answer is "unknown", with what to do. Decided on the
+ * file system's type fact, never on the wording of a reason.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +49,7 @@ struct child_reply {
 	int32_t check_result; /* lcloud_probe_check()'s return */
 	uint64_t max_untorn_bytes;
 	int32_t has_verdict;
+	int32_t in_memory;    /* the file system keeps its files in memory: no device below */
 	char reason[1536];
 	char filesystem[64];
 	char mount_point[512];
@@ -56,6 +63,17 @@ static void copy_string(char *dst, size_t len, const char *src)
 }
 
 /* The functions from here to run_child() run in the child: liblcloud and libc only. */
+
+/* File systems whose files live in memory, with no block device below (the kernel's type names). */
+static bool is_memory_file_system(const char *fstype)
+{
+	static const char *const memory[] = { "tmpfs", "ramfs" };
+
+	for (size_t i = 0; fstype && i < sizeof(memory) / sizeof(memory[0]); i++)
+		if (strcmp(fstype, memory[i]) == 0)
+			return true;
+	return false;
+}
 
 static const struct lcloud_layer *filesystem_layer(const struct lcloud_probe *p)
 {
@@ -91,6 +109,7 @@ static void probe_in_child(const char *path, uint64_t size, enum lcloud_io_path 
 	copy_string(r->filesystem, sizeof(r->filesystem), string_fact(fs, "fstype"));
 	copy_string(r->mount_point, sizeof(r->mount_point), string_fact(fs, "mount_point"));
 	copy_string(r->device, sizeof(r->device), string_fact(fs, "mount_source"));
+	r->in_memory = is_memory_file_system(string_fact(fs, "fstype"));
 	r->check_result = lcloud_probe_check(p, io_path, size, NULL, r->reason, sizeof(r->reason));
 	v = lcloud_probe_get_verdict(p, io_path);
 	if (v) {
@@ -309,6 +328,13 @@ void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path,
 	if (r.check_result < 0) {
 		snprintf(ret->reason, sizeof(ret->reason), "could not decide for %s: %s", path,
 			 strerror(-r.check_result));
+		return;
+	}
+	if (r.in_memory) {
+		snprintf(ret->reason, sizeof(ret->reason), "%s is on %s, a file system that keeps its files in memory "
+			 "with no device below: a power loss erases them all, torn pages or not; put InnoDB's files on a "
+			 "file system over a block device to have their page writes checked (liblcloud: %.900s)",
+			 path, r.filesystem, r.reason);
 		return;
 	}
 	ret->answer = (enum lcloud_answer)r.check_result;

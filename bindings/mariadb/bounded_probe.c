@@ -19,6 +19,11 @@
  * torn pages or not: what doublewrite protects against does not arise, so
  * the answer is "unknown", with what to do. Decided on the
  * file system's type fact, never on the wording of a reason.
+ *
+ * The probe runs as the server's user: evidence only a privileged reader
+ * gets (the probe's "needs-root" note; NVMe Identify needs the namespace
+ * open) leaves an "unknown" whose liblcloud reason says to run as root,
+ * which a server cannot; the plugin adds what a DBA can do instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +55,7 @@ struct child_reply {
 	uint64_t max_untorn_bytes;
 	int32_t has_verdict;
 	int32_t in_memory;    /* the file system keeps its files in memory: no device below */
+	int32_t needs_privilege; /* some evidence was not read for lack of privileges */
 	char reason[1536];
 	char filesystem[64];
 	char mount_point[512];
@@ -110,6 +116,9 @@ static void probe_in_child(const char *path, uint64_t size, enum lcloud_io_path 
 	copy_string(r->mount_point, sizeof(r->mount_point), string_fact(fs, "mount_point"));
 	copy_string(r->device, sizeof(r->device), string_fact(fs, "mount_source"));
 	r->in_memory = is_memory_file_system(string_fact(fs, "fstype"));
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
+		if (strcmp(lcloud_note_get_code(lcloud_probe_get_note(p, i)) ?: "", "needs-root") == 0)
+			r->needs_privilege = 1;
 	r->check_result = lcloud_probe_check(p, io_path, size, NULL, r->reason, sizeof(r->reason));
 	v = lcloud_probe_get_verdict(p, io_path);
 	if (v) {
@@ -339,6 +348,13 @@ void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path,
 	}
 	ret->answer = (enum lcloud_answer)r.check_result;
 	copy_string(ret->reason, sizeof(ret->reason), r.reason);
+	if (ret->answer == LCLOUD_ANSWER_UNKNOWN && r.needs_privilege) {
+		size_t used = strlen(ret->reason);
+
+		snprintf(ret->reason + used, sizeof(ret->reason) - used, "; the server's user may not read this "
+			 "evidence: let it read the device (e.g. a udev rule GROUP=\"mysql\", MODE=\"0640\"; "
+			 "lcloud-mariadb(7)), or run 'lcloudctl advise --db mariadb' as root");
+	}
 	if (r.has_verdict)
 		ret->max_untorn_bytes = r.max_untorn_bytes;
 }

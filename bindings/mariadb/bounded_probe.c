@@ -13,6 +13,17 @@
  * liblcloud (glibc's fork leaves malloc usable) and never a server
  * function, and a child that stalls on a lock another thread held at fork
  * time is just a probe that did not answer in time: "unknown".
+ *
+ * A memory file system (tmpfs, ramfs) has no device below it: liblcloud
+ * says "no" there, true of its writes, but a power loss erases every file,
+ * torn pages or not: what doublewrite protects against does not arise, so
+ * the answer is "unknown", with what to do. Decided on the
+ * file system's type fact, never on the wording of a reason.
+ *
+ * The probe runs as the server's user: evidence only a privileged reader
+ * gets (the probe's "needs-root" note; NVMe Identify needs the namespace
+ * open) leaves an "unknown" whose liblcloud reason says to run as root,
+ * which a server cannot; the plugin adds what a DBA can do instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +54,8 @@ struct child_reply {
 	int32_t check_result; /* lcloud_probe_check()'s return */
 	uint64_t max_untorn_bytes;
 	int32_t has_verdict;
+	int32_t in_memory;    /* the file system keeps its files in memory: no device below */
+	int32_t needs_privilege; /* some evidence was not read for lack of privileges */
 	char reason[1536];
 	char filesystem[64];
 	char mount_point[512];
@@ -56,6 +69,17 @@ static void copy_string(char *dst, size_t len, const char *src)
 }
 
 /* The functions from here to run_child() run in the child: liblcloud and libc only. */
+
+/* File systems whose files live in memory, with no block device below (the kernel's type names). */
+static bool is_memory_file_system(const char *fstype)
+{
+	static const char *const memory[] = { "tmpfs", "ramfs" };
+
+	for (size_t i = 0; fstype && i < sizeof(memory) / sizeof(memory[0]); i++)
+		if (strcmp(fstype, memory[i]) == 0)
+			return true;
+	return false;
+}
 
 static const struct lcloud_layer *filesystem_layer(const struct lcloud_probe *p)
 {
@@ -91,6 +115,10 @@ static void probe_in_child(const char *path, uint64_t size, enum lcloud_io_path 
 	copy_string(r->filesystem, sizeof(r->filesystem), string_fact(fs, "fstype"));
 	copy_string(r->mount_point, sizeof(r->mount_point), string_fact(fs, "mount_point"));
 	copy_string(r->device, sizeof(r->device), string_fact(fs, "mount_source"));
+	r->in_memory = is_memory_file_system(string_fact(fs, "fstype"));
+	for (unsigned int i = 0; i < lcloud_probe_get_note_count(p); i++)
+		if (strcmp(lcloud_note_get_code(lcloud_probe_get_note(p, i)) ?: "", "needs-root") == 0)
+			r->needs_privilege = 1;
 	r->check_result = lcloud_probe_check(p, io_path, size, NULL, r->reason, sizeof(r->reason));
 	v = lcloud_probe_get_verdict(p, io_path);
 	if (v) {
@@ -311,8 +339,22 @@ void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path,
 			 strerror(-r.check_result));
 		return;
 	}
+	if (r.in_memory) {
+		snprintf(ret->reason, sizeof(ret->reason), "%s is on %s, a file system that keeps its files in memory "
+			 "with no device below: a power loss erases them all, torn pages or not; put InnoDB's files on a "
+			 "file system over a block device to have their page writes checked (liblcloud: %.900s)",
+			 path, r.filesystem, r.reason);
+		return;
+	}
 	ret->answer = (enum lcloud_answer)r.check_result;
 	copy_string(ret->reason, sizeof(ret->reason), r.reason);
+	if (ret->answer == LCLOUD_ANSWER_UNKNOWN && r.needs_privilege) {
+		size_t used = strlen(ret->reason);
+
+		snprintf(ret->reason + used, sizeof(ret->reason) - used, "; the server's user may not read this "
+			 "evidence: let it read the device (e.g. a udev rule GROUP=\"mysql\", MODE=\"0640\"; "
+			 "lcloud-mariadb(7)), or run 'lcloudctl advise --db mariadb' as root");
+	}
 	if (r.has_verdict)
 		ret->max_untorn_bytes = r.max_untorn_bytes;
 }

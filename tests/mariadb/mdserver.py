@@ -27,14 +27,16 @@ def need_mariadb():
         "no MariaDB plugin headers: install libmariadbd-dev (scripts/install-deps --tests does)"
 
 
-def build_plugin(source_root, build_root, scratch):
+def build_plugin(source_root, build_root, scratch, make_vars=()):
     """Builds a copy of bindings/mariadb with its Makefile against BUILD_ROOT's liblcloud (whose
     uninstalled pkg-config file names the build's library, not the public header's folder);
-    returns the plugin directory holding lcloud.so."""
+    MAKE_VARS (NAME=VALUE) name another server's headers (MARIADB_INCLUDE, MYSQLSERVICES).
+    Returns the plugin directory holding lcloud.so."""
     src = os.path.join(scratch, "plugin-src")
     shutil.copytree(os.path.join(source_root, "bindings", "mariadb"), src, ignore=shutil.ignore_patterns("*.o", "*.so", "lcloud-flags.mk"))
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(build_root, "meson-uninstalled"))
-    p = subprocess.run(["make", "CFLAGS=-O2 -g -Werror", "CPPFLAGS=-I" + os.path.join(source_root, "include")], cwd=src, env=env, capture_output=True, text=True)
+    p = subprocess.run(["make", "CFLAGS=-O2 -g -Werror", "CPPFLAGS=-I" + os.path.join(source_root, "include")]
+                       + list(make_vars), cwd=src, env=env, capture_output=True, text=True)
     assert p.returncode == 0, "make failed: %s%s" % (p.stdout[-3000:], p.stderr[-3000:])
     assert "warning:" not in p.stderr, p.stderr
     plugins = os.path.join(scratch, "plugins")

@@ -148,16 +148,29 @@ def test_buffered_flush_method_is_checked_as_buffered():
     check_stack("ext4", io_path="buffered", options=("--innodb-flush-method=fsync",))
 
 
-def test_tmpfs_says_what_lcloudctl_says():
+def test_tmpfs_is_unknown_with_what_to_do():
+    """A data directory on tmpfs: liblcloud says "no" (no device below), true of the writes, but a
+    power loss erases the files whole: the plugin answers "unknown", says why and what to do, keeps
+    liblcloud's reason as evidence, and warns with doublewrite OFF."""
     fs, device, mnt, server = LAB["tmpfs"]
     with md.running(server, "--innodb-doublewrite=OFF"):
         lines = server.lcloud_lines()
         status = server.status()
         for role, path in data_locations(server)[:2]:
             answer, _, why = expected(path, "plain_direct")
+            assert answer == "no", (path, answer, why)
             severity, text = line_for(lines, role, path)
-            assert answer != "untorn" and severity == "Warning" and why in text, (answer, severity, text)
-        assert status["lcloud_doublewrite_needed"] in ("yes", "unknown"), status
+            assert severity == "Warning", (severity, text)
+            assert text.startswith("innodb_doublewrite is OFF, but %d-byte page writes to the %s (%s) are not "
+                                   "proved untorn (answer: unknown); turn innodb_doublewrite ON. " % (PAGE, role, path)), text
+            assert ("Written plain_direct (%s) to tmpfs on lcloud-md-tmpfs mounted at %s: %s is on tmpfs, a file "
+                    "system that keeps its files in memory with no device below" % (flush_setting(server), mnt, path)
+                    in text), text
+            assert "put InnoDB's files on a file system over a block device" in text and why in text, text
+        assert status["lcloud_doublewrite_needed"] == "unknown", status
+        assert status["lcloud_max_untorn_page_write"] == "0", status
+        assert status["lcloud_reason"].startswith("system tablespace (%s/ibdata1): %s/ibdata1 is on tmpfs, "
+                                                  % ((server.datadir.rstrip("/"),) * 2)), status
 
 
 def test_status_over_tcp_on_the_private_port():
@@ -244,6 +257,49 @@ def test_frozen_file_system_gives_unknown_and_never_blocks():
         assert server.status()["lcloud_doublewrite_needed"] == "yes", server.status()
 
 
+def refresh_and_wait(server, checks):
+    server.sql("SET GLOBAL lcloud_refresh = ON")
+    end = time.monotonic() + 30
+    while server.status()["lcloud_checks"] != str(checks):
+        assert time.monotonic() < end, server.status()
+        time.sleep(0.2)
+
+
+def test_unsearchable_and_missing_paths_give_unknown_with_the_reason():
+    """Refreshes while the server's user (mysql) may not search the mount point above the data
+    directory, then while the data directory is gone (renamed): "unknown" each time, with the
+    reason, never "no" or "yes"; the server goes on and answers again once the path is back."""
+    fs, device, mnt, server = LAB["ext4"]
+    datadir = server.datadir.rstrip("/")
+    mode = os.stat(mnt).st_mode & 0o7777
+    cases = [("Permission denied: the server's operating system user may not search a folder on the way",
+              lambda: os.chmod(mnt, 0o700), lambda: os.chmod(mnt, mode)),
+             ("No such file or directory: the path does not exist",
+              lambda: os.rename(datadir, datadir + ".moved"), lambda: os.rename(datadir + ".moved", datadir))]
+    with md.running(server, "--innodb-doublewrite=ON"):
+        for n, (why, change, undo) in enumerate(cases):
+            server.mark()
+            change()
+            try:
+                refresh_and_wait(server, n + 2)
+                lines = server.lcloud_lines()
+                status = server.status()
+            finally:
+                undo()
+            for role, path in data_locations(server)[:2]:
+                severity, text = line_for(lines, role, path)
+                assert severity == "Note", (severity, text)
+                assert text.startswith("whether %d-byte page writes to the %s (%s) are untorn could not be told; "
+                                       "innodb_doublewrite is ON. " % (PAGE, role, path)), text
+                assert "file system and device unknown: could not probe %s: %s" % (path, why) in text, text
+            assert status["lcloud_doublewrite_needed"] == "unknown", status
+            assert status["lcloud_max_untorn_page_write"] == "0", status
+            assert status["lcloud_reason"] == "system tablespace (%s/ibdata1): could not probe %s/ibdata1: %s" \
+                % (datadir, datadir, why), status
+        refresh_and_wait(server, len(cases) + 2)
+        assert server.status()["lcloud_doublewrite_needed"] == "yes", server.status()
+
+
 def test_server_log_has_no_crash():
     for name in ("xfs", "ext4", "tmpfs"):
         server = LAB[name][3]
@@ -279,7 +335,8 @@ if __name__ == "__main__":
     with contextlib.ExitStack() as stack:
         setup(stack)
         main([test_xfs_doublewrite_off_and_on, test_ext4_doublewrite_off_and_on,
-              test_buffered_flush_method_is_checked_as_buffered, test_tmpfs_says_what_lcloudctl_says,
+              test_buffered_flush_method_is_checked_as_buffered, test_tmpfs_is_unknown_with_what_to_do,
+              test_unsearchable_and_missing_paths_give_unknown_with_the_reason,
               test_status_over_tcp_on_the_private_port, test_enforce_refuses_doublewrite_off_then_starts_with_it_on,
               test_enforce_without_force_plus_permanent_only_unloads_the_plugin,
               test_enforce_off_by_default_starts_with_a_warning, test_frozen_file_system_gives_unknown_and_never_blocks,

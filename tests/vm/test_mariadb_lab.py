@@ -27,6 +27,12 @@ the load (every page verified first with innochecksum; it must start and
 CHECK TABLE must pass) and on C's torn one (it must not come back clean).
 The log's write count and bytes are compared
 with `lcloudctl replay`'s reading and with the guest's /sys/block/*/stat.
+Every server of the load has liblcloud's MariaDB plugin (bindings/mariadb,
+built here against 11.8's plugin headers and this build's liblcloud) loaded:
+its status variables and error-log lines must say doublewrite is not needed
+on A, B and D and needed on C, as advise, the write logs and the crash
+recovery found; B's first run, whose namespace the server's user may not
+open, must say "unknown" with the reason.
 Figures (TCG: emulation bound) go to OUTDIR/figures.json when
 MARIADB_LAB_OUT is set. MARIADB_LAB_SECONDS (20) sets each load's length; MARIADB_LAB_KEEP=1 keeps the
 images, MARIADB_LAB_RESULTS=OUTDIR/res judges a kept run again."""
@@ -41,7 +47,12 @@ import tempfile
 from vmlib import GuestRun, keep, run_guest, LCLOUDCTL, HERE
 from hostlib import main
 
+sys.path.insert(0, os.path.join(HERE, "..", "mariadb"))
+import mdserver  # noqa: E402
+
 SECONDS = int(os.environ.get("MARIADB_LAB_SECONDS", "20"))
+SOURCE_ROOT = os.environ.get("SOURCE_ROOT", os.path.join(HERE, "..", ".."))
+BUILD_ROOT = os.environ.get("BUILD_ROOT", os.path.dirname(os.path.dirname(os.path.realpath(LCLOUDCTL or "/"))))
 ATOMIC = "atomic.nawun=3,atomic.nawupf=3,atomic.nabsn=7,atomic.nabspf=7"
 # the model each namespace was given above, in bytes: (lba, atomic unit, boundary)
 MODEL = {"A": (4096, 16384, 32768), "B": (4096, 16384, 32768), "C": (4096, 4096, 0), "D": (4096, 16384, 32768)}
@@ -57,6 +68,12 @@ for n in 0 1 2 3; do eval d=\${LCVM_NVME$n}n1; cat /sys/block/${d##*/}/stat > /o
 mkdir -p $R && mount -t ext4 -o ro $LCVM_VIRTIO0 $R || { fail "cannot mount the MariaDB root"; exit 1; }
 mount -t tmpfs tmpfs $R/tmp && mount -t tmpfs tmpfs $R/mnt && mount -t proc proc $R/proc &&
     mount -t sysfs sys $R/sys && mount -o bind /dev $R/dev || { fail "cannot set up the chroot"; exit 1; }
+# liblcloud's plugin and the libraries the root lacks (plugin_bundle())
+mkdir $R/mnt/lcloud && tar -xf /lcloud-plugin.tar -C $R/mnt/lcloud || fail "cannot unpack the plugin"
+# The plugin probes as the server's user, who must open a namespace to read
+# its Identify data (a udev rule GROUP="mysql", MODE="0640" does it on a host).
+mysql_gid=$(sed -n 's/^mysql:[^:]*:\([0-9]*\):.*/\1/p' $R/etc/group)
+readable_by_mysql() { chown root:$mysql_gid $1 && chmod 640 $1 || fail "cannot let mysql read $1"; }
 n=0
 for x in A B C D; do
     eval d=\${LCVM_NVME$n}n1
@@ -66,6 +83,8 @@ for x in A B C D; do
     [ $x = C ] || echo 2 > /sys/block/${d##*/}/queue/nomerges
     cat /sys/block/${d##*/}/queue/nomerges > /out/nomerges-$x
     cat /sys/block/${d##*/}/queue/atomic_write_unit_max_bytes > /out/unit-$x
+    # B stays root's for its first run
+    [ $x = B ] || readable_by_mysql $d
     "$LCLOUDCTL" advise --db mariadb $R/mnt/$x/mysql -o json > /out/advise-$x.json; echo $? > /out/advise-$x.rc
     n=$((n + 1))
 done
@@ -73,14 +92,15 @@ advised() { sed -n 's/.*"innodb_doublewrite": "\([A-Za-z]*\)".*/\1/p' /out/advis
 load() { # RUN NAME DOUBLEWRITE NVME-INDEX
     t=$1 x=$2 dw=$3; eval d=\${LCVM_NVME$4}n1; s=/sys/block/${d##*/}/stat
     echo $dw > /out/doublewrite-$t
-    chroot $R mariadbd --defaults-file=/etc/mysql/lab.cnf --datadir=/mnt/$x/mysql --innodb-doublewrite=$dw \
-        > /out/server-$t.log 2>&1 &
+    LD_LIBRARY_PATH=/mnt/lcloud/lib chroot $R mariadbd --defaults-file=/etc/mysql/lab.cnf --datadir=/mnt/$x/mysql \
+        --innodb-doublewrite=$dw --plugin-dir=/mnt/lcloud/plugin --plugin-load-add=lcloud > /out/server-$t.log 2>&1 &
     pid=$! i=0
     while ! chroot $R mariadb-admin --socket=/tmp/lab.sock ping > /dev/null 2>&1; do
         i=$((i + 1)); [ $i -gt 300 ] && { fail "server $t did not start"; return 1; }; sleep 0.5
     done
     chroot $R mariadb --socket=/tmp/lab.sock -N -e "SELECT @@innodb_doublewrite, @@innodb_flush_method, @@innodb_page_size, @@innodb_checksum_algorithm" > /out/vars-$t
     chroot $R mariadb --socket=/tmp/lab.sock -N -e "SELECT SPACE, NAME FROM information_schema.INNODB_SYS_TABLESPACES" > /out/spaces-$t
+    chroot $R mariadb --socket=/tmp/lab.sock -N -e "SHOW GLOBAL STATUS LIKE 'lcloud%'" > /out/lcloud-$t
     # a short load first, not measured: the first run in a guest otherwise pays for cold caches
     chroot $R sysbench oltp_write_only --db-driver=mysql --mysql-socket=/tmp/lab.sock --mysql-user=root \
         --tables=2 --table-size=20000 --threads=1 --time=8 run > /out/warmup-$t.txt 2>&1 || fail "warm-up $t"
@@ -95,6 +115,7 @@ load() { # RUN NAME DOUBLEWRITE NVME-INDEX
 # (caches warming, the host's load) weighs on both alike
 load A1 A "$(advised A)" 0
 load B1 B ON 1
+eval d=\${LCVM_NVME1}n1; readable_by_mysql $d
 load B2 B ON 1
 load A2 A "$(advised A)" 0
 load C C OFF 2
@@ -107,6 +128,48 @@ for x in A B C D; do
     n=$((n + 1))
 done
 '''
+
+
+def plugin_bundle(cache, tmp):
+    """The plugin for the lab's servers, as a tar the guest unpacks into the
+    chroot: plugin/lcloud.so, built with its Makefile against MariaDB 11.8's
+    plugin headers and libmysqlservices.a (the cached Debian 13 root of
+    tests/mariadb/md118-root.sh) and against this build's liblcloud, the one
+    the guest's lcloudctl runs, so the plugin and advise answer from one
+    library; lib/: that liblcloud, libnvme, and those of their libraries
+    the lab root lacks (the root's own stay first for mariadbd). Built from
+    the tree under test on every run (seconds): nothing of it is cached."""
+    p = subprocess.run([os.path.join(HERE, "..", "mariadb", "md118-root.sh")], capture_output=True, text=True)
+    assert p.returncode == 0, "md118-root.sh failed:\n" + p.stderr[-3000:]
+    headers = p.stdout.strip().splitlines()[-1] + "/root"
+    bundle = os.path.join(tmp, "plugin-bundle")
+    os.makedirs(os.path.join(bundle, "lib"))
+    plugins = mdserver.build_plugin(SOURCE_ROOT, BUILD_ROOT, tmp, [
+        "MARIADB_INCLUDE=%s/usr/include/mariadb/server" % headers,
+        "MYSQLSERVICES=%s/usr/lib/x86_64-linux-gnu/libmysqlservices.a" % headers])
+    os.rename(plugins, os.path.join(bundle, "plugin"))
+    p = subprocess.run(["debugfs", "-R", "ls -p /usr/lib/x86_64-linux-gnu", os.path.join(cache, "root.ext4")],
+                       capture_output=True, text=True, check=True)
+    in_root = {line.split("/")[5] for line in p.stdout.splitlines() if line.count("/") >= 6}
+    assert "libc.so.6" in in_root, p.stdout[-2000:]
+    # liblcloud, what it links, and libnvme, which it opens with dlopen() (lib/nvme/nvme_transport.c)
+    # for NVMe Identify: without it every NVMe answer is "unknown"
+    with open(os.path.join(SOURCE_ROOT, "lib", "nvme", "nvme_transport.c")) as f:
+        libnvme = re.search(r'^#define LIBNVME_SONAME "(\S+)"', f.read(), re.M).group(1)
+    p = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=True)
+    found = re.search(r"^\s*%s \(libc6,x86-64\) => (\S+)$" % re.escape(libnvme), p.stdout, re.M)
+    assert found, "no %s on this host: install libnvme (scripts/install-deps does)" % libnvme
+    libs = {"liblcloud.so.0": os.path.join(BUILD_ROOT, "lib", "liblcloud.so.0"), libnvme: found.group(1)}
+    for lib in list(libs.values()):
+        p = subprocess.run(["ldd", lib], capture_output=True, text=True, check=True)
+        for m in re.finditer(r"^\s*(\S+) => (/\S+)", p.stdout, re.M):
+            libs.setdefault(m.group(1), m.group(2))
+    for name, path in libs.items():
+        if name not in in_root:
+            shutil.copy(path, os.path.join(bundle, "lib", name))
+    tar = os.path.join(tmp, "lcloud-plugin.tar")
+    subprocess.run(["tar", "-C", bundle, "-cf", tar, "."], check=True)
+    return tar
 
 
 def mariadb_cache():
@@ -186,6 +249,7 @@ def lab():
                "--nvme", "lbs=4096,serial=mdC,log=1,image=%s" % imgs["C"],
                "--nvme", "lbs=4096,serial=mdD,log=1,image=%s,%s" % (imgs["D"], ATOMIC),
                "--virtio", "image=%s,drive.readonly=on" % os.path.join(cache, "root.ext4"),
+               "--copy", plugin_bundle(cache, tmp) + ":/lcloud-plugin.tar",
                "--env", "SECONDS=%d" % SECONDS, "--mem", "1024", "--module", "xfs"]
     return finish(run_guest(GUEST, devices, timeout=600, lane="current"), cache, tmp)
 
@@ -472,11 +536,103 @@ def test_mariadb_recovery_of_the_torn_negative_control_is_not_clean():
     log = run.text("recovery-C1.log")
     up = run.text("up-C1").strip() == "1"
     check = run.text("check-C1") if up else ""
-    clean = up and not re.search(r"corrupt|\[ERROR\]", log, re.I) and \
-        len(re.findall(r"\tstatus\tOK$", check, re.M)) == 2
+    clean = recovered_clean(run, "C1")
     s["negative_recovery"] = {"started": up, "log": [l for l in log.splitlines() if re.search(r"corrupt|ERROR", l, re.I)][:5],
                               "check": check.strip().splitlines()[:4]}
     assert not clean, (log[-3000:], check)
+
+
+def recovered_clean(run, name):
+    """Crash image NAME came back clean: the server started, logged no corruption or error, and
+    CHECK TABLE found both tables sound."""
+    if run.text("up-" + name).strip() != "1":
+        return False
+    log, check = run.text("recovery-%s.log" % name), run.text("check-" + name)
+    return not re.search(r"corrupt|\[ERROR\]", log, re.I) and len(re.findall(r"\tstatus\tOK$", check, re.M)) == 2
+
+
+def plugin_answer(t):
+    """Server T's lcloud status variables {name: value} and the plugin's error-log lines [(severity, text)]."""
+    run = lab()["run"]
+    status = dict(line.split("\t", 1) for line in run.text("lcloud-" + t).splitlines())
+    lines = []
+    for severity, text in re.findall(r"\[(Note|Warning|ERROR)\] mariadbd: lcloud: (.*)$",
+                                     run.text("server-%s.log" % t), re.M):
+        if text.startswith("(continued) ") and lines:  # the server cuts a message at 512 bytes
+            lines[-1] = (severity, lines[-1][1] + " " + text[len("(continued) "):])
+        else:
+            lines.append((severity, text))
+    return {k.lower(): v for k, v in status.items()}, lines
+
+
+def plugin_line(lines, role, path):
+    found = [(sev, text) for sev, text in lines if "the %s (%s)" % (role, path) in text]
+    assert len(found) == 1, (role, path, lines)
+    return found[0]
+
+
+def test_plugin_answers_as_the_lab_found():
+    """liblcloud's MariaDB plugin in every server of the load: doublewrite not
+    needed on the proved stacks (A, B, D), where advise turns it off, the
+    write logs hold no tearable page write and crash images recover with it
+    OFF; needed on the negative control (C), where advise keeps it, pages tore
+    and the torn image did not recover clean. B1 ran while the server's user
+    could not open its namespace: "unknown", with the reason, never "no"."""
+    s = lab()
+    run = s["run"]
+    cuts, rec = recovery()
+    # the lab's own results, each stack's: advise, the write log, the crash recovery
+    for x in "AD":
+        assert run.json("advise-%s.json" % x)["settings"]["innodb_doublewrite"] == "OFF"
+        assert pages(x)["tearable"] == 0, pages(x)
+        names = [n for n in cuts if n.startswith(x)]
+        assert names and all(recovered_clean(rec, n) for n in names), (x, names)
+    assert run.json("advise-C.json")["settings"]["innodb_doublewrite"] == "ON"
+    assert pages("C")["tearable"] > 0 and "C1" in cuts and not recovered_clean(rec, "C1")
+    answers = {}
+    for x in "ABCD":
+        for t in RUNS[x]:
+            status, lines = plugin_answer(t)
+            answers[t] = status.get("lcloud_doublewrite_needed")
+            datadir = "/mnt/%s/mysql" % x
+            dw = run.text("doublewrite-" + t).strip()
+            assert (status["lcloud_page_size"], status["lcloud_io_path"], status["lcloud_checks"]) == \
+                ("16384", "plain_direct", "1"), (t, status)
+            assert not [l for l in lines if l[0] == "ERROR"], (t, lines)
+            for role, path in (("system tablespace", datadir + "/ibdata1"), ("file-per-table directory", datadir)):
+                severity, text = plugin_line(lines, role, path)
+                # the stack as the plugin found it: the namespace, its file system, the mount
+                assert re.search(r"Written plain_direct \(innodb_data_file_buffering=OFF\) to %s on /dev/nvme\d+n1 "
+                                 r"mounted at /mnt/%s: " % ("xfs" if x == "D" else "ext4", x), text), (t, text)
+                where = "the %s (%s)" % (role, path)
+                if t == "B1":
+                    want = ("Note", "whether 16384-byte page writes to %s are untorn could not be told; "
+                            "innodb_doublewrite is ON. " % where)
+                elif x == "C":
+                    want = ("Warning", "innodb_doublewrite is OFF, but 16384-byte page writes to %s are not proved "
+                            "untorn (answer: no); turn innodb_doublewrite ON. " % where)
+                elif dw == "ON":
+                    want = ("Note", "innodb_doublewrite is ON, but not needed for %s: 16384-byte page writes there "
+                            "are untorn; " % where)
+                else:
+                    want = ("Note", "innodb_doublewrite is OFF, and 16384-byte page writes to %s are untorn. " % where)
+                assert severity == want[0] and text.startswith(want[1]), (t, want, severity, text)
+            if t == "B1":
+                assert status["lcloud_doublewrite_needed"] == "unknown", (t, status)
+                assert status["lcloud_max_untorn_page_write"] == "0", (t, status)
+                # the reason names the namespace whose evidence the server's user could not read, and what to do
+                assert re.match(r"system tablespace \(%s/ibdata1\): unknown on plain_direct: nvme\d+n1: .*; the "
+                                r"server's user may not read this evidence: let it read the device " % datadir,
+                                status["lcloud_reason"]), status
+            elif x == "C":
+                assert status["lcloud_doublewrite_needed"] == "yes", (t, status)
+                assert int(status["lcloud_max_untorn_page_write"]) < 16384, (t, status)
+                assert status["lcloud_reason"].startswith("system tablespace (%s/ibdata1): not untorn on "
+                                                          "plain_direct: " % datadir), status
+            else:
+                assert status["lcloud_doublewrite_needed"] == "no", (t, status)
+                assert int(status["lcloud_max_untorn_page_write"]) >= 16384, (t, status)
+    s["plugin"] = answers
 
 
 def test_figures():
@@ -498,6 +654,7 @@ def test_figures():
     fig["negative_recovery"] = s.get("negative_recovery")
     fig["unverified_A"] = s.get("unverified-A")
     fig["unverified_D"] = s.get("unverified-D")
+    fig["plugin_doublewrite_needed"] = s.get("plugin")
     print(json.dumps(fig, indent=1))
     out = os.environ.get("MARIADB_LAB_OUT")
     if out:
@@ -514,7 +671,8 @@ if __name__ == "__main__":
               test_no_tearable_innodb_page_write_on_the_proved_xfs_16k,
               test_negative_control_tears_and_innochecksum_rejects_the_page,
               test_mariadb_recovers_crash_images_of_the_proved_stacks,
-              test_mariadb_recovery_of_the_torn_negative_control_is_not_clean, test_figures])
+              test_mariadb_recovery_of_the_torn_negative_control_is_not_clean, test_plugin_answers_as_the_lab_found,
+              test_figures])
     finally:
         if os.environ.get("MARIADB_LAB_KEEP"):
             for r in (_state.get("run"), (_state.get("recovery") or (None, None))[1]):

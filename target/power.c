@@ -232,11 +232,17 @@ void power_inflight_add(struct target *t, struct command *cmd, unsigned int ns, 
 
 void power_inflight_remove(struct target *t, struct command *cmd)
 {
+	bool cut;
+
 	if (!cmd || !cmd->inflight)
 		return;
 	pthread_mutex_lock(&t->cache_lock);
 	inflight_unlink(t, cmd);
+	cut = cmd->cut_pending && !t->powered_off;
 	pthread_mutex_unlock(&t->cache_lock);
+	/* the write the cut waits on is aborted (its connection closed): the power goes now, not never */
+	if (cut)
+		power_cut(t, "the command count was reached");
 }
 
 void power_data_arrives(struct target *t, struct command *cmd, const uint8_t *src, uint32_t len)
@@ -280,7 +286,7 @@ int power_apply_write(struct target *t, struct command *cmd, bool to_cache, uint
 
 int power_command_arrives(struct target *t, struct command *cmd)
 {
-	bool on, falls = false;
+	bool on, falls = false, later = false;
 
 	pthread_mutex_lock(&t->cache_lock);
 	on = !t->powered_off;
@@ -288,7 +294,7 @@ int power_command_arrives(struct target *t, struct command *cmd)
 		t->commands++;
 		falls = t->commands == t->cfg.cut_after + 1;
 		/* a later command on another queue, while the falling write's data still arrives: the power goes now */
-		on = t->commands <= t->cfg.cut_after + 1;
+		later = t->commands > t->cfg.cut_after + 1;
 	}
 	if (on && falls && cmd->inflight && cmd->received < cmd->data_len) {
 		/* a seeded point in its data, in whole blocks: 0 cuts before any of it arrived */
@@ -301,7 +307,7 @@ int power_command_arrives(struct target *t, struct command *cmd)
 	pthread_mutex_unlock(&t->cache_lock);
 	if (!on)
 		return -ESHUTDOWN;
-	if (falls)
+	if (falls || later)
 		power_cut(t, "the command count was reached");
 	return 0;
 }

@@ -884,10 +884,45 @@ def test_write_log_per_namespace():
         assert r.returncode == 2 and "%n" in r.stderr and not os.path.exists(os.path.join(d, "one.log")), r.stderr
 
 
+def test_a_cut_waiting_on_a_writes_data_still_comes():
+    """When --cut-after falls on a write and waits for part of its data, the power still goes if a later
+    command arrives on another queue first, or if the write's connection closes: never a target that runs
+    on past its cut (the host's error recovery closes every queue when one closes)."""
+    for how in ("another queue", "its connection closes"):
+        for seed in range(1, 40):
+            with scratch_dir() as d:
+                report = os.path.join(d, "report")
+                with target("--cut-after", "1", "--seed", str(seed), "--max-r2t-bytes", "8K",
+                            "--power-report", report) as (port, path, p, log):
+                    a, cntlid = admin(port)
+                    assert a.command(0x09, cdw=(0x07, 1 | 1 << 16))[0] == 0
+                    q1, q2 = io_queue(port, cntlid, qid=1), io_queue(port, cntlid, qid=2)
+                    assert q1.command(0x02, nsid=1, cdw=(0, 0, 0), read=4096)[0] == 0
+                    q1.capsule(q1.sqe(0x01, 1, (16, 0, 7), 0x5A, 32768))
+                    try:
+                        q1.r2t()
+                    except (Closed, ConnectionResetError):
+                        p.wait(10)
+                        continue  # this seed cut before any data: another one waits for some
+                    if how == "another queue":
+                        q2.capsule(q2.sqe(0x02, 1, (0, 0, 0), 0x5A, 4096))
+                    else:
+                        q1.s.close()
+                    assert p.wait(10) == 0, (how, log_text(log))
+                    text = open(report).read()
+            # cut before any of its data came: lost; aborted with its connection: no longer in flight
+            want = "1 writes in flight: 0 whole, 1 lost" if how == "another queue" else "0 writes in flight"
+            assert want in text, (how, text)
+            break
+        else:
+            raise AssertionError("no seed waited for data")
+
+
 if __name__ == "__main__":
     main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
           test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
           test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
           test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power,
           test_write_log_and_trace, test_a_cut_with_a_write_in_flight, test_sigusr1_while_a_writes_data_arrives,
-          test_keep_alive_timeout_closes_the_controller, test_several_r2ts_per_write, test_write_log_per_namespace])
+          test_keep_alive_timeout_closes_the_controller, test_several_r2ts_per_write, test_write_log_per_namespace,
+          test_a_cut_waiting_on_a_writes_data_still_comes])

@@ -11,7 +11,9 @@ on the backing file the cut left:
   - honest-off: the same promise without a volatile cache: every completed
     write is durable, and the cut decides only the writes in flight (the
     one it falls on, cut while its data arrives, and any others the host
-    had sent): never a torn page, never a lost acknowledged write;
+    had sent); 8 KiB R2Ts, so a 16 KiB page's data comes in two and Linux
+    answers several R2Ts per command: never a torn page, never a lost
+    acknowledged write;
   - liar: the same Identify, --liar: torn pages appear;
   - none: 512-byte LBAs, no promise, a volatile cache; 16 KiB pages by
     plain O_DIRECT: torn pages appear.
@@ -69,7 +71,7 @@ PROMISE="--lba-size 4096 --nawun 16K --nawupf 16K --nabsn 32K --nabspf 32K"
 for seed in $(seq 1 ''' + str(CUTS) + r'''); do
     after=$((60 + (seed * 97) % 241))
     cut honest $seed $after rwf_atomic $PROMISE --volatile-write-cache on
-    cut honest-off $seed $after rwf_atomic $PROMISE --volatile-write-cache off
+    cut honest-off $seed $after rwf_atomic $PROMISE --volatile-write-cache off --max-r2t-bytes 8K
     cut liar $seed $after rwf_atomic $PROMISE --volatile-write-cache on --liar
     cut none $seed $after plain_direct --lba-size 512 --volatile-write-cache on
 done

@@ -256,7 +256,6 @@ static int handle_capsule(struct conn *c)
 	uint8_t sgl_type = sqe[SQE_SGL_TYPE];
 	uint16_t cid = get16(sqe + SQE_CID);
 	struct command *cmd = NULL;
-	unsigned int slot;
 
 	if (plen == TCP_CAPSULE_CMD_HLEN && pdo == 0) {
 		inline_len = 0;
@@ -270,7 +269,7 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: opcode 0x%02x before Fabrics Connect", sqe[SQE_OPC]);
 		return -EPROTO;
 	}
-	for (slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
+	for (unsigned int slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
 		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
 			conn_fail(c, "capsule: command id %u is already in flight", cid);
 			return -EPROTO;
@@ -282,7 +281,6 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
 		return -EPROTO;
 	}
-	slot = (unsigned int)(cmd - c->cmds);
 	cmd->used = true;
 	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
 	cmd->cid = cid;

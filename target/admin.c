@@ -13,6 +13,7 @@
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 enum {
 	ADMIN_GET_LOG_PAGE = 0x02,
@@ -146,8 +147,11 @@ static int features(struct conn *c, struct command *cmd, bool set)
 		cmd->result0 = ctrl->aec;
 		break;
 	case FEAT_KATO:
-		if (set)
+		if (set) {
+			/* the new timeout counts from now */
 			ctrl->kato_ms = dw11;
+			ctrl->last_admin_us = trace_now_us();
+		}
 		cmd->result0 = ctrl->kato_ms;
 		break;
 	case FEAT_FDP:

@@ -2,8 +2,9 @@
 /*
  * One NVMe/TCP connection, fed the bytes its socket received: the PDU
  * framing (ICReq first, then command capsules and H2CData), the data each
- * command carries (in the capsule, or asked for with R2T), and the answers
- * (C2HData, CapsuleResp). Everything a peer controls is checked here before
+ * command carries (in the capsule, or asked for with R2Ts of at most
+ * --max-r2t-bytes each, as many outstanding as the host's MAXR2T and ours
+ * allow, answered in order), and the answers (C2HData, CapsuleResp). Everything a peer controls is checked here before
  * a handler sees the command: a PDU that breaks the transport's rules makes
  * conn_feed() fail with a reason and the caller closes the connection, so no
  * handler runs, and nothing reaches a backing file, on a malformed PDU.
@@ -15,7 +16,9 @@
 #include <string.h>
 
 #include "nvme_tcp.h"
+#include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 static uint32_t max_transfer(const struct target *t)
 {
@@ -51,8 +54,21 @@ int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsign
 	return c->rx ? 0 : -ENOMEM;
 }
 
-static void command_release(struct command *cmd)
+/* The most one R2T asks for. */
+static uint32_t r2t_bytes(const struct target *t)
 {
+	return t->cfg.max_r2t_bytes ? t->cfg.max_r2t_bytes : TARGET_MAX_R2T_BYTES;
+}
+
+/* A transfer tag names the command's slot (7 bits) and which of its R2Ts it answers (9 bits). */
+#define TTAG_SLOT_BITS 7
+#define TTAG_INDEX_MASK 0x1ffu
+_Static_assert(TARGET_QUEUE_ENTRIES <= 1u << TTAG_SLOT_BITS, "a slot fits its transfer tag bits");
+
+static void command_release(struct conn *c, struct command *cmd)
+{
+	/* a write still in flight when its connection goes is aborted: it never reaches the medium */
+	power_inflight_remove(c->t, cmd);
 	free(cmd->data);
 	memset(cmd, 0, sizeof(*cmd));
 }
@@ -62,11 +78,13 @@ void conn_destroy(struct conn *c)
 	if (!c)
 		return;
 	for (unsigned int i = 0; i < TARGET_QUEUE_ENTRIES; i++)
-		command_release(&c->cmds[i]);
+		command_release(c, &c->cmds[i]);
 	free(c->rx);
 	c->rx = NULL;
-	if (c->ctrl)
+	if (c->ctrl) {
+		controller_detach(c->t, c);
 		controller_put(c->t, c->ctrl);
+	}
 	c->ctrl = NULL;
 }
 
@@ -158,7 +176,7 @@ static int execute(struct conn *c, struct command *cmd)
 		r = send_data(c, cmd);
 	else
 		r = send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0));
-	command_release(cmd);
+	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
 }
 
@@ -167,7 +185,7 @@ static int refuse(struct conn *c, struct command *cmd, uint16_t status)
 {
 	int r = send_response(c, cmd, status | SC_DNR);
 
-	command_release(cmd);
+	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
 }
 
@@ -185,17 +203,50 @@ enum cmd_dir command_direction(const uint8_t *sqe)
 	}
 }
 
-static int send_r2t(struct conn *c, const struct command *cmd, uint16_t ttag)
+/* The end of R2T number INDEX of CMD: each asks for r2t_bytes() but the last. */
+static uint32_t r2t_end(const struct conn *c, const struct command *cmd, uint32_t index)
 {
-	uint8_t pdu[TCP_DATA_HLEN] = {0};
-	struct iovec iov = {pdu, sizeof(pdu)};
+	uint64_t end = (uint64_t)(index + 1) * r2t_bytes(c->t);
 
-	common_header(pdu, TCP_R2T, 0, TCP_DATA_HLEN, 0, TCP_DATA_HLEN);
-	put16(pdu + DATA_CCCID, cmd->cid);
-	put16(pdu + DATA_TTAG, ttag);
-	put32(pdu + DATA_OFFSET, 0);
-	put32(pdu + DATA_LENGTH, cmd->data_len);
-	return send_bytes(c, &iov, 1) < 0 ? -EIO : 0;
+	return end < cmd->data_len ? (uint32_t)end : cmd->data_len;
+}
+
+/* Sends the next R2Ts of CMD, in order, while fewer than the host's MAXR2T + 1 (and ours) are outstanding. */
+static int send_r2ts(struct conn *c, struct command *cmd)
+{
+	uint32_t limit = c->maxr2t < TARGET_R2T_OUTSTANDING - 1 ? c->maxr2t + 1 : TARGET_R2T_OUTSTANDING;
+	uint32_t chunk = r2t_bytes(c->t);
+	unsigned int slot = (unsigned int)(cmd - c->cmds);
+
+	while (cmd->requested < cmd->data_len &&
+	       (cmd->requested + chunk - 1) / chunk - cmd->received / chunk < limit) {
+		uint8_t pdu[TCP_DATA_HLEN] = {0};
+		struct iovec iov = {pdu, sizeof(pdu)};
+		uint32_t index = cmd->requested / chunk, end = r2t_end(c, cmd, index);
+
+		common_header(pdu, TCP_R2T, 0, TCP_DATA_HLEN, 0, TCP_DATA_HLEN);
+		put16(pdu + DATA_CCCID, cmd->cid);
+		put16(pdu + DATA_TTAG, (uint16_t)(slot | (index & TTAG_INDEX_MASK) << TTAG_SLOT_BITS));
+		put32(pdu + DATA_OFFSET, cmd->requested);
+		put32(pdu + DATA_LENGTH, end - cmd->requested);
+		if (send_bytes(c, &iov, 1) < 0)
+			return -EIO;
+		cmd->requested = end;
+	}
+	return 0;
+}
+
+/* An I/O command has arrived with its data buffer set up: a write is in flight, and the power may go. */
+static int io_command_arrives(struct conn *c, struct command *cmd)
+{
+	if (c->qid == 0 || cmd->sqe[SQE_OPC] == NVME_FABRICS)
+		return 0;
+	io_arrives(c, cmd);
+	if (power_command_arrives(c->t, cmd) < 0) {
+		conn_fail(c, "the power is off");
+		return -EIO;
+	}
+	return 0;
 }
 
 static int handle_capsule(struct conn *c)
@@ -205,7 +256,6 @@ static int handle_capsule(struct conn *c)
 	uint8_t sgl_type = sqe[SQE_SGL_TYPE];
 	uint16_t cid = get16(sqe + SQE_CID);
 	struct command *cmd = NULL;
-	unsigned int slot;
 
 	if (plen == TCP_CAPSULE_CMD_HLEN && pdo == 0) {
 		inline_len = 0;
@@ -219,7 +269,7 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: opcode 0x%02x before Fabrics Connect", sqe[SQE_OPC]);
 		return -EPROTO;
 	}
-	for (slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
+	for (unsigned int slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
 		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
 			conn_fail(c, "capsule: command id %u is already in flight", cid);
 			return -EPROTO;
@@ -231,13 +281,18 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
 		return -EPROTO;
 	}
-	slot = (unsigned int)(cmd - c->cmds);
 	cmd->used = true;
 	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
 	cmd->cid = cid;
 	cmd->dir = command_direction(sqe);
 	if (c->connected)
 		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
+	if (c->connected && c->qid == 0) {
+		/* any command on the admin queue restarts the keep alive timer */
+		pthread_mutex_lock(&c->t->lock);
+		c->ctrl->last_admin_us = trace_now_us();
+		pthread_mutex_unlock(&c->t->lock);
+	}
 
 	/* PRPs mean nothing over a fabric, and fused commands are not offered */
 	if ((sqe[SQE_FLAGS] & SQE_PSDT_MASK) == 0 || (sqe[SQE_FLAGS] & 0x03))
@@ -252,6 +307,8 @@ static int handle_capsule(struct conn *c)
 				  inline_len, sqe[SQE_OPC]);
 			return -EPROTO;
 		}
+		if (io_command_arrives(c, cmd) < 0)
+			return -EIO;
 		return execute(c, cmd);
 	case DIR_TO_HOST:
 		if (inline_len || sgl_type != SGL_TRANSPORT) {
@@ -265,6 +322,8 @@ static int handle_capsule(struct conn *c)
 		cmd->data = calloc(1, sgl_len ? sgl_len : 1);
 		if (!cmd->data)
 			return refuse(c, cmd, SC_INTERNAL);
+		if (io_command_arrives(c, cmd) < 0)
+			return -EIO;
 		return execute(c, cmd);
 	case DIR_TO_CTRL:
 		if (sgl_type == SGL_INCAPSULE) {
@@ -293,9 +352,13 @@ static int handle_capsule(struct conn *c)
 		if (sgl_type == SGL_INCAPSULE || sgl_len == 0) {
 			memcpy(cmd->data, c->rx + TCP_CAPSULE_CMD_HLEN, inline_len);
 			cmd->received = sgl_len;
+			if (io_command_arrives(c, cmd) < 0)
+				return -EIO;
 			return execute(c, cmd);
 		}
-		return send_r2t(c, cmd, (uint16_t)slot);
+		if (io_command_arrives(c, cmd) < 0)
+			return -EIO;
+		return send_r2ts(c, cmd);
 	}
 	return -EPROTO;
 }
@@ -305,32 +368,43 @@ static int handle_h2c_data(struct conn *c)
 	uint32_t plen = get32(c->rx + 4), pdo = c->rx[3];
 	uint16_t cccid = get16(c->rx + DATA_CCCID), ttag = get16(c->rx + DATA_TTAG);
 	uint32_t offset = get32(c->rx + DATA_OFFSET), len = get32(c->rx + DATA_LENGTH);
+	unsigned int slot = ttag & ((1u << TTAG_SLOT_BITS) - 1);
 	bool last = c->rx[1] & TCP_F_DATA_LAST;
+	uint32_t index, end;
 	struct command *cmd;
 
 	if (pdo != TCP_DATA_HLEN || plen - pdo != len || len == 0) {
 		conn_fail(c, "H2CData: data offset %u, length %u in a PDU of %u bytes", pdo, len, plen);
 		return -EPROTO;
 	}
-	if (ttag >= TARGET_QUEUE_ENTRIES || !c->cmds[ttag].used || c->cmds[ttag].cid != cccid ||
-	    c->cmds[ttag].dir != DIR_TO_CTRL || c->cmds[ttag].received >= c->cmds[ttag].data_len) {
+	if (!c->cmds[slot].used || c->cmds[slot].cid != cccid || c->cmds[slot].dir != DIR_TO_CTRL ||
+	    c->cmds[slot].received >= c->cmds[slot].requested) {
 		conn_fail(c, "H2CData: transfer tag %u, command id %u: no R2T is waiting for it", ttag, cccid);
 		return -EPROTO;
 	}
-	cmd = &c->cmds[ttag];
-	if (offset != cmd->received || len > cmd->data_len - cmd->received) {
-		conn_fail(c, "H2CData: bytes %u..%u of command %u, expected from %u of %u", offset, offset + len, cccid,
-			  cmd->received, cmd->data_len);
+	cmd = &c->cmds[slot];
+	/* in order: the data answers the oldest outstanding R2T, from where its data stopped */
+	index = cmd->received / r2t_bytes(c->t);
+	end = r2t_end(c, cmd, index);
+	if (ttag >> TTAG_SLOT_BITS != (index & TTAG_INDEX_MASK)) {
+		conn_fail(c, "H2CData: transfer tag 0x%04x of command %u, expected 0x%04x (R2T %u, bytes %u..%u)", ttag,
+			  cccid, slot | (index & TTAG_INDEX_MASK) << TTAG_SLOT_BITS, index, cmd->received, end);
 		return -EPROTO;
 	}
-	if (last != (cmd->received + len == cmd->data_len)) {
-		conn_fail(c, "H2CData: LAST_PDU %s at byte %u of %u", last ? "set" : "missing", cmd->received + len,
-			  cmd->data_len);
+	if (offset != cmd->received || len > end - cmd->received) {
+		conn_fail(c, "H2CData: bytes %u..%u of command %u, expected from %u to at most %u (R2T %u)", offset,
+			  offset + len, cccid, cmd->received, end, index);
 		return -EPROTO;
 	}
-	memcpy(cmd->data + cmd->received, c->rx + TCP_DATA_HLEN, len);
-	cmd->received += len;
-	return last ? execute(c, cmd) : 0;
+	if (last != (cmd->received + len == end)) {
+		conn_fail(c, "H2CData: LAST_PDU %s at byte %u, R2T %u ends at %u", last ? "set" : "missing",
+			  cmd->received + len, index, end);
+		return -EPROTO;
+	}
+	power_data_arrives(c->t, cmd, c->rx + TCP_DATA_HLEN, len);
+	if (cmd->received == cmd->data_len)
+		return execute(c, cmd);
+	return last ? send_r2ts(c, cmd) : 0;
 }
 
 static int handle_icreq(struct conn *c)
@@ -352,6 +426,7 @@ static int handle_icreq(struct conn *c)
 		conn_fail(c, "ICReq: host data alignment %u dwords (only 0 is offered)", c->rx[ICREQ_HPDA] + 1u);
 		return -EPROTO;
 	}
+	c->maxr2t = get32(c->rx + ICREQ_MAXR2T);
 	common_header(pdu, TCP_ICRESP, 0, TCP_ICREQ_LEN, 0, TCP_ICREQ_LEN);
 	pdu[ICRESP_CPDA] = 0;
 	pdu[ICRESP_DGST] = 0;

@@ -4,7 +4,10 @@
  * joins one), and Property Get/Set, through which a fabrics host reads CAP,
  * VS and CSTS and writes CC, as a PCIe host would read registers. The
  * controllers live in the target's list under its lock: a controller's admin
- * and I/O queues are separate connections, served by separate threads.
+ * and I/O queues are separate connections, served by separate threads. The
+ * keep alive timer is here too: a controller whose admin queue hears no
+ * command for its KATO fails, and all its connections close (as Linux's
+ * nvmet does in its keep alive work).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 #define CC_EN 0x1u
 #define CC_SHN_MASK (3u << 14)
@@ -45,6 +49,53 @@ void controller_put(struct target *t, struct controller *ctrl)
 		free(ctrl);
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+void controller_detach(struct target *t, struct conn *c)
+{
+	pthread_mutex_lock(&t->lock);
+	for (struct conn **p = &c->ctrl->conns; *p; p = &(*p)->ctrl_next) {
+		if (*p == c) {
+			*p = c->ctrl_next;
+			break;
+		}
+	}
+	c->ctrl_next = NULL;
+	pthread_mutex_unlock(&t->lock);
+}
+
+unsigned int controllers_check_keep_alive(struct target *t, uint64_t now_us)
+{
+	unsigned int next_ms = 1000;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct controller *ctrl = t->ctrls; ctrl; ctrl = ctrl->next) {
+		uint64_t idle_ms = (now_us - ctrl->last_admin_us) / 1000;
+		unsigned int n = 0;
+
+		if (!ctrl->kato_ms || ctrl->failed)
+			continue;
+		if (idle_ms < ctrl->kato_ms) {
+			/* checked again at a tenth of KATO: expiry is noticed within 1.1 x KATO (the spec allows 2 x) */
+			unsigned int step = ctrl->kato_ms / 10 ? ctrl->kato_ms / 10 : 1;
+
+			if (step < next_ms)
+				next_ms = step;
+			continue;
+		}
+		ctrl->failed = true;
+		ctrl->csts |= 1u << 1; /* CSTS.CFS */
+		for (struct conn *c = ctrl->conns; c; c = c->ctrl_next, n++) {
+			snprintf(c->killed, sizeof(c->killed), "controller %u: keep alive timeout: no admin command for "
+				 "%llu ms (KATO %u ms)", ctrl->cntlid, (unsigned long long)idle_ms, ctrl->kato_ms);
+			if (c->io.shutdown)
+				c->io.shutdown(c->io.ctx);
+		}
+		tlog(t, "controller %u: keep alive timeout (KATO %u ms, %llu ms without an admin command): it fails, "
+		     "closing its %u connections", ctrl->cntlid, ctrl->kato_ms, (unsigned long long)idle_ms, n);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return next_ms;
 }
 
 /* Connect's errors name the bad field: IATTR 1 = in the data, 0 = in the command; IPO its byte. */
@@ -93,6 +144,7 @@ static int handle_connect(struct conn *c, struct command *cmd)
 		memcpy(ctrl->hostnqn, hostnqn, sizeof(ctrl->hostnqn));
 		memcpy(ctrl->hostid, d, 16);
 		ctrl->kato_ms = get32(cmd->sqe + CONNECT_KATO);
+		ctrl->last_admin_us = trace_now_us();
 		ctrl->write_cache = t->cfg.vwc;
 		ctrl->next = t->ctrls;
 		t->ctrls = ctrl;
@@ -105,12 +157,14 @@ static int handle_connect(struct conn *c, struct command *cmd)
 			pthread_mutex_unlock(&t->lock);
 			return invalid_param(cmd, true, 16);
 		}
-		if (!(ctrl->csts & CSTS_RDY) || qid > ctrl->io_queues + 1u) {
+		if (!(ctrl->csts & CSTS_RDY) || ctrl->failed || qid > ctrl->io_queues + 1u) {
 			pthread_mutex_unlock(&t->lock);
 			return invalid_param(cmd, false, CONNECT_QID);
 		}
 		ctrl->refs++;
 	}
+	c->ctrl_next = ctrl->conns;
+	ctrl->conns = c;
 	pthread_mutex_unlock(&t->lock);
 
 	c->ctrl = ctrl;

@@ -217,16 +217,24 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+bool fdp_directive_accepted(const struct target *t, const uint8_t *sqe)
+{
+	unsigned int dtype = get32(sqe + SQE_CDW12) >> 20 & 0xf;
+
+	/* no directive (the controller's choice, handle 0), or data placement with FDP on */
+	return dtype == 0 || (dtype == DTYPE_DATA_PLACEMENT && t->cfg.fdp_handles);
+}
+
 int fdp_write_placement(struct target *t, uint32_t nsid, const uint8_t *sqe, unsigned int *ret_handle)
 {
 	unsigned int dtype = get32(sqe + SQE_CDW12) >> 20 & 0xf;
 	uint16_t pid = get16(sqe + SQE_CDW13 + 2);
 
 	*ret_handle = 0;
-	if (dtype == 0)
-		return SC_SUCCESS; /* no directive: the controller's choice, handle 0 */
-	if (dtype != DTYPE_DATA_PLACEMENT || !t->cfg.fdp_handles)
+	if (!fdp_directive_accepted(t, sqe))
 		return SC_INVALID_FIELD; /* a directive this target does not offer, or FDP off */
+	if (dtype == 0)
+		return SC_SUCCESS;
 	if (pid < t->cfg.fdp_handles) {
 		*ret_handle = pid;
 		return SC_SUCCESS;

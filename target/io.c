@@ -3,7 +3,9 @@
  * NVM commands on a namespace's backing file: Read, Write (FUA honoured),
  * Flush, Write Zeroes and Dataset Management (deallocate punches a hole).
  * With a volatile write cache on, writes go to the cache (power.c) and
- * reads see it; anything that must be durable flushes it first.
+ * reads see it; anything that must be durable flushes it first. A write is
+ * in flight (power.c) from its capsule's arrival until it is applied, so a
+ * power cut meanwhile decides what it leaves.
  * Every field a host sent is checked (namespace, range, transfer length,
  * a Write's directive, every DSM range) before the first byte of the file is
  * touched, so a command that fails leaves the file as it was. With FDP on,
@@ -98,6 +100,53 @@ static void count(struct target *t, bool write, uint64_t bytes)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* The checks a write passes before it may be in flight; the same ones read_write() makes. */
+static bool write_checks(const struct target *t, const struct target_namespace *ns, const struct command *cmd)
+{
+	uint64_t offset, len;
+
+	return lba_range(t, ns, cmd, &offset, &len) == SC_SUCCESS && len == cmd->data_len &&
+	       fdp_directive_accepted(t, cmd->sqe);
+}
+
+void io_arrives(struct conn *c, struct command *cmd)
+{
+	struct target_namespace *ns = target_namespace(c->t, get32(cmd->sqe + SQE_NSID));
+
+	if (cmd->sqe[SQE_OPC] != IO_WRITE || !ns || !write_checks(c->t, ns, cmd))
+		return; /* it fails its checks before it touches the medium: nothing for a cut to decide */
+	power_inflight_add(c->t, cmd, (unsigned int)(ns - c->t->ns), get64(cmd->sqe + SQE_CDW10),
+			   (uint32_t)get16(cmd->sqe + SQE_CDW12) + 1);
+}
+
+/* A write in flight applied: to the cache (acknowledged from it) or to the file, durable by O_DSYNC or FUA. */
+static int apply_write(struct conn *c, struct target_namespace *ns, struct command *cmd, bool fua,
+		       unsigned int handle)
+{
+	struct target *t = c->t;
+	bool to_cache = t->cfg.vwc && !fua && write_cache_on(c);
+	int r;
+
+	if (!cmd->inflight) {
+		/* io_arrives() makes the same checks, so this is a guard: in flight from now */
+		power_inflight_add(t, cmd, (unsigned int)(ns - t->ns), get64(cmd->sqe + SQE_CDW10),
+				   (uint32_t)get16(cmd->sqe + SQE_CDW12) + 1);
+	}
+	/* durable now: what the cache holds goes first, so no older write can land over this one */
+	if (t->cfg.vwc && !to_cache && cache_flush(t) < 0)
+		return SC_WRITE_FAULT;
+	r = power_apply_write(t, cmd, to_cache, fua ? WLOG_FUA : 0);
+	if (r == -ESHUTDOWN) {
+		conn_fail(c, "the power is off");
+		return r;
+	}
+	if (r < 0)
+		return SC_WRITE_FAULT;
+	count(t, true, cmd->data_len);
+	fdp_count_write(t, handle, cmd->data_len);
+	return to_cache ? SC_SUCCESS : settle(c, ns, fua);
+}
+
 static int read_write(struct conn *c, struct target_namespace *ns, struct command *cmd, bool write)
 {
 	bool fua = get32(cmd->sqe + SQE_CDW12) & RW_FUA;
@@ -112,40 +161,22 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 	if (write && (status = fdp_write_placement(c->t, get32(cmd->sqe + SQE_NSID), cmd->sqe, &handle)))
 		return status;
 	if (write)
-		wlog_append(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data,
-			    fua ? WLOG_FUA : 0);
-	if (write && c->t->cfg.vwc) {
-		if (!fua && write_cache_on(c)) {
-			/* acknowledged now, on the medium when flushed, written back, or the power cut decides */
-			if (cache_write(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size),
-					cmd->data) < 0)
-				return SC_WRITE_FAULT;
-			count(c->t, true, len);
-			fdp_count_write(c->t, handle, len);
-			return SC_SUCCESS;
-		}
-		/* durable now: what the cache holds goes first, so no older write can land over this one */
-		if (cache_flush(c->t) < 0)
-			return SC_WRITE_FAULT;
-	}
+		return apply_write(c, ns, cmd, fua, handle);
 	while (done < len) {
-		ssize_t n = write ? pwrite(ns->fd, cmd->data + done, len - done, (off_t)(offset + done))
-				  : pread(ns->fd, cmd->data + done, len - done, (off_t)(offset + done));
+		ssize_t n = pread(ns->fd, cmd->data + done, len - done, (off_t)(offset + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (n == 0 && write))
-			return write ? SC_WRITE_FAULT : SC_READ_ERROR;
+		if (n < 0)
+			return SC_READ_ERROR;
 		if (n == 0)
 			break; /* past the file's end (it shrank): the buffer's zeros stand */
 		done += (uint64_t)n;
 	}
-	if (!write && c->t->cfg.vwc)
+	if (c->t->cfg.vwc)
 		cache_overlay(c->t, index, offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size), cmd->data);
-	count(c->t, write, len);
-	if (write)
-		fdp_count_write(c->t, handle, len);
-	return write ? settle(c, ns, fua) : SC_SUCCESS;
+	count(c->t, false, len);
+	return SC_SUCCESS;
 }
 
 static int zero_range(const struct target_namespace *ns, uint64_t offset, uint64_t len)
@@ -222,8 +253,10 @@ static int flush(struct conn *c, uint32_t nsid)
 
 	if (nsid != 0xffffffff && !target_namespace(t, nsid))
 		return SC_INVALID_NS;
-	if (nsid == 0xffffffff || nsid == 1)
-		wlog_append(t, 0, 0, 0, NULL, WLOG_FLUSH);
+	/* each namespace's log has the flushes it received */
+	for (unsigned int i = 0; i < t->n_ns; i++)
+		if (nsid == 0xffffffff || nsid == i + 1)
+			wlog_append(t, i, 0, 0, NULL, WLOG_FLUSH);
 	if (t->cfg.vwc && cache_flush(t) < 0)
 		return SC_WRITE_FAULT;
 	if (nsid == 0xffffffff) {
@@ -242,10 +275,6 @@ int io_execute(struct conn *c, struct command *cmd)
 	uint64_t submitted;
 	int status;
 
-	if (!power_command_arrives(c->t)) {
-		conn_fail(c, "the power is off");
-		return -EIO;
-	}
 	submitted = c->t->trace ? trace_now_us() : 0;
 	status = execute_command(c, cmd);
 	if (c->t->trace)

@@ -41,6 +41,7 @@ static void usage(FILE *f)
 		"  --listen ADDR:PORT        where to listen (default " DEFAULT_LISTEN "; [ADDR]:PORT for IPv6)\n"
 		"  --lba-size 512|4096       logical block size (default 4096)\n"
 		"  --mdts N                  largest transfer 2^N x 4 KiB, N 1..8 (default 5: 128 KiB)\n"
+		"  --max-r2t-bytes BYTES     the most one R2T asks for, 4K..1M in 4K steps (default 128K)\n"
 		"  --volatile-write-cache on|off  a volatile write cache (default off: writes are durable when done)\n"
 		"  --nawun BYTES, --nawupf BYTES, --nabsn BYTES, --nabspf BYTES, --nabo BYTES\n"
 		"                            the namespaces' atomic promise (sets NSFEAT bit 1)\n"
@@ -49,14 +50,15 @@ static void usage(FILE *f)
 		"  --fdp N                   Flexible Data Placement with N placement handles, 1..16 (default off)\n"
 		"  --placement-use H=USE[,H=USE...]  what handle H is for: data, metadata, journal, background\n"
 		"                            or unspecified (the default), in the Linux cloud extension\n"
-		"Power cuts (with a volatile write cache; SIGUSR1 cuts the power now):\n"
+		"Power cuts (cached and in-flight writes; SIGUSR1 cuts the power now):\n"
 		"  --cache-size BYTES        the cache's size (default 64M): past it the oldest write goes to the file\n"
-		"  --cut-after N             cut the power when I/O command N + 1 arrives\n"
-		"  --seed N                  decides what each cached write leaves at the cut (default 1)\n"
+		"  --cut-after N             cut the power when I/O command N + 1 arrives (a write: while its data does)\n"
+		"  --seed N                  decides what each cached or in-flight write leaves at the cut (default 1)\n"
 		"  --liar                    advertise the promise and tear covered writes anyway\n"
-		"  --power-report FILE       a new file: each cached write's fate at the cut\n"
+		"  --power-report FILE       a new file: each cached or in-flight write's fate at the cut\n"
 		"What it received:\n"
-		"  --write-log FILE          a new file: namespace 1's writes, flushes and discards (dm-log-writes)\n"
+		"  --write-log FILE          new files: each namespace's writes, flushes and discards (dm-log-writes);\n"
+		"                            %%n in FILE is the namespace ID (needed with several namespaces)\n"
 		"  --trace FILE              a new file: each I/O command's fields, hints and times\n"
 		"  -q, --quiet               no log lines\n"
 		"  -h, --help, --version\n");
@@ -79,6 +81,27 @@ static int parse_bytes(const char *s, uint32_t *ret)
 	if (*end || v > UINT32_MAX)
 		return -EINVAL;
 	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* The write log's name: a pattern with %n (and %% for a %), a name per namespace when there are several. */
+static int wlog_path_check(const char *pattern, unsigned int n_ns)
+{
+	char one[4096], two[4096];
+	int r = wlog_name(pattern, 1, one, sizeof(one));
+
+	if (r == 0)
+		r = wlog_name(pattern, 2, two, sizeof(two));
+	if (r < 0) {
+		fprintf(stderr, "lcloud-target: --write-log %s: %s\n", pattern,
+			r == -EINVAL ? "a %% is followed by n (the namespace ID) or %%" : strerror(-r));
+		return r;
+	}
+	if (n_ns > 1 && strcmp(one, two) == 0) {
+		fprintf(stderr, "lcloud-target: --write-log %s: with %u namespaces the name needs %%n, the namespace ID\n",
+			pattern, n_ns);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -215,6 +238,7 @@ static void release_all(struct target *t, struct lcloud_ctx *ctx)
 		lcloud_queue_free(t->ns[i].queue);
 	}
 	t->n_ns = 0;
+	wlog_close(t);
 	lcloud_ctx_free(ctx);
 }
 
@@ -243,7 +267,7 @@ int main(int argc, char **argv)
 {
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
 	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_FDP,
-	       O_PLACEMENT_USE, O_VERSION };
+	       O_PLACEMENT_USE, O_VERSION, O_MAX_R2T };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -272,6 +296,7 @@ int main(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
+		{"max-r2t-bytes", required_argument, NULL, O_MAX_R2T},
 		{0},
 	};
 	static struct target t;
@@ -289,6 +314,7 @@ int main(int argc, char **argv)
 	cfg->mdts = 5;
 	cfg->cache_bytes = 64u << 20;
 	cfg->seed = 1;
+	cfg->max_r2t_bytes = TARGET_MAX_R2T_BYTES;
 	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		uint32_t v = 0;
 		int bad = 0;
@@ -374,6 +400,10 @@ int main(int argc, char **argv)
 		case O_VERSION:
 			printf("lcloud-target %s\n", LCLOUD_VERSION);
 			return 0;
+		case O_MAX_R2T:
+			bad = parse_bytes(optarg, &cfg->max_r2t_bytes) || cfg->max_r2t_bytes % 4096 ||
+			      cfg->max_r2t_bytes == 0 || cfg->max_r2t_bytes > (1u << 20);
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -403,9 +433,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lcloud-target: --listen %s: ADDR:PORT or [ADDR]:PORT, numeric\n", listen_arg);
 		return 2;
 	}
-	if ((cfg->cut_after || cfg->liar || cfg->report_path[0]) && !cfg->vwc)
-		fprintf(stderr, "lcloud-target: without --volatile-write-cache on every write is durable when it "
-			"completes: a power cut leaves nothing to decide\n");
+	if (wlog_path && wlog_path_check(wlog_path, n_paths) < 0)
+		return 2;
 	pthread_mutex_init(&t.lock, NULL);
 	pthread_mutex_init(&t.cache_lock, NULL);
 	pthread_mutex_init(&t.wlog_lock, NULL);
@@ -428,9 +457,14 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < n_paths; i++)
 		if (open_namespace(&t, ctx, ns_paths[i]) < 0)
 			goto fail;
-	if (wlog_path && (r = wlog_open(&t, wlog_path)) < 0) {
-		fprintf(stderr, "lcloud-target: --write-log %s: %s (it must be a new file)\n", wlog_path, strerror(-r));
-		goto fail;
+	for (unsigned int i = 0; wlog_path && i < t.n_ns; i++) {
+		char path[4096];
+
+		r = wlog_name(wlog_path, i + 1, path, sizeof(path));
+		if (r < 0 || (r = wlog_open(&t, i, path)) < 0) {
+			fprintf(stderr, "lcloud-target: --write-log %s: %s (it must be a new file)\n", path, strerror(-r));
+			goto fail;
+		}
 	}
 	if (trace_path && (r = trace_open(&t, trace_path)) < 0) {
 		fprintf(stderr, "lcloud-target: --trace %s: %s (it must be a new file)\n", trace_path, strerror(-r));

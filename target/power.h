@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The volatile write cache and the power cut (see power.c).
+ * The volatile write cache, the writes in flight, and the power cut (see
+ * power.c).
  */
 #ifndef LCLOUD_TARGET_POWER_H
 #define LCLOUD_TARGET_POWER_H
@@ -10,6 +11,7 @@
 
 struct target;
 struct target_namespace;
+struct command;
 
 /* A write the cache holds: acknowledged, not yet on the backing file. */
 struct pending_write {
@@ -31,11 +33,31 @@ int cache_flush(struct target *t);
 uint64_t cache_bytes(struct target *t);
 
 /*
- * Counts one I/O command; false when the power is off or the cut after N
- * commands falls on this one (it is then in flight, never completed).
+ * A write in flight: its capsule arrived, its data is arriving or complete,
+ * and it is not yet applied (to the cache or the file). CMD must stay put
+ * until power_inflight_remove() or power_apply_write().
  */
-bool power_command_arrives(struct target *t);
-/* Cuts the power: decides each cached write's fate, writes the report, and ends the process. */
+void power_inflight_add(struct target *t, struct command *cmd, unsigned int ns, uint64_t slba, uint32_t nlb);
+/* Takes CMD off the list (its connection closed, or it failed its checks). NULL-safe, idempotent. */
+void power_inflight_remove(struct target *t, struct command *cmd);
+/* Copies LEN bytes of CMD's data to its buffer at cmd->received, as the cut sees it; may cut the power. */
+void power_data_arrives(struct target *t, struct command *cmd, const uint8_t *src, uint32_t len);
+/*
+ * Applies a write in flight: to the cache (TO_CACHE) or the file, with its
+ * write log entry (WLOG_FLAGS), and takes it off the list, at one moment a
+ * cut cannot split. -ESHUTDOWN when the power is off (the write is the cut's
+ * to decide, never completed); another -errno if the medium failed.
+ */
+int power_apply_write(struct target *t, struct command *cmd, bool to_cache, uint32_t wlog_flags);
+
+/*
+ * Counts one I/O command on its arrival (its capsule, before any R2T).
+ * -ESHUTDOWN when the power is off. When the cut after N commands falls on it, the power
+ * goes now, or, for a write whose data is still to come, once a seeded part
+ * of that data has arrived: the write is then in flight and never completed.
+ */
+int power_command_arrives(struct target *t, struct command *cmd);
+/* Cuts the power: decides each cached write's and each write in flight's fate, writes the report, and ends the process. */
 void power_cut(struct target *t, const char *why) __attribute__((noreturn));
 
 #endif

@@ -3,7 +3,9 @@
  * The listening socket and a thread per connection: the simplest correct
  * shape, since each NVMe/TCP queue is its own connection and a queue's
  * commands are served in order. A thread reads, feeds its connection and
- * closes it when the connection says so, with the reason in the log.
+ * closes it when the connection says so, with the reason in the log. One
+ * more thread runs the keep alive timer, which ends a failed controller's
+ * connections by shutting their sockets down under their threads' feet.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -14,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server.h"
 #include "target.h"
+#include "write_log.h"
 
 struct worker {
 	struct target *t;
@@ -57,10 +61,30 @@ static int socket_send(void *ctx, const struct iovec *iov, int iovcnt)
 	return 0;
 }
 
+static void socket_shutdown(void *ctx)
+{
+	/* the reading thread sees the end of the stream and closes: the fd stays its to close */
+	shutdown(*(int *)ctx, SHUT_RDWR);
+}
+
+/* The closing line: the reason another thread gave (the keep alive timer), else READ's. */
+static void log_close(struct worker *w, struct conn *c, const char *why)
+{
+	char killed[sizeof(c->killed)];
+
+	pthread_mutex_lock(&w->t->lock);
+	memcpy(killed, c->killed, sizeof(killed));
+	pthread_mutex_unlock(&w->t->lock);
+	if (killed[0])
+		tlog(w->t, "conn %u: closing: %s", w->id, killed);
+	else
+		tlog(w->t, "conn %u: %s", w->id, why);
+}
+
 static void *serve(void *arg)
 {
 	struct worker *w = arg;
-	struct conn_io io = {socket_send, &w->fd};
+	struct conn_io io = {socket_send, socket_shutdown, &w->fd};
 	struct conn *c = malloc(sizeof(*c));
 	uint8_t buf[65536];
 
@@ -74,7 +98,10 @@ static void *serve(void *arg)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			tlog(w->t, "conn %u: closed by the host%s%s", w->id, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			char why[160];
+
+			snprintf(why, sizeof(why), "closed by the host%s%s", n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			log_close(w, c, why);
 			break;
 		}
 		if (conn_feed(c, buf, (size_t)n) < 0) {
@@ -122,9 +149,31 @@ int server_listen(struct target *t, const char *host, const char *port, char *re
 	return fd;
 }
 
+/* The keep alive timer: wakes as often as the shortest KATO needs. */
+static void *keep_alive_timer(void *arg)
+{
+	struct target *t = arg;
+
+	for (;;) {
+		unsigned int ms = controllers_check_keep_alive(t, trace_now_us());
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
 int server_run(struct target *t, int listen_fd)
 {
 	unsigned int next_id = 1;
+	pthread_t timer;
+
+	if (pthread_create(&timer, NULL, keep_alive_timer, t) != 0) {
+		tlog(t, "no thread for the keep alive timer");
+		return -EAGAIN;
+	}
+	pthread_detach(timer);
 
 	for (;;) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC), one = 1;

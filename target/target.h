@@ -22,6 +22,8 @@
 #define TARGET_ADMIN_INLINE 8192      /* in-capsule data on the admin queue (Linux sends up to 8 KiB) */
 #define TARGET_IO_INLINE 8192         /* in-capsule data on I/O queues: IOCCSZ = (64 + this) / 16 */
 #define TARGET_MAX_H2C_DATA 65536     /* ICResp MAXH2CDATA: the largest H2CData PDU a host may send */
+#define TARGET_MAX_R2T_BYTES 131072   /* the default largest R2T: a larger write's data is asked for in pieces */
+#define TARGET_R2T_OUTSTANDING 4      /* R2Ts in flight per command, if the host's MAXR2T allows as many */
 #define TARGET_MAX_IO_QUEUES 64
 #define TARGET_NQN_MAX 223
 #define TARGET_FDP_MAX_HANDLES 16     /* the Linux cloud extension describes at most 16 */
@@ -57,6 +59,7 @@ struct target_config {
 	/* Flexible Data Placement (fdp.c): 0 off, else the placement handles offered */
 	unsigned int fdp_handles;
 	uint8_t placement_use[TARGET_FDP_MAX_HANDLES]; /* what each handle is for (nvme_lcloud_ext.h) */
+	uint32_t max_r2t_bytes; /* the most one R2T asks for */
 };
 
 /* An FDP event as the events log (0x23) reports it. */
@@ -65,6 +68,13 @@ struct fdp_event {
 	uint16_t pid;
 	uint32_t nsid;
 	uint64_t timestamp_ms;
+};
+
+/* One namespace's write log (write_log.c): under wlog_lock. */
+struct target_wlog {
+	bool active;
+	int fd;
+	uint64_t end, entries;
 };
 
 struct target {
@@ -86,11 +96,12 @@ struct target {
 	struct pending_write *cache_head, *cache_tail;
 	uint64_t cache_held, cache_seq, commands;
 	bool powered_off;
-	/* the write log of namespace 1 and the command trace (write_log.c): under wlog_lock */
+	/* the writes in flight, oldest first (power.c): under cache_lock too */
+	struct command *inflight_head, *inflight_tail;
+	uint64_t inflight_seq;
+	/* each namespace's write log and the command trace (write_log.c): under wlog_lock */
 	pthread_mutex_t wlog_lock;
-	bool wlog_active;
-	int wlog_fd;
-	uint64_t wlog_end, wlog_entries;
+	struct target_wlog wlog[TARGET_MAX_NAMESPACES];
 	FILE *trace;
 	uint64_t trace_seq, started_us;
 };
@@ -104,7 +115,10 @@ struct controller {
 	char hostnqn[257];
 	uint8_t hostid[16];
 	uint32_t cc, csts;
-	uint32_t kato_ms;
+	uint32_t kato_ms;    /* 0: no keep alive timer */
+	uint64_t last_admin_us; /* when the admin queue last received a command (the keep alive timer) */
+	bool failed;         /* the keep alive timer expired: its connections are closing */
+	struct conn *conns;  /* its admin and I/O connections, by conn->ctrl_next */
 	uint32_t aec;        /* asynchronous event configuration */
 	uint16_t io_queues;  /* granted, zero-based, for submission and completion */
 	bool write_cache;    /* volatile write cache enabled (Set Features 0x06) */
@@ -114,6 +128,8 @@ struct controller {
 struct conn_io {
 	/* Sends every byte of IOV or fails with -errno. */
 	int (*send)(void *ctx, const struct iovec *iov, int iovcnt);
+	/* Ends the connection from another thread (the keep alive timer); NULL: it cannot be. */
+	void (*shutdown)(void *ctx);
 	void *ctx;
 };
 
@@ -127,8 +143,18 @@ struct command {
 	enum cmd_dir dir;
 	uint8_t *data;        /* DATA_LEN bytes: what the host sent, or what goes back */
 	uint32_t data_len;
-	uint32_t received;    /* H2CData bytes so far, in order */
+	uint32_t received;    /* H2CData bytes so far, in order (under cache_lock while in flight) */
+	uint32_t requested;   /* bytes the R2Ts sent so far ask for */
 	uint32_t result0, result1; /* completion dwords 0 and 1 */
+	/* a write in flight (power.c): on t->inflight_* under cache_lock */
+	bool inflight;
+	struct command *inflight_prev, *inflight_next;
+	uint64_t inflight_seq;
+	unsigned int ns_index;
+	uint64_t slba;
+	uint32_t nlb;
+	bool cut_pending;     /* the cut after N commands fell on it: the power goes once CUT_AT bytes arrived */
+	uint32_t cut_at;
 };
 
 struct conn {
@@ -139,14 +165,17 @@ struct conn {
 	uint16_t qid;
 	bool connected;           /* Fabrics Connect succeeded */
 	bool sqflow_disabled;     /* the host asked for no SQ flow control: C2HData may carry SUCCESS */
+	uint32_t maxr2t;          /* ICReq MAXR2T: R2Ts a command may have outstanding, zero-based */
 	uint16_t sqsize;          /* zero-based */
 	uint16_t sqhd;
 	struct controller *ctrl;
+	struct conn *ctrl_next;   /* in ctrl->conns, under t->lock */
 	/* the PDU being received */
 	uint8_t *rx;
 	uint32_t rx_len, rx_need, rx_cap;
 	struct command cmds[TARGET_QUEUE_ENTRIES];
 	char reason[160];         /* why the connection closes */
+	char killed[160];         /* why another thread closed it (under t->lock); empty if none did */
 };
 
 /* conn.c */
@@ -162,6 +191,14 @@ void conn_fail(struct conn *c, const char *fmt, ...) __attribute__((format(print
 /* fabrics.c: Connect, Property Get/Set, the controller list */
 int fabrics_execute(struct conn *c, struct command *cmd);
 void controller_put(struct target *t, struct controller *ctrl);
+/* The connection leaves its controller's list (before controller_put). */
+void controller_detach(struct target *t, struct conn *c);
+/*
+ * The keep alive timer: fails every controller whose admin queue has had no
+ * command for its KATO, closing its connections with a logged reason.
+ * Returns the milliseconds until the next check is worth making.
+ */
+unsigned int controllers_check_keep_alive(struct target *t, uint64_t now_us);
 
 /* admin.c */
 int admin_execute(struct conn *c, struct command *cmd);
@@ -175,11 +212,15 @@ int fdp_log_page(struct target *t, uint8_t lid, uint8_t lsp, uint16_t lsi, uint8
 		 size_t *ret_len);
 int fdp_features(struct target *t, bool set, uint32_t cdw11, uint32_t cdw12, uint32_t *ret_result0);
 int fdp_io_management(struct target *t, struct command *cmd);
+/* A Write's directive is one this target takes (none, or data placement with FDP on): no side effects. */
+bool fdp_directive_accepted(const struct target *t, const uint8_t *sqe);
 /* Checks a Write's directive (CDW12 DTYPE, CDW13 DSPEC): a status, and the handle it is placed on. */
 int fdp_write_placement(struct target *t, uint32_t nsid, const uint8_t *sqe, unsigned int *ret_handle);
 void fdp_count_write(struct target *t, unsigned int handle, uint64_t bytes);
 
 /* io.c */
+/* An I/O command's capsule arrived, its data buffer set up: a write joins the writes in flight. */
+void io_arrives(struct conn *c, struct command *cmd);
 int io_execute(struct conn *c, struct command *cmd);
 /* The namespace NSID names, or NULL. */
 struct target_namespace *target_namespace(struct target *t, uint32_t nsid);

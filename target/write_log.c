@@ -4,10 +4,13 @@
  * dm-log-writes format lcloudctl replay reads (lib/lab/writelog.h): a super
  * block, then per write an entry sector and its data, with the log's sector
  * the namespace's logical block; Flush is a FLUSH entry, FUA a flag, Dataset
- * Management deallocate a DISCARD, Write Zeroes a write of zeros. Entries go
- * in the order commands were accepted, before they are acknowledged, and the
- * super block's count is kept current, so a cut leaves a whole log. Only
- * namespace 1 is logged: a log is one device's.
+ * Management deallocate a DISCARD, Write Zeroes a write of zeros. A write's
+ * entry goes in as it is applied (power.c), before it is acknowledged, and
+ * the super block's count is kept current, so a cut leaves a whole log; a
+ * write in flight at a cut is logged if the cut lands any of it. A log is one
+ * device's, as dm-log-writes keeps it: each namespace has its own, named by
+ * a pattern whose %n is the namespace ID, and holds the commands that
+ * namespace received (a Flush of all namespaces is in every log).
  *
  * The trace is a line per I/O command with what a device could act on:
  * opcode, namespace, LBA range, FUA, Limited Retry, the DSM hint bits
@@ -37,20 +40,45 @@ static int create_new(const char *path)
 	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-static void put_super(struct target *t)
+static void put_super(struct target *t, struct target_wlog *log)
 {
 	uint8_t super[28] = {0};
 
 	put64(super, WLOG_MAGIC);
 	put64(super + 8, 1);
-	put64(super + 16, t->wlog_entries);
+	put64(super + 16, log->entries);
 	put32(super + 24, t->cfg.lba_size);
-	if (pwrite(t->wlog_fd, super, sizeof(super), 0) != (ssize_t)sizeof(super))
+	if (pwrite(log->fd, super, sizeof(super), 0) != (ssize_t)sizeof(super))
 		tlog(t, "write log: the super block: %s", strerror(errno));
 }
 
-int wlog_open(struct target *t, const char *path)
+int wlog_name(const char *pattern, unsigned int nsid, char *buf, size_t len)
 {
+	size_t used = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		int n;
+
+		if (*p != '%')
+			n = snprintf(buf + used, len - used, "%c", *p);
+		else if (p[1] == 'n')
+			n = snprintf(buf + used, len - used, "%u", nsid), p++;
+		else if (p[1] == '%')
+			n = snprintf(buf + used, len - used, "%%"), p++;
+		else
+			return -EINVAL;
+		if (n < 0 || (size_t)n >= len - used)
+			return -ENAMETOOLONG;
+		used += (size_t)n;
+	}
+	if (len)
+		buf[used] = '\0';
+	return used ? 0 : -EINVAL;
+}
+
+int wlog_open(struct target *t, unsigned int ns, const char *path)
+{
+	struct target_wlog *log = &t->wlog[ns];
 	uint8_t *zero = calloc(1, t->cfg.lba_size);
 	int fd = create_new(path);
 
@@ -62,17 +90,27 @@ int wlog_open(struct target *t, const char *path)
 		free(zero);
 		return r;
 	}
-	t->wlog_fd = fd;
-	t->wlog_active = true;
+	log->fd = fd;
+	log->active = true;
 	/* sector 0 holds the super block, padded to a whole log sector */
 	if (pwrite(fd, zero, t->cfg.lba_size, 0) != (ssize_t)t->cfg.lba_size) {
 		free(zero);
 		return -errno;
 	}
 	free(zero);
-	t->wlog_end = t->cfg.lba_size;
-	put_super(t);
+	log->end = t->cfg.lba_size;
+	put_super(t, log);
 	return 0;
+}
+
+void wlog_close(struct target *t)
+{
+	for (unsigned int i = 0; i < TARGET_MAX_NAMESPACES; i++) {
+		if (!t->wlog[i].active)
+			continue;
+		close(t->wlog[i].fd);
+		t->wlog[i].active = false;
+	}
 }
 
 void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb, const uint8_t *data,
@@ -81,9 +119,10 @@ void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb,
 	uint32_t lba = t->cfg.lba_size;
 	bool has_data = !(flags & (WLOG_FLUSH | WLOG_DISCARD));
 	uint64_t data_len = has_data ? (uint64_t)nlb * lba : 0;
+	struct target_wlog *log = ns < TARGET_MAX_NAMESPACES ? &t->wlog[ns] : NULL;
 	uint8_t *entry;
 
-	if (!t->wlog_active || ns != 0)
+	if (!log || !log->active)
 		return;
 	entry = calloc(1, lba + data_len);
 	if (!entry) {
@@ -97,10 +136,10 @@ void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb,
 	if (has_data && data)
 		memcpy(entry + lba, data, data_len);
 	pthread_mutex_lock(&t->wlog_lock);
-	if (pwrite(t->wlog_fd, entry, lba + data_len, (off_t)t->wlog_end) == (ssize_t)(lba + data_len)) {
-		t->wlog_end += lba + data_len;
-		t->wlog_entries++;
-		put_super(t);
+	if (pwrite(log->fd, entry, lba + data_len, (off_t)log->end) == (ssize_t)(lba + data_len)) {
+		log->end += lba + data_len;
+		log->entries++;
+		put_super(t, log);
 	} else {
 		tlog(t, "write log: %s: an entry is missing", strerror(errno));
 	}
@@ -110,11 +149,13 @@ void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb,
 
 void wlog_sync(struct target *t)
 {
-	if (!t->wlog_active)
-		return;
 	pthread_mutex_lock(&t->wlog_lock);
-	put_super(t);
-	fdatasync(t->wlog_fd);
+	for (unsigned int i = 0; i < TARGET_MAX_NAMESPACES; i++) {
+		if (!t->wlog[i].active)
+			continue;
+		put_super(t, &t->wlog[i]);
+		fdatasync(t->wlog[i].fd);
+	}
 	pthread_mutex_unlock(&t->wlog_lock);
 }
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The target's record of what it received (see write_log.c): a write log in
- * the dm-log-writes format for namespace 1, and a trace of every I/O command
+ * the dm-log-writes format per namespace, and a trace of every I/O command
  * with the hints it carried.
  */
 #ifndef LCLOUD_TARGET_WRITE_LOG_H
 #define LCLOUD_TARGET_WRITE_LOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct target;
@@ -15,8 +16,12 @@ struct target;
 #define WLOG_FUA 0x2u
 #define WLOG_DISCARD 0x4u
 
-/* Creates PATH (a new file) and writes an empty log's super block. 0 or -errno. */
-int wlog_open(struct target *t, const char *path);
+/* PATTERN with %n the namespace ID NSID (%% a %) in BUF. 0, -EINVAL for another %, or -ENAMETOOLONG. */
+int wlog_name(const char *pattern, unsigned int nsid, char *buf, size_t len);
+/* Creates PATH (a new file) as namespace index NS's log and writes an empty log's super block. 0 or -errno. */
+int wlog_open(struct target *t, unsigned int ns, const char *path);
+/* Closes every log. */
+void wlog_close(struct target *t);
 /* One entry: NLB blocks at SLBA of namespace index NS (DATA NULL: zeros; none for a flush or discard). */
 void wlog_append(struct target *t, unsigned int ns, uint64_t slba, uint32_t nlb, const uint8_t *data,
 		 uint32_t flags);

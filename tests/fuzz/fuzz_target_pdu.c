@@ -8,12 +8,17 @@
  *           bit 2 the connection starts as I/O queue 1 of controller 1 (else
  *           from nothing: the input's own ICReq), bit 3 that queue has no SQ
  *           flow control (C2HData carries SUCCESS), bit 4 FDP with 4
- *           placement handles (its logs, feature, I/O Management, DTYPE 2);
+ *           placement handles (its logs, feature, I/O Management, DTYPE 2),
+ *           bit 5 R2Ts of at most 8 KiB (a write's data asked for in
+ *           several, as many outstanding as the input's own ICReq's MAXR2T
+ *           allows);
  *   byte 1: the size of the pieces the rest arrives in (0: all at once);
  *   the rest: the bytes the host sends.
  * Every PDU the target sends back is checked for its own framing (length as
  * the header says), and the namespace is a 256 KiB memfd; with the write
- * cache on, writes go through the power model's cache (never cut here).
+ * cache on, writes go through the power model's cache (never cut here), and
+ * every write in flight must have left the power model's list when its
+ * connection closed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +113,7 @@ static void admin_setup(struct conn *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ns_fd = -1;
-	struct conn_io io = {check_send, NULL};
+	struct conn_io io = {check_send, NULL, NULL}; /* no shutdown: nothing closes it from outside */
 	struct conn admin, c;
 	size_t piece;
 
@@ -135,6 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t.cfg.lba_size = data[0] & 1 ? 512 : 4096;
 	t.cfg.vwc = data[0] & 2;
 	t.cfg.fdp_handles = data[0] & 16 ? 4 : 0;
+	t.cfg.max_r2t_bytes = data[0] & 32 ? 8192 : 0;
 	t.ns[0].blocks = NS_BYTES / t.cfg.lba_size;
 	t.next_cntlid = 1;
 	piece = data[1] ? data[1] : size;
@@ -158,5 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cache_flush(&t); /* the next input starts with an empty cache */
 	if (t.ctrls)
 		abort(); /* every controller goes with its last connection */
+	if (t.inflight_head || t.inflight_tail)
+		abort(); /* an aborted write never stays in flight */
 	return 0;
 }

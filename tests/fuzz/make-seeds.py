@@ -263,6 +263,9 @@ def seeds_target_pdu():
               + tcp_capsule(0x12, 7, (1, 3), nsid=1, via_r2t=16))
     yield bytes([0x14, 0]) + fdp_io
     yield bytes([0x04, 0]) + fdp_io
+    # 8 KiB R2Ts (byte 0 bit 5): the 128 KiB write's data answers sixteen, each tag its slot and R2T number
+    pieces = b''.join(tcp_h2c(3, k << 7, k * 8192, bytes([k]) * 8192, True) for k in range(16))
+    yield bytes([0x24, 0]) + io[:72 + 4096] + tcp_capsule(0x01, 3, (8, 0, 31), nsid=1, via_r2t=32 * block) + pieces
     # the same I/O from nothing: ICReq and Connect of queue 1 in the input
     yield bytes([0, 0]) + icreq + tcp_connect(1, 1, 1)[:] + io[0:72 + 4096]
 

@@ -31,10 +31,10 @@ class Closed(Exception):
 class Host:
     """One NVMe/TCP queue: a connection, ICReq done, Connect not yet."""
 
-    def __init__(self, port, digests=0):
+    def __init__(self, port, digests=0, maxr2t=0):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.cid = 0
-        icreq = struct.pack("<BBBBI", 0x00, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, digests, 0)
+        icreq = struct.pack("<BBBBI", 0x00, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, digests, maxr2t)
         self.s.sendall(icreq.ljust(128, b"\0"))
         t, _, hlen, _, plen, body = self.pdu()
         assert (t, hlen, plen) == (0x01, 128, 128), (t, hlen, plen)
@@ -120,7 +120,17 @@ class Host:
             self.capsule(self.sqe(opc, nsid, cdw, 0x5A, read, fctype))
         return self.response()
 
-    def connect(self, qid=0, cntlid=0xFFFF, sqsize=31, nqn=NQN, cattr=0):
+    def h2c_data(self, ttag, offset, chunk, last, cid=None):
+        self.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0x04 if last else 0, 24, 24, 24 + len(chunk),
+                                   self.cid if cid is None else cid, ttag, offset, len(chunk)) + b"\0" * 4 + chunk)
+
+    def r2t(self):
+        """(cccid, ttag, offset, length) of the next PDU, which must be an R2T."""
+        t, flags, hlen, pdo, plen, body = self.pdu()
+        assert t == 0x09, "expected R2T, got type 0x%02x" % t
+        return struct.unpack_from("<HHII", body, 0)
+
+    def connect(self, qid=0, cntlid=0xFFFF, sqsize=31, nqn=NQN, cattr=0, kato=30000):
         data = bytearray(1024)
         data[0:16] = HOSTID
         struct.pack_into("<H", data, 16, cntlid)
@@ -128,7 +138,7 @@ class Host:
         data[512:512 + len(HOSTNQN)] = HOSTNQN.encode()
         cdw10 = 0 | qid << 16
         cdw11 = sqsize | cattr << 16
-        return self.command(0x7F, cdw=(cdw10, cdw11, 30000), write=bytes(data), fctype=0x01)
+        return self.command(0x7F, cdw=(cdw10, cdw11, kato), write=bytes(data), fctype=0x01)
 
     def prop_get(self, offset, eight=False):
         st, dw0, dw1, _ = self.command(0x7F, cdw=(1 if eight else 0, offset), fctype=0x04)
@@ -488,8 +498,8 @@ def cut_once(seed, liar=False):
         assert new[slba * 4096:slba * 4096 + len(data)] == data, ("durable write lost", seed, slba)
     outcomes = []
     assert len(lines) == len(cached), lines
-    for (slba, data), (seq, nsid, rslba, nlb, covered, outcome, blocks) in zip(cached, lines):
-        assert (int(rslba), int(nlb)) == (slba, len(data) // 4096)
+    for (slba, data), (seq, nsid, rslba, nlb, covered, outcome, blocks, state, arrived) in zip(cached, lines):
+        assert (int(rslba), int(nlb), state, int(arrived)) == (slba, len(data) // 4096, "acknowledged", int(nlb))
         got = [new[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
         was = [old[(slba + b) * 4096:(slba + b + 1) * 4096] for b in range(len(data) // 4096)]
         now = [data[b * 4096:(b + 1) * 4096] for b in range(len(data) // 4096)]
@@ -760,10 +770,305 @@ def test_fdp_off_refuses_placement():
         assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x55" * 4096)[0] == 0  # the same write, undirected
 
 
+def blocks_state(old, new, data, slba, nlb):
+    """Per block of a write at SLBA: True written, False old; asserts each is one or the other."""
+    state = []
+    for b in range(nlb):
+        got = new[(slba + b) * 4096:(slba + b + 1) * 4096]
+        was, now = old[(slba + b) * 4096:(slba + b + 1) * 4096], data[b * 4096:(b + 1) * 4096]
+        assert got in (was, now), ("a block neither old nor new", slba, b)
+        state.append(got == now and got != was)
+    return state
+
+
+def inflight_cut(seed, slba, nlb, extra=()):
+    """A target without a cache, cut when its 3rd I/O command, a write of NLB blocks at SLBA sent by R2Ts of
+    8 KiB, arrives: the cut falls at a seeded point of its data. Returns (old, new, data, report lines,
+    the bytes the host sent, whether a completion came)."""
+    rnd = __import__("random").Random(seed)
+    data = bytes(rnd.getrandbits(8) for _ in range(nlb * 4096))
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--nawupf", "16K", "--nawun", "16K", "--nabspf", "32K", "--nabsn", "32K", "--cut-after", "2",
+                    "--seed", str(seed), "--max-r2t-bytes", "8K", "--power-report", report,
+                    *extra) as (port, path, p, log):
+            old = open(path, "rb").read()
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            assert q.command(0x01, nsid=1, cdw=(200, 0, 0), write=b"\x11" * 4096)[0] == 0
+            assert q.command(0x02, nsid=1, cdw=(200, 0, 0), read=4096)[0] == 0
+            q.capsule(q.sqe(0x01, 1, (slba, 0, nlb - 1), 0x5A, len(data)))
+            sent, completed = 0, False
+            try:
+                while True:
+                    t, flags, hlen, pdo, plen, body = q.pdu()
+                    if t == 0x05:
+                        completed = True
+                        break
+                    assert t == 0x09, t
+                    cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
+                    q.h2c_data(ttag, off, data[off:off + ln], True)
+                    sent = off + ln
+            except (Closed, ConnectionResetError, BrokenPipeError):
+                pass
+            assert p.wait(10) == 0, log_text(log)
+            new = open(path, "rb").read()
+            with open(report) as f:
+                text = f.read()
+    lines = [l.split() for l in text.splitlines() if not l.startswith("#")]
+    return old, new, data, lines, sent, completed, text
+
+
+def test_a_cut_with_a_write_in_flight():
+    """Without a cache, a write in flight is all a cut can tear: --cut-after falling on a write cuts while its
+    data arrives; the report names it in flight with the blocks that had arrived, the file shows it whole,
+    absent or torn (only in arrived blocks) as the report says, the host never sees it completed, and a
+    write the promise covers is never torn."""
+    seen = set()
+    for seed in range(1, 13):
+        for slba, nlb, covered in ((16, 8, "uncovered"), (4, 4, "covered")):
+            old, new, data, lines, sent, completed, text = inflight_cut(seed, slba, nlb)
+            assert not completed, (seed, slba)
+            assert old[200 * 4096:201 * 4096] != new[200 * 4096:201 * 4096]  # the earlier write was durable
+            assert len(lines) == 1, text
+            seq, nsid, rslba, rnlb, cov, outcome, blocks, state, arrived = lines[0]
+            assert (int(rslba), int(rnlb), cov, state) == (slba, nlb, covered, "in-flight"), lines
+            assert int(arrived) * 4096 <= sent, (arrived, sent)
+            written = blocks_state(old, new, data, slba, nlb)
+            got = "whole" if all(written) else "lost" if not any(written) else "torn"
+            assert got == outcome, (seed, slba, got, outcome, text)
+            if outcome == "torn":
+                assert covered == "uncovered", (seed, text)
+                assert [i for i, w in enumerate(written) if w] == [int(b) for b in blocks.split(",")]
+                assert all(not w for w in written[int(arrived):]), "a block that never arrived was written"
+            if outcome == "whole":
+                assert int(arrived) == nlb
+            seen.add((covered, outcome, int(arrived) < nlb))
+            assert "1 writes in flight" in text and "0 cached writes" in text, text
+    assert ("uncovered", "torn", True) in seen or ("uncovered", "torn", False) in seen, seen
+    assert any(c == "covered" and o == "whole" for c, o, _ in seen), seen
+    assert any(partial for _, _, partial in seen), seen
+
+
+def test_sigusr1_while_a_writes_data_arrives():
+    """SIGUSR1 between two R2Ts: the write is in flight with the first R2T's blocks, never completed."""
+    with scratch_dir() as d:
+        report = os.path.join(d, "report")
+        with target("--max-r2t-bytes", "8K", "--power-report", report, "--seed", "3") as (port, path, p, log):
+            old = open(path, "rb").read()
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            data = os.urandom(32768)
+            q.capsule(q.sqe(0x01, 1, (40, 0, 7), 0x5A, len(data)))
+            cccid, ttag, off, ln = q.r2t()
+            assert (off, ln) == (0, 8192)
+            q.h2c_data(ttag, 0, data[:8192], True)
+            cccid, ttag, off, ln = q.r2t()  # the second R2T means the first one's data is in
+            assert (off, ln) == (8192, 8192)
+            p.send_signal(__import__("signal").SIGUSR1)
+            assert p.wait(10) == 0
+            assert q.closed()
+            new = open(path, "rb").read()
+            text = open(report).read()
+    lines = [l.split() for l in text.splitlines() if not l.startswith("#")]
+    assert len(lines) == 1 and lines[0][7:] == ["in-flight", "2"], text
+    written = blocks_state(old, new, data, 40, 8)
+    assert not any(written[2:])
+    assert lines[0][5] == ("lost" if not any(written) else "torn"), (text, written)
+
+
+def test_keep_alive_timeout_closes_the_controller():
+    """A controller whose admin queue hears nothing for its KATO fails: its admin and I/O connections close
+    with a logged reason; one that sends Keep Alive in time (or whose Set Features gave a longer KATO) lives."""
+    with target() as (port, path, p, log):
+        quiet = Host(port)
+        st, cntlid, _, _ = quiet.connect(kato=600)
+        assert st == 0
+        assert quiet.prop_set(0x14, 0x460001) == 0
+        assert quiet.command(0x09, cdw=(0x07, 0))[0] == 0
+        io = io_queue(port, cntlid)
+        alive = Host(port)
+        st, alive_id, _, _ = alive.connect(kato=600)
+        assert st == 0 and alive.prop_set(0x14, 0x460001) == 0
+        longer = Host(port)
+        st, _, _, _ = longer.connect(kato=600)
+        assert st == 0 and longer.command(0x09, cdw=(0x0F, 60000))[0] == 0  # Set Features: KATO 60 s
+        start, io_closed = time.monotonic(), False
+        while time.monotonic() - start < 2.0:
+            assert alive.command(0x18)[0] == 0  # Keep Alive
+            try:  # I/O keeps no controller alive: the timer is the admin queue's
+                if not io_closed:
+                    assert io.command(0x02, nsid=1, cdw=(0, 0, 0), read=4096)[0] == 0
+            except (Closed, ConnectionResetError):
+                io_closed = time.monotonic() - start
+            time.sleep(0.2)
+        assert quiet.closed(2) and (io_closed or io.closed(2))
+        assert not io_closed or 0.5 < io_closed < 1.4, io_closed  # KATO 600 ms, noticed within 2 x
+        assert alive.command(0x18)[0] == 0 and longer.command(0x18)[0] == 0
+        text = log_text(log)
+        assert "controller %u: keep alive timeout" % cntlid in text, text
+        assert text.count("closing: controller %u: keep alive timeout" % cntlid) == 2, text
+        assert "controller %u: keep alive timeout" % alive_id not in text
+        assert p.poll() is None
+
+
+def write_by_r2ts(q, slba, data):
+    """A write whose data goes as the R2Ts ask; returns (their (offset, length, ttag), the status)."""
+    q.capsule(q.sqe(0x01, 1, (slba, 0, len(data) // 4096 - 1), 0x5A, len(data)))
+    r2ts, pending = [], []
+    while True:
+        t, flags, hlen, pdo, plen, body = q.pdu()
+        if t == 0x05:
+            return r2ts, struct.unpack_from("<H", body, 14)[0] >> 1
+        assert t == 0x09, t
+        cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
+        assert cccid == q.cid
+        r2ts.append((off, ln, ttag))
+        pending.append((off, ln, ttag))
+        if len(pending) >= 1 + len(r2ts) // 100:  # answer as they come
+            for off, ln, ttag in pending:
+                for o in range(off, off + ln, q.maxdata):
+                    q.h2c_data(ttag, o, data[o:min(o + q.maxdata, off + ln)], o + q.maxdata >= off + ln)
+            pending = []
+
+
+def test_several_r2ts_per_write():
+    """A 128 KiB write with --max-r2t-bytes 32K is asked for by four R2Ts in order (one at a time for a host
+    whose MAXR2T is 0, up to four at once for one that allows them); H2CData with the wrong offset or the
+    wrong transfer tag for the R2T it answers closes the connection and writes nothing."""
+    with target("--max-r2t-bytes", "32K", "--mdts", "5") as (port, path, p, log):
+        a, cntlid = admin(port)
+        assert a.command(0x09, cdw=(0x07, 3 | 3 << 16))[0] == 0
+        data = os.urandom(128 * 1024)
+        q = io_queue(port, cntlid)
+        r2ts, st = write_by_r2ts(q, 16, data)
+        assert st == 0 and [(o, l) for o, l, _ in r2ts] == [(i * 32768, 32768) for i in range(4)], r2ts
+        assert len(set(t for _, _, t in r2ts)) == 4, r2ts  # each R2T its own tag
+        with open(path, "rb") as f:
+            f.seek(16 * 4096)
+            assert f.read(len(data)) == data
+        # MAXR2T 3: all four R2Ts come before any data is sent
+        h = Host(port, maxr2t=3)
+        st, _, _, _ = h.connect(qid=2, cntlid=cntlid, sqsize=127)
+        assert st == 0
+        h.capsule(h.sqe(0x01, 1, (48, 0, 31), 0x5A, len(data)))
+        got = [h.r2t() for _ in range(4)]
+        assert [(o, l) for _, _, o, l in got] == [(i * 32768, 32768) for i in range(4)], got
+        for _, ttag, o, l in got:
+            for x in range(o, o + l, h.maxdata):
+                h.h2c_data(ttag, x, data[x:min(x + h.maxdata, o + l)], x + h.maxdata >= o + l)
+        assert h.response()[0] == 0
+        before = hashlib.sha256(open(path, "rb").read()).digest()
+        for case in ("offset", "ttag", "last"):
+            q = io_queue(port, cntlid, qid=3)
+            q.capsule(q.sqe(0x01, 1, (100, 0, 31), 0x5A, len(data)))
+            cccid, ttag, off, ln = q.r2t()
+            q.h2c_data(ttag, 0, data[:32768], True)
+            cccid, ttag, off, ln = q.r2t()
+            assert (off, ln) == (32768, 32768)
+            if case == "offset":
+                q.h2c_data(ttag, off + 4096, data[off + 4096:off + ln], True)
+            elif case == "ttag":
+                q.h2c_data(ttag ^ 0x80, off, data[off:off + ln], True)  # the tag of R2T 0, already answered
+            else:
+                q.h2c_data(ttag, off, data[off:off + ln], False)  # LAST_PDU missing at the R2T's end
+                q.h2c_data(ttag, off + ln, data[off:off + 4096], True)
+            assert q.closed(), case
+        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        text = log_text(log)
+        assert "expected from 32768" in text and "expected 0x" in text and "LAST_PDU missing" in text, text
+        bad = subprocess.run([TARGET, "--ns", path, "--max-r2t-bytes", "1000", "--listen", "127.0.0.1:0"],
+                             capture_output=True, text=True, timeout=10)
+        assert bad.returncode == 2, bad.stderr
+
+
+def test_write_log_per_namespace():
+    """Each namespace has its own write log (--write-log with %n), holding only its own writes and the
+    flushes it received; each, replayed by lcloudctl replay onto the namespace as it was, gives the
+    namespace as the target left it."""
+    with scratch_dir() as d:
+        files = [os.path.join(d, "ns%d" % i) for i in (1, 2)]
+        for i, f in enumerate(files):
+            with open(f, "wb") as out:
+                out.write(bytes([i + 1]) * (1 << 20))
+            with open(f + ".base", "wb") as out:
+                out.write(bytes([i + 1]) * (1 << 20))
+        pattern = os.path.join(d, "ns%n.log")
+        errlog = open(os.path.join(d, "err"), "w+")
+        p = subprocess.Popen([TARGET, "--listen", "127.0.0.1:0", "--nqn", NQN, "--ns", files[0], "--ns", files[1],
+                              "--volatile-write-cache", "on", "--write-log", pattern],
+                             stdout=subprocess.PIPE, stderr=errlog, text=True)
+        try:
+            port = int(p.stdout.readline().split()[1].rsplit(":", 1)[1])
+            a, cntlid = admin(port)
+            q = io_queue(port, cntlid)
+            one, two = os.urandom(16384), os.urandom(8192)
+            assert q.command(0x01, nsid=1, cdw=(4, 0, 3), write=one, inline=False)[0] == 0
+            assert q.command(0x01, nsid=2, cdw=(10, 0, 1), write=two)[0] == 0
+            assert q.command(0x01, nsid=2, cdw=(20, 0, 0 | 1 << 30), write=two[:4096])[0] == 0  # FUA
+            assert q.command(0x00, nsid=1)[0] == 0
+            assert q.command(0x01, nsid=1, cdw=(30, 0, 1), write=two)[0] == 0
+            assert q.command(0x00, nsid=0xFFFFFFFF)[0] == 0
+        finally:
+            p.kill()
+            p.wait()
+        logs = [os.path.join(d, "ns1.log"), os.path.join(d, "ns2.log")]
+        got = [[(e[0], e[1], e[2]) for e in read_write_log(l)[1]] for l in logs]
+        assert got[0] == [(4, 4, 0), (0, 0, 1), (30, 2, 0), (0, 0, 1)], got
+        assert got[1] == [(10, 2, 0), (20, 1, 2), (0, 0, 1)], got
+        for f, l in zip(files, logs):
+            n = len(read_write_log(l)[1])
+            out = f + ".replayed"
+            r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "--lba", "4096", l,
+                                "--base", f + ".base", "--out", out, "--cut", str(n)], capture_output=True, text=True)
+            assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+            assert open(out, "rb").read() == open(f, "rb").read(), f
+        # with two namespaces a name without %n would be one file for both: refused before anything is made
+        r = subprocess.run([TARGET, "--ns", files[0], "--ns", files[1], "--write-log", os.path.join(d, "one.log"),
+                            "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and "%n" in r.stderr and not os.path.exists(os.path.join(d, "one.log")), r.stderr
+
+
+def test_a_cut_waiting_on_a_writes_data_still_comes():
+    """When --cut-after falls on a write and waits for part of its data, the power still goes if a later
+    command arrives on another queue first, or if the write's connection closes: never a target that runs
+    on past its cut (the host's error recovery closes every queue when one closes)."""
+    for how in ("another queue", "its connection closes"):
+        for seed in range(1, 40):
+            with scratch_dir() as d:
+                report = os.path.join(d, "report")
+                with target("--cut-after", "1", "--seed", str(seed), "--max-r2t-bytes", "8K",
+                            "--power-report", report) as (port, path, p, log):
+                    a, cntlid = admin(port)
+                    assert a.command(0x09, cdw=(0x07, 1 | 1 << 16))[0] == 0
+                    q1, q2 = io_queue(port, cntlid, qid=1), io_queue(port, cntlid, qid=2)
+                    assert q1.command(0x02, nsid=1, cdw=(0, 0, 0), read=4096)[0] == 0
+                    q1.capsule(q1.sqe(0x01, 1, (16, 0, 7), 0x5A, 32768))
+                    try:
+                        q1.r2t()
+                    except (Closed, ConnectionResetError):
+                        p.wait(10)
+                        continue  # this seed cut before any data: another one waits for some
+                    if how == "another queue":
+                        q2.capsule(q2.sqe(0x02, 1, (0, 0, 0), 0x5A, 4096))
+                    else:
+                        q1.s.close()
+                    assert p.wait(10) == 0, (how, log_text(log))
+                    text = open(report).read()
+            # cut before any of its data came: lost; aborted with its connection: no longer in flight
+            want = "1 writes in flight: 0 whole, 1 lost" if how == "another queue" else "0 writes in flight"
+            assert want in text, (how, text)
+            break
+        else:
+            raise AssertionError("no seed waited for data")
+
+
 if __name__ == "__main__":
     main([test_connect_and_properties, test_identify_carries_the_promise, test_no_promise_512, test_admin_commands,
           test_read_write_paths, test_malformed_pdus_close_and_write_nothing, test_bad_options_are_refused,
           test_listens_on_loopback_by_default, test_a_mounted_image_is_refused,
           test_power_cut_keeps_the_promise, test_liar_tears_what_it_promised, test_sigusr1_cuts_the_power,
           test_write_log_and_trace, test_fdp_identify_features_and_logs, test_fdp_writes_are_placed_and_counted,
-          test_fdp_off_refuses_placement])
+          test_fdp_off_refuses_placement, test_a_cut_with_a_write_in_flight, test_sigusr1_while_a_writes_data_arrives,
+          test_keep_alive_timeout_closes_the_controller, test_several_r2ts_per_write, test_write_log_per_namespace,
+          test_a_cut_waiting_on_a_writes_data_still_comes])

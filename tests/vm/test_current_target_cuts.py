@@ -8,6 +8,12 @@ on the backing file the cut left:
   - honest: 4 KiB LBAs, NAWUPF 16 KiB in NABSPF 32 KiB, a volatile cache;
     16 KiB pages by RWF_ATOMIC: never a torn page, never a lost
     acknowledged (flushed) write;
+  - honest-off: the same promise without a volatile cache: every completed
+    write is durable, and the cut decides only the writes in flight (the
+    one it falls on, cut while its data arrives, and any others the host
+    had sent); 8 KiB R2Ts, so a 16 KiB page's data comes in two and Linux
+    answers several R2Ts per command: never a torn page, never a lost
+    acknowledged write;
   - liar: the same Identify, --liar: torn pages appear;
   - none: 512-byte LBAs, no promise, a volatile cache; 16 KiB pages by
     plain O_DIRECT: torn pages appear.
@@ -34,7 +40,7 @@ cut() { # config seed cut-after path lcloud-target options...
     rm -f /srv/t.img /tmp/rec /tmp/listen /tmp/t.log
     truncate -s 16M /srv/t.img
     "$LCLOUD_TARGET" --ns /srv/t.img --nqn $NQN --listen 127.0.0.1:4430 --serial cut-$cfg \
-        --volatile-write-cache on --seed $seed --cut-after $after --write-log /tmp/t.log \
+        --seed $seed --cut-after $after --write-log /tmp/t.log \
         --power-report /out/report-$cfg-$seed "$@" > /tmp/listen 2>> /out/target-$cfg.log &
     pid=$!
     i=0; until grep -q '^listening' /tmp/listen 2>/dev/null; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.05; done
@@ -57,15 +63,17 @@ cut() { # config seed cut-after path lcloud-target options...
     echo "$cfg $seed verify $?" >> /out/rcs
     # the oracle on the commands the target received, under the model its Identify states
     if [ $cfg = none ]; then model="--lba 512"; else model="--lba 4096 --atomic-bytes 16K --boundary 32K"; fi
-    "$LCLOUDCTL" replay $model --volatile-cache /tmp/t.log > /dev/null 2>> /out/replay.log
+    [ $cfg = honest-off ] || model="$model --volatile-cache"
+    "$LCLOUDCTL" replay $model /tmp/t.log > /dev/null 2>> /out/replay.log
     echo "$cfg $seed replay $?" >> /out/rcs
 }
 PROMISE="--lba-size 4096 --nawun 16K --nawupf 16K --nabsn 32K --nabspf 32K"
 for seed in $(seq 1 ''' + str(CUTS) + r'''); do
     after=$((60 + (seed * 97) % 241))
-    cut honest $seed $after rwf_atomic $PROMISE
-    cut liar $seed $after rwf_atomic $PROMISE --liar
-    cut none $seed $after plain_direct --lba-size 512
+    cut honest $seed $after rwf_atomic $PROMISE --volatile-write-cache on
+    cut honest-off $seed $after rwf_atomic $PROMISE --volatile-write-cache off --max-r2t-bytes 8K
+    cut liar $seed $after rwf_atomic $PROMISE --volatile-write-cache on --liar
+    cut none $seed $after plain_direct --lba-size 512 --volatile-write-cache on
 done
 dmesg > /out/dmesg
 '''
@@ -73,7 +81,7 @@ dmesg > /out/dmesg
 DEVICES = ["--copy", os.path.realpath(TARGET or "lcloud-target"),
            "--env", "LCLOUD_TARGET=" + os.path.realpath(TARGET or "x"),
            "--module", "nvme-tcp", "--timeout", "420"]
-CONFIGS = ("honest", "liar", "none")
+CONFIGS = ("honest", "honest-off", "liar", "none")
 
 
 def guest():
@@ -82,22 +90,28 @@ def guest():
     return run_guest_once(GUEST, DEVICES, lane="current")
 
 
+def report_lines(run, cfg, seed):
+    return [l.split() for l in run.text("report-%s-%d" % (cfg, seed)).splitlines() if not l.startswith("#")]
+
+
 def table(run):
-    """Per configuration: cuts made, pages checked, torn pages, lost acknowledged writes."""
+    """Per configuration: cuts made, pages checked, torn pages, lost acknowledged writes, and the writes
+    the cuts found in flight (decided like cached ones, never completed)."""
     rows = {}
     for cfg in CONFIGS:
-        cuts = pages = torn = lost = 0
+        cuts = pages = torn = lost = flight = 0
         for seed in range(1, CUTS + 1):
             if run.exists("report-%s-%d" % (cfg, seed)) and "power cut" in run.text("report-%s-%d" % (cfg, seed)):
                 cuts += 1
+                flight += sum(1 for f in report_lines(run, cfg, seed) if f[7] == "in-flight")
             v = run.json("verify-%s-%d.json" % (cfg, seed))["summary"]
             pages += v["intact"] + v["torn"] + v["damaged"] + v["unwritten"]
             torn += v["torn"]
             lost += v["lost_acknowledged_writes"]
-        rows[cfg] = (cuts, pages, torn, lost)
-    print("config  cuts  pages checked  torn  lost acknowledged")
-    for cfg, (cuts, pages, torn, lost) in rows.items():
-        print("%-7s %4d  %13d  %4d  %17d" % (cfg, cuts, pages, torn, lost))
+        rows[cfg] = (cuts, pages, torn, lost, flight)
+    print("config      cuts  pages checked  torn  lost acknowledged  in flight")
+    for cfg, (cuts, pages, torn, lost, flight) in rows.items():
+        print("%-10s  %4d  %13d  %4d  %17d  %9d" % (cfg, cuts, pages, torn, lost, flight))
     return rows
 
 
@@ -114,15 +128,21 @@ def test_every_run_was_cut():
 
 def test_the_promise_is_kept():
     rows = table(guest())
-    cuts, pages, torn, lost = rows["honest"]
-    assert cuts == CUTS and pages == CUTS * 32, rows
-    assert torn == 0 and lost == 0, rows
+    for cfg in ("honest", "honest-off"):
+        cuts, pages, torn, lost, flight = rows[cfg]
+        assert cuts == CUTS and pages == CUTS * 32, rows
+        assert torn == 0 and lost == 0, rows
+    # without a cache the cuts had writes in flight to decide, and decided no cached ones
+    assert rows["honest-off"][4] > 0, rows
+    run = guest()
+    for seed in range(1, CUTS + 1):
+        assert all(f[7] == "in-flight" for f in report_lines(run, "honest-off", seed)), seed
 
 
 def test_liar_and_no_promise_tear():
     rows = table(guest())
     for cfg in ("liar", "none"):
-        cuts, pages, torn, lost = rows[cfg]
+        cuts, pages, torn, lost, flight = rows[cfg]
         assert cuts == CUTS and pages == CUTS * 32, rows
         assert torn > 0, (cfg, rows)
         assert lost == 0, (cfg, rows)  # flushed writes survive on every device
@@ -151,11 +171,11 @@ def test_torn_pages_are_where_the_report_tore():
 
 def test_the_oracle_reads_the_targets_log():
     """lcloudctl replay on each run's write log: under the stated promise no page write of the honest
-    target or of the liar could tear (exit 0): the liar's torn pages are a broken promise, not
+    targets (cache on or off) or of the liar could tear (exit 0): the liar's torn pages are a broken promise, not
     commands that asked for a tear; without a promise the 16 KiB page writes could (exit 11)."""
     rcs = [line.split() for line in guest().text("rcs").splitlines()]
     replay = {(r[0], r[1]): r[3] for r in rcs if r[2] == "replay"}
-    assert len(replay) == 3 * CUTS, replay
+    assert len(replay) == len(CONFIGS) * CUTS, replay
     for (cfg, seed), rc in replay.items():
         assert rc == ("11" if cfg == "none" else "0"), (cfg, seed, rc, guest().text("replay.log")[-2000:])
 

@@ -8,6 +8,13 @@ judges every page write in the log under the device's power-fail model, makes
 the crash image of each tearable one (--cut-all) and of a few plain cuts, and
 `torture verify` reads them (for file systems: the file on the mounted image).
 
+A third boot runs lcloud-target, the project's user-space NVMe/TCP device,
+in the guest, the guest's nvme-tcp connected to it over loopback: the same
+check, torture run and oracle, over the write log the target itself keeps,
+and then real power cuts of the target during `torture run`, with `torture
+verify` on the backing file each cut left. Its liar row is the negative
+control: the log shows nothing tearable, the cut files show torn pages.
+
 The verdict and the oracle are then compared row by row (see RULE below).
 `tests/vm/matrix.py --write` runs it and rewrites matrix.md and matrix.json
 beside this file; test_matrix.py runs it and enforces the rule."""
@@ -30,6 +37,14 @@ WRITES = 192
 DEPTH = 8
 REGION = 2 << 20  # each path of a raw device writes its own 2 MiB
 STATX_READER = os.environ.get("STATX_READER")
+LCLOUD_TARGET = os.environ.get("LCLOUD_TARGET")
+TARGET_SIZE = 16 << 20  # each target's backing file, in a tmpfs in the guest
+# power cuts of the target per row and path: the committed run (--write) and the CI test
+CUTS_FULL = 8
+CUTS_CI = 3
+# the paths the target is cut under: not buffered, whose run, once the target's power was cut, did
+# not end (its flush of the page cache to the dead namespace had not returned minutes later)
+CUT_PATHS = ("rwf_atomic", "passthrough", "plain_direct")
 
 RULE = """\
 untorn (check exit 0): zero page writes the oracle calls tearable (for a file
@@ -37,7 +52,10 @@ system: those written over the blocks of the page's previous generation; a
 page written to new blocks, relocated or first, is judged by the file on the
 mounted crash image) and zero torn pages on every crash image. not untorn (exit 6): refused before
 writing on an atomic path, or the oracle finds a tearable page write, or the
-row is conservative (the reason says why). unknown (exit 8): reported."""
+row is conservative (the reason says why). unknown (exit 8): reported.
+lcloud-target rows: zero torn pages also in every file its own power cuts
+left, except on its liar row, the negative control, which must show them
+(it breaks its promise where the oracle, reading its commands, sees none)."""
 
 ATOMIC16 = "atomic.nawun=3,atomic.nawupf=3"
 B32 = ",atomic.nabsn=7,atomic.nabspf=7"
@@ -52,6 +70,7 @@ DEV_PATHS = ["rwf_atomic", "plain_direct", "buffered"]
 # and $L (the write logs, space separated names in OUTDIR/logs).
 #   kind raw: the paths write regions of one block device at REGION offsets
 #   kind file: the paths write one file each in directory $T
+TARGET_PROMISE = "--lba-size 4096 --nawun 16K --nawupf 16K"
 BOOTS = {
     "devices": {
         "extra": [],
@@ -156,10 +175,112 @@ BOOTS = {
                  target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir="upper"),
         ],
     },
+    "target": {
+        # kind target: lcloud-target on a file in the guest, connected over nvme-tcp loopback; the
+        # paths write regions of its namespace at REGION offsets, its own --write-log is the log
+        "extra": ["--module", "nvme-tcp", "--mem", "1536", "--out-size", "512M"],
+        "rows": [
+            dict(name="target-honest", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, volatile cache on",
+                 kind="target", target_opts=TARGET_PROMISE + " --volatile-write-cache on", paths=NVME_PATHS),
+            dict(name="target-honest-nocache", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, no volatile "
+                 "cache (every write durable when it completes: a cut decides nothing)",
+                 kind="target", target_opts=TARGET_PROMISE + " --volatile-write-cache off", paths=NVME_PATHS),
+            dict(name="target-liar", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, volatile cache on, "
+                 "--liar: the promise advertised and not kept (negative control)", kind="target", liar=True,
+                 target_opts=TARGET_PROMISE + " --volatile-write-cache on --liar", paths=NVME_PATHS),
+            dict(name="target-nopromise", what="lcloud-target 512 B LBA, no atomic parameters, volatile cache on",
+                 kind="target", target_opts="--lba-size 512 --volatile-write-cache on", paths=NVME_PATHS),
+        ],
+    },
 }
 
 
-def guest_script(boot, rows):
+TARGET_SHELL = r'''
+ip link set lo up
+modprobe nvme-tcp || echo "modprobe nvme-tcp failed" >&2
+mkdir -p /srv && mount -t tmpfs -o size=256M tmpfs /srv
+HOSTID=4d5e6f70-8192-43a4-b5c6-d7e8f90a1b2c
+stamp() { echo "$(cut -d' ' -f1 /proc/uptime) $*" | tee -a /out/times; }  # where the guest's time goes
+tstart() { # serial port lcloud-target options... : starts the target on /srv/SERIAL.img, sets TPID and TDEV
+    s=$1; port=$2; shift 2
+    rm -f /tmp/listen-$s
+    "$LCLOUD_TARGET" --ns /srv/$s.img --nqn nqn.2026-12.org.liblcloud:$s --listen 127.0.0.1:$port \
+        --serial $s "$@" > /tmp/listen-$s 2>> /out/target-$s.log &
+    TPID=$!
+    i=0; until grep -q '^listening' /tmp/listen-$s 2>/dev/null; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.05; done
+    # the host gives up on a dead target at once, so a run ends when the target's power does
+    nvme connect -t tcp -a 127.0.0.1 -s $port -n nqn.2026-12.org.liblcloud:$s --ctrl-loss-tmo=0 \
+        --reconnect-delay=1 --hostnqn=nqn.2014-08.org.nvmexpress:uuid:$HOSTID --hostid=$HOSTID > /dev/null 2>&1
+    TDEV=
+    i=0; while [ -z "$TDEV" ] && [ $i -lt 100 ]; do
+        for d in /sys/block/nvme*n*; do
+            # quoted: a namespace appearing between the glob and the read must not match by a glob
+            [ -e "$d" ] || continue
+            case ${d##*/} in *c*) continue ;; esac
+            [ "$(cat "$d/device/serial" 2>/dev/null | tr -d ' ')" = "$s" ] && TDEV=/dev/${d##*/}
+        done
+        i=$((i+1)); sleep 0.05
+    done
+}
+tstop() { # serial: disconnect, then stop the target (at once, if no cut stopped it)
+    nvme disconnect -n nqn.2026-12.org.liblcloud:$1 > /dev/null 2>&1
+    kill $TPID 2>/dev/null; wait $TPID
+}
+tcut() { # row serial path n seed cut-after options... : one power cut of a fresh target during torture run
+    r=$1; s=$2; p=$3; n=$4; seed=$5; after=$6; shift 6
+    rm -f /srv/$s.img; truncate -s ''' + str(TARGET_SIZE) + r''' /srv/$s.img
+    tstart $s 4499 --seed $seed --cut-after $after --power-report /out/$r/cut-$p-$n.report "$@"
+    "$LCLOUDCTL" torture run "$TDEV" --page-size 16384 --pages $PAGES --path $p --depth $DEPTH --writes 1000000 \
+        --seed $seed --force --record /out/$r/cut-$p-$n.rec > /dev/null 2>> /out/$r/cut-run.log
+    echo "$p $n run $?" >> /out/$r/cut.rcs
+    # a run that ended before the count was reached (it failed) leaves the power on: cut it here
+    if kill -0 $TPID 2>/dev/null; then kill -USR1 $TPID; echo "$p $n cut-by-signal" >> /out/$r/cut.rcs; fi
+    wait $TPID; echo "$p $n target $?" >> /out/$r/cut.rcs
+    tstop $s
+    "$LCLOUDCTL" torture verify /srv/$s.img --record /out/$r/cut-$p-$n.rec -o json \
+        > /out/$r/cut-$p-$n.verify.json 2>> /out/$r/cut-verify.log
+    echo "$p $n verify $?" >> /out/$r/cut.rcs
+    rm -f /srv/$s.img
+    stamp cut $r $p $n
+}'''
+
+
+def cut_points(cuts):
+    """(seed, cut-after) of each power cut: the first during the fill (every page written so far is
+    cached, none flushed), the others spread over the random writes (at most one batch cached). The
+    count includes the reads of connecting (the kernel's partition scan) and of torture run's own
+    look at the device, some 30 commands; the later ones step by 4 more than an even spread, as a
+    batch and its flush are 9 commands and a cut on a batch's first write finds nothing cached."""
+    return [(100 + i, 60 + i * 240 // max(cuts - 1, 1) + 4 * i) for i in range(cuts)]
+
+
+def target_rows_script(rows, cuts):
+    """The shell for the lcloud-target rows: per row one target with its write log for the paths,
+    then CUTS fresh targets per path that ran, each cut during torture run."""
+    sh = [TARGET_SHELL]
+    for i, row in enumerate(rows):
+        r, serial = row["name"], "mx-t%d" % i
+        sh.append("mkdir -p /out/%s" % r)
+        sh.append("truncate -s %d /srv/%s.img" % (TARGET_SIZE, serial))
+        sh.append("tstart %s %d --write-log /out/%s/ns1.log %s" % (serial, 4440 + i, r, row["target_opts"]))
+        sh.append('echo "$TDEV" > /out/%s/dev' % r)
+        sh.append('ls /dev/ng* > /out/%s/generic-nodes 2>&1' % r)  # passthrough needs the char device
+        sh.append('stamp started %s; probe2 %s "$TDEV" "$TDEV"; stamp probed %s' % (r, r, r))
+        for j, p in enumerate(row["paths"]):
+            sh.append('path1 %s "$TDEV" %s %d %d "$TDEV" %d; stamp ran %s %s' % (r, p, j * REGION, 100 + j,
+                                                                                PAGE_BYTES, r, p))
+        sh.append("tstop %s; rm -f /srv/%s.img; stamp stopped %s" % (serial, serial, r))
+        for p in (p for p in row["paths"] if p in CUT_PATHS):
+            # a path refused before writing (exit 7) writes nothing a cut could tear
+            sh.append('if [ "$(cat /out/%s/run-%s.rc)" != 7 ]; then' % (r, p))
+            for n, (seed, after) in enumerate(cut_points(cuts)):
+                sh.append("  tcut %s %sc %s %d %d %d %s" % (r, serial, p, n, seed, after, row["target_opts"]))
+            sh.append("fi")
+        sh.append("echo %s >> /out/done" % r)
+    return sh
+
+
+def guest_script(boot, rows, cuts=CUTS_CI):
     """The shell for one boot: every row's setup, probe, checks and runs."""
     sh = ["set -u", "PAGES=%d WRITES=%d DEPTH=%d" % (PAGES, WRITES, DEPTH),
           'uname -r > /out/uname-r',
@@ -175,8 +296,13 @@ path1() { # row target path offset seed check-target page-size
       --offset $4 --seed $5 --force --record /out/$1/$3.rec -o json > /out/$1/run-$3.json 2>/out/$1/run-$3.err
   echo $? > /out/$1/run-$3.rc
 }''']
+    target_rows = [row for row in rows if row["kind"] == "target"]
+    if target_rows:
+        sh += target_rows_script(target_rows, cuts)
     nvme = scsi = 0
     for row in rows:
+        if row["kind"] == "target":
+            continue
         r = row["name"]
         sh.append("mkdir -p /out/%s" % r)
         names = []
@@ -229,6 +355,14 @@ def devices_for(boot, rows, partimg):
             scsi += 1
         if row.get("scsi_debug"):
             args += ["--scsi-debug", row["scsi_debug"]]
+    if any(row["kind"] == "target" for row in rows):
+        if not LCLOUD_TARGET:
+            raise AssertionError("LCLOUD_TARGET is not set (meson sets it)")
+        target = os.path.realpath(LCLOUD_TARGET)
+        args += ["--copy", target, "--env", "LCLOUD_TARGET=" + target]
+        for row in rows:
+            if row["kind"] == "target":
+                row["log_names"] = ["ns1"]  # the target's own write log, /out/ROW/ns1.log
     if STATX_READER:
         reader = os.path.realpath(STATX_READER)
         args += ["--copy", reader, "--env", "STATX_READER=" + reader]
@@ -332,7 +466,10 @@ def analyse_path(row, path, files, logs, tmp):
         res["notes"].append("no write log possible (scsi_debug keeps its disk in kernel memory)")
         return res
     model = os.path.join(d, "model.json")
-    log_files = [os.path.join(logs, n + ".log") for n in row["log_names"]]
+    if row["kind"] == "target":  # the target's own log, in the row's folder
+        log_files = [os.path.join(d, n + ".log") for n in row["log_names"]]
+    else:
+        log_files = [os.path.join(logs, n + ".log") for n in row["log_names"]]
     _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "--all", "-o", "json",
                  ok=(0, 11))
     pw = rep["page_writes"]
@@ -353,7 +490,10 @@ def analyse_path(row, path, files, logs, tmp):
         res["notes"].append("crash images are made from one log; %d logs (md members): the oracle alone judges"
                             % len(log_files))
         return res
-    desc = json.load(open(os.path.join(logs, row["log_names"][0] + ".json")))
+    if row["kind"] == "target":  # its backing file started as zeros
+        desc = {"start_image": None, "image_size": TARGET_SIZE}
+    else:
+        desc = json.load(open(os.path.join(logs, row["log_names"][0] + ".json")))
     base = os.path.join(logs, desc["start_image"]) if desc["start_image"] else None
     if not base:
         base = os.path.join(tmp, "zeros-%d.img" % desc["image_size"])
@@ -391,7 +531,43 @@ def analyse_path(row, path, files, logs, tmp):
             res["torn_images"] += verify(crash, rec, offset, fs=fs, file=file) > 0
     if os.path.exists(crash):
         os.unlink(crash)
+    if row["kind"] == "target":
+        res.update(target_cuts(d, path))
+        if res.get("cut_errors"):
+            res["notes"].append("power cut runs %s left no record to verify" % res["cut_errors"])
     return res
+
+
+def target_cuts(d, path):
+    """The target's own power cuts on PATH: what torture verify found in each surviving backing
+    file, and what the target's power report says it did with the writes it held."""
+    n = 0
+    cut = dict(cuts=0, cut_runs=0, cut_pages=0, cut_torn=0, cut_lost=0, cut_held_writes=0,
+               cut_torn_writes=0, cut_torn_covered_writes=0)
+    while os.path.exists(os.path.join(d, "cut-%s-%d.rec" % (path, n))) or \
+            os.path.exists(os.path.join(d, "cut-%s-%d.report" % (path, n))):
+        cut["cut_runs"] += 1
+        report = rtext(os.path.join(d, "cut-%s-%d.report" % (path, n)))
+        if report.startswith("# lcloud-target power cut"):
+            cut["cuts"] += 1
+        for line in report.splitlines():
+            f = line.split()
+            if line.startswith("#") or len(f) < 6:
+                continue
+            cut["cut_held_writes"] += 1
+            if f[5] == "torn":
+                cut["cut_torn_writes"] += 1
+                cut["cut_torn_covered_writes"] += f[4] == "covered"
+        try:
+            v = json.loads(rtext(os.path.join(d, "cut-%s-%d.verify.json" % (path, n))))
+            s = v["summary"]
+            cut["cut_pages"] += s["intact"] + s["torn"] + s["damaged"] + s["unwritten"]
+            cut["cut_torn"] += torn_pages(v)
+            cut["cut_lost"] += s["lost_acknowledged_writes"]
+        except (ValueError, KeyError):
+            cut.setdefault("cut_errors", []).append(n)
+        n += 1
+    return cut
 
 
 def sample(items, n):
@@ -421,11 +597,23 @@ def judge(row, res):
     bad = res["tearable_in_place"] or res["torn_images"]
     if row.get("fs") is None:
         bad = res["tearable"] or res["torn_images"]
+    cut_torn = res.get("cut_torn") or 0
     if c == 0:
         if bad:
             return "VERDICT WRONG: untorn, but %d tearable page writes (in commands of %s bytes), %d torn " \
                 "images" % (res["tearable"], ", ".join(map(str, res["tearable_command_bytes"])),
                             res["torn_images"]), True
+        if row.get("liar"):
+            # the negative control: the commands are clean, the device breaks its promise
+            if cut_torn:
+                return "untorn claimed, broken by the device (negative control): the oracle finds no " \
+                    "tearable page write in the device's log, its power cuts left %d torn pages" % cut_torn, False
+            return "NEGATIVE CONTROL NOT SHOWN: the liar's %d power cuts left no torn page" % res.get("cuts", 0), \
+                True
+        if cut_torn:
+            return "VERDICT WRONG: untorn, but the device's power cuts left %d torn pages" % cut_torn, True
+        if res.get("cut_errors"):
+            return "power cut runs %s not verified" % res["cut_errors"], True
         return "untorn, confirmed", False
     if res["tearable"]:
         return "not untorn, confirmed", False
@@ -433,12 +621,13 @@ def judge(row, res):
            "and the oracle finds every page write atomic" % res["check_why"], False
 
 
-def run_matrix(boots=None):
-    """Boot each group of rows once, analyse on the host: the matrix as a dict."""
+def run_matrix(boots=None, cuts=CUTS_CI):
+    """Boot each group of rows once, analyse on the host: the matrix as a dict. CUTS: the
+    power cuts of lcloud-target per row and path."""
     tmp = tempfile.mkdtemp(prefix="lcloud-matrix-")
     started = datetime.datetime.now(datetime.timezone.utc)
     out = {"schema": 1, "date": started.strftime("%Y-%m-%d"), "page_size": PAGE_BYTES, "pages": PAGES,
-           "writes": WRITES, "depth": DEPTH, "rule": RULE, "boots": [], "rows": []}
+           "writes": WRITES, "depth": DEPTH, "cuts": cuts, "rule": RULE, "boots": [], "rows": []}
     try:
         partimg = os.path.join(tmp, "pd-partition.img")
         make_partition_image(partimg)
@@ -453,7 +642,7 @@ def run_matrix(boots=None):
                 import vmlib
                 g = vmlib.GuestRun(reuse)
             else:
-                g = run_guest(guest_script(boot, rows), devices, timeout=900, lane="current")
+                g = run_guest(guest_script(boot, rows, cuts), devices, timeout=900, lane="current")
             t1 = datetime.datetime.now()
             out["kernel"] = rtext(os.path.join(g.files, "uname-r")).strip()
             logs = os.path.join(g.outdir, "logs")
@@ -515,10 +704,13 @@ def markdown(m):
              "untorn = the verdict's largest untorn write on that path; run = `torture run` exit status "
              "(7: refused before writing); page writes / tearable (in place) = the oracle (`lcloudctl replay`) "
              "over the log with the device's model, by rule, with the sizes of the commands that carried the "
-             "tearable page writes; images = crash images made / showing a torn page.", "",
+             "tearable page writes; images = crash images made / showing a torn page; power cuts "
+             "(lcloud-target rows only) = the target's own power cuts during `torture run` (%d per path, "
+             "the first in the fill), the pages `torture verify` read in the backing files they left and "
+             "how many of them were torn." % m.get("cuts", 0), "",
              "| configuration | path | check | untorn | run | page writes | tearable (in place) | rules | "
-             "images (torn) | status |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "images (torn) | power cuts: pages (torn) | status |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in m["rows"]:
         for p in row["paths"]:
             tear = "-" if p["tearable"] is None else "%d (%d)" % (p["tearable"], p["tearable_in_place"])
@@ -536,9 +728,12 @@ def markdown(m):
             path = p["path"]
             if p.get("page_size", m["page_size"]) != m["page_size"]:
                 path += " (%s pages)" % size(p["page_size"])
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cuts = "-"
+            if p.get("cut_runs"):
+                cuts = "%d: %d (%d)" % (p["cuts"], p["cut_pages"], p["cut_torn"])
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 row["name"], path, p["check_exit"], size(verdict), p["run_exit"],
-                "-" if p["page_writes"] is None else p["page_writes"], tear, rules, imgs,
+                "-" if p["page_writes"] is None else p["page_writes"], tear, rules, imgs, cuts,
                 status.replace("|", "/")))
     broken = violations(m)
     lines += ["", "Rows that break the rule (verdict bugs):", ""] + ["- " + b for b in broken or ["none"]]
@@ -546,6 +741,19 @@ def markdown(m):
             for p in r["paths"] if p["status"].startswith("conservative")]
     lines += ["", "Rows marked conservative (the verdict refuses, the run did not split a page):", ""]
     lines += ["- " + c for c in cons or ["none"]]
+    cut_rows = [(r, p) for r in m["rows"] for p in r["paths"] if p.get("cut_runs")]
+    if cut_rows:
+        lines += ["", "lcloud-target's own power cuts (per path: cut runs, cuts the target reported, pages "
+                  "`torture verify` checked in the files they left, torn pages, lost acknowledged and flushed "
+                  "writes; from the target's power reports: the cached writes it held at the cuts, those it tore, "
+                  "and of those the ones its promise covered, which only a liar tears):", "",
+                  "| configuration | path | check | runs | cuts | pages checked | torn | lost acknowledged | "
+                  "writes held | torn writes | torn, covered by the promise |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r, p in cut_rows:
+            lines.append("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |" % (
+                r["name"], p["path"], p["check_exit"], p["cut_runs"], p["cuts"], p["cut_pages"], p["cut_torn"],
+                p["cut_lost"], p["cut_held_writes"], p["cut_torn_writes"], p["cut_torn_covered_writes"]))
     lines += ["", "Configurations:", ""]
     for row in m["rows"]:
         model = next((p["model"] for p in row["paths"] if p.get("model")), None)
@@ -574,6 +782,8 @@ if __name__ == "__main__":
     os.environ.setdefault("LCLOUDCTL", os.path.join(HERE, "..", "..", "build", "cli", "lcloudctl"))
     os.environ.setdefault("STATX_READER", os.path.join(HERE, "..", "..", "build", "tests", "host", "statx_reader"))
     STATX_READER = os.environ["STATX_READER"]
+    os.environ.setdefault("LCLOUD_TARGET", os.path.join(HERE, "..", "..", "build", "target", "lcloud-target"))
+    LCLOUD_TARGET = os.environ["LCLOUD_TARGET"]
     import vmlib
     vmlib.LCLOUDCTL = os.environ["LCLOUDCTL"]
     boots = [a for a in sys.argv[1:] if not a.startswith("-")] or None
@@ -585,7 +795,8 @@ if __name__ == "__main__":
             for p in row["paths"]:
                 p["status"], p["breaks_rule"] = judge(defs[row["name"]], p)
     else:
-        m = run_matrix(boots)
+        # the committed run cuts more often than the CI test (--ci: as the CI test does)
+        m = run_matrix(boots, cuts=CUTS_CI if "--ci" in sys.argv else CUTS_FULL)
     if "--write" in sys.argv:
         with open(os.path.join(HERE, "matrix.json"), "w") as f:
             json.dump(m, f, indent=1, sort_keys=True)

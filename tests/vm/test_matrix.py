@@ -4,7 +4,9 @@
 verdict (probe, check) against the write log's oracle (replay) and the crash
 images it makes (torture verify). Fails on any row that breaks the rule:
 "untorn" that meets a tearable page write or a torn crash image, a check and
-a torture run that disagree on an atomic path, a run that failed. The matrix
+a torture run that disagree on an atomic path, a run that failed; on lcloud-target's rows also a torn page in a file
+its own power cuts left, except on its liar row, the negative control,
+which must show torn pages that the oracle cannot see. The matrix
 of this run is written to the build directory (MATRIX_OUT, else a temporary
 file) for comparison with the committed tests/vm/matrix.md; the committed
 numbers are not compared, the rule is."""
@@ -51,6 +53,53 @@ def test_no_row_breaks_the_rule():
     assert not bad, "rows that break the rule:\n" + "\n".join(bad)
 
 
+def target_row(name):
+    return next(r for r in the_matrix()["rows"] if r["name"] == name)
+
+
+def test_target_rows_were_cut():
+    """Every path of lcloud-target that wrote (buffered aside, see CUT_PATHS) was cut CUTS_CI times
+    during torture run, and torture verify read every page of each file the cuts left."""
+    names = [r["name"] for r in matrix.BOOTS["target"]["rows"]]
+    for name in names:
+        row = target_row(name)
+        for p in row["paths"]:
+            if p["run_exit"] != 0 or p["path"] not in matrix.CUT_PATHS:
+                assert not p.get("cut_runs"), (name, p)
+                continue
+            assert p["cut_runs"] == p["cuts"] == matrix.CUTS_CI, (name, p)
+            assert p["cut_pages"] == matrix.CUTS_CI * matrix.PAGES and not p.get("cut_errors"), (name, p)
+            # the target never lets a flushed write go, liar or not
+            assert p["cut_lost"] == 0, (name, p)
+    honest = {p["path"]: p for p in target_row("target-honest")["paths"]}
+    assert honest["rwf_atomic"]["check_exit"] == 0 and honest["rwf_atomic"]["status"] == "untorn, confirmed", honest
+
+
+def test_no_promise_target_tears():
+    """Without a promise the 16 KiB page writes of plain O_DIRECT tear: the oracle says so and the
+    target's cuts show it."""
+    p = next(p for p in target_row("target-nopromise")["paths"] if p["path"] == "plain_direct")
+    assert p["check_exit"] == 6 and p["tearable"] > 0 and p["cut_torn"] > 0, p
+
+
+def test_liar_is_caught_as_a_broken_promise():
+    """The negative control: the liar advertises the honest target's promise, so the verdict says
+    untorn and the oracle, which reads the commands in its log, finds nothing tearable; its power
+    cuts tear pages anyway. The row is marked as the device's broken promise, and the rule, were
+    the liar a real device, rejects it."""
+    row = target_row("target-liar")
+    spec = next(r for r in matrix.BOOTS["target"]["rows"] if r["name"] == "target-liar")
+    for p in row["paths"]:
+        if p["path"] not in ("rwf_atomic", "passthrough") or p["run_exit"] != 0:
+            continue
+        assert p["check_exit"] == 0 and p["tearable"] == 0 and p["torn_images"] == 0, p
+        assert p["cut_torn"] > 0 and p["cut_torn_covered_writes"] > 0, p
+        assert p["status"].startswith("untorn claimed, broken by the device (negative control)"), p
+        assert not p["breaks_rule"], p
+        status, breaks = matrix.judge(dict(spec, liar=False), p)
+        assert breaks and status.startswith("VERDICT WRONG"), (status, p)
+
+
 def test_scsi_debug_verdict_matches_the_kernel():
     """No write log is possible there: the verdict must match statx and what the kernel accepted."""
     row = next(r for r in the_matrix()["rows"] if r["name"] == "scsi-debug-atomic")
@@ -63,5 +112,6 @@ def test_scsi_debug_verdict_matches_the_kernel():
 
 
 if __name__ == "__main__":
-    main([test_every_configuration_and_path_has_a_row, test_no_row_breaks_the_rule,
+    main([test_every_configuration_and_path_has_a_row, test_no_row_breaks_the_rule, test_target_rows_were_cut,
+          test_no_promise_target_tears, test_liar_is_caught_as_a_broken_promise,
           test_scsi_debug_verdict_matches_the_kernel])

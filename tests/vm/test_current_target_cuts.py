@@ -49,8 +49,10 @@ cut() { # config seed cut-after path lcloud-target options...
     dev=
     i=0; while [ -z "$dev" ] && [ $i -lt 100 ]; do
         for d in /sys/block/nvme*n*; do
+            # no match leaves the pattern itself: unquoted, it could match a namespace that appeared since
+            [ -e "$d" ] || continue
             case ${d##*/} in *c*) continue ;; esac
-            [ "$(cat $d/device/serial 2>/dev/null | tr -d ' ')" = cut-$cfg ] && dev=${d##*/}
+            [ "$(cat "$d/device/serial" 2>/dev/null | tr -d ' ')" = cut-$cfg ] && dev=${d##*/}
         done
         i=$((i+1)); sleep 0.05
     done

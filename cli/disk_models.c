@@ -20,13 +20,13 @@
 
 static const struct disk_model models[] = {
 	/* AWS EBS gp3 baseline: 3000 IOPS, 125 MiB/s (Amazon EBS User Guide, General Purpose SSD volumes) */
-	{ "gp3", "AWS EBS gp3 baseline", 3000, 125ull << 20, 256 << 10, 1.19, 1.20, 1.09 },
+	{ "gp3", "AWS EBS gp3 baseline", 3000, 125ull << 20, 256 << 10, 1.19, 1.18, 1.09 },
 	/* Google Cloud Hyperdisk Balanced baseline: 3000 IOPS, 140 MiB/s (Compute Engine documentation) */
 	{ "hyperdisk-balanced", "Google Cloud Hyperdisk Balanced baseline", 3000, 140ull << 20, 256 << 10, 1.15, 1.13, 1.41 },
 	/* gp3 at its 1000 MiB/s maximum: only the IOPS cap binds */
 	{ "ops-bound", "an operations-bound disk", 3000, 1000ull << 20, 256 << 10, 1.06, 1.05, 1.17 },
 	/* gp3 at its 16000 IOPS maximum: only the 125 MiB/s binds */
-	{ "bw-bound", "a bandwidth-bound disk", 16000, 125ull << 20, 256 << 10, 2.00, 2.01, 1.56 },
+	{ "bw-bound", "a bandwidth-bound disk", 16000, 125ull << 20, 256 << 10, 2.00, 2.00, 1.56 },
 };
 
 const struct disk_model *disk_model_find(const char *name)

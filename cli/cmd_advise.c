@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * lcloudctl advise PATH --db mysql|mariadb|postgresql: the verdict turned
- * into database settings. What each database does with its pages, and where
+ * into database settings, and on a cloud disk model (named, or recognised
+ * from the cloud layer) what the doublewrite buffer costs (disk_models.c). What each database does with its pages, and where
  * that is documented, is listed in lcloudctl(8), ADVICE AND SOURCES:
  *  - InnoDB (MySQL, MariaDB) writes data pages with O_DIRECT when
  *    innodb_flush_method=O_DIRECT: the plain_direct path. It does not use
@@ -26,6 +27,7 @@
 #include "print.h"
 #include "proof.h"
 #include "cli_facts.h"
+#include "disk_models.h"
 
 enum db { DB_MYSQL, DB_MARIADB, DB_POSTGRESQL };
 
@@ -33,6 +35,9 @@ struct advice {
 	json_object *lines;    /* why, one statement each */
 	json_object *raw;      /* the same with names' bytes as they are, for the text output */
 	json_object *settings; /* name -> value */
+	json_object *model;    /* the disk model's figures, or NULL */
+	const struct disk_model *disk; /* named with --disk-model or recognised, or NULL */
+	const char *disk_why;          /* what was recognised (NULL: named) */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -113,6 +118,64 @@ static bool nomerges_rule(const struct lcloud_probe *p, char *buf, size_t len)
 	return true;
 }
 
+/*
+ * What dropping the doublewrite buffer buys on disk model M (named, or
+ * recognised as RECOGNISED says): the best gain its caps allow, and what
+ * liblcloud measured under the same caps. OFF: the advice turns the buffer off.
+ */
+static void say_disk_model(struct advice *a, const struct disk_model *m, const char *recognised, uint64_t page,
+			   bool off)
+{
+	const unsigned int batch = 64;
+	const char *bound;
+	double limit = disk_model_limit(m, page, batch, &bound);
+	bool measured = page == 16384 && m->page_flush_ratio > 0;
+	char caps[640], seen[768] = "", phases[320] = "";
+	json_object *o = json_object_new_object();
+
+	snprintf(caps, sizeof(caps), "%s (%" PRIu64 " IOPS, %" PRIu64 " MiB/s, an I/O of up to %" PRIu64
+		 " KiB counted as one operation)%s%s", m->title, m->iops, m->bytes_per_s >> 20, m->iops_size >> 10,
+		 recognised ? ", recognised here as " : "", recognised ? recognised : "");
+	if (measured && m->mariadb_tps_ratio > 0)
+		snprintf(seen, sizeof(seen), "; liblcloud measured %.2fx in its page flush benchmark (16 KiB pages, "
+			 "depth 32) and %.2fx the transactions per second of MariaDB's sysbench oltp_write_only, "
+			 "doublewrite OFF against ON, under the same caps scaled down for emulation "
+			 "(tests/bench/README.md in liblcloud's source, 'page_flush under cloud disk models' and "
+			 "'MariaDB under cloud disk models')", m->page_flush_ratio, m->mariadb_tps_ratio);
+	else if (measured)
+		snprintf(seen, sizeof(seen), "; liblcloud measured %.2fx in its page flush benchmark (16 KiB pages, "
+			 "depth 32) under the same caps scaled down for emulation (tests/bench/README.md in "
+			 "liblcloud's source, 'page_flush under cloud disk models')", m->page_flush_ratio);
+	/* the copy bound by one cap, the pages in place by the other: over short windows they do not share */
+	if (page == 16384 && m->phased_limit > limit + 0.005)
+		snprintf(phases, sizeof(phases), ", and up to %.2fx where they are enforced over a tenth of a second "
+			 "(doublewrite's copy and its pages in place are then bound by one cap each, in turn)",
+			 m->phased_limit);
+	if (off)
+		say(a, "what turning the doublewrite buffer off buys on %s: %" PRIu64 "-byte pages written in place "
+		    "are bound by its %s cap, and its caps as steady rates allow %.2fx the pages per second of the "
+		    "doublewrite protocol (which writes each page twice, the copy in batches of %u pages)%s%s",
+		    caps, page, bound, limit, batch, phases, seen);
+	else
+		say(a, "what the doublewrite buffer costs on %s: were the pages kept whole (a device or provider "
+		    "promise), %" PRIu64 "-byte pages written in place would be bound by its %s cap and could "
+		    "flush at %.2fx the pages per second of the doublewrite protocol as steady rates allow%s%s", caps,
+		    page, bound, limit, phases, seen);
+	json_object_object_add(o, "name", json_object_new_string(m->name));
+	json_object_object_add(o, "source", json_object_new_string(recognised ? "recognised" : "named"));
+	json_object_object_add(o, "iops", json_object_new_uint64(m->iops));
+	json_object_object_add(o, "bytes_per_second", json_object_new_uint64(m->bytes_per_s));
+	json_object_object_add(o, "iops_size", json_object_new_uint64(m->iops_size));
+	json_object_object_add(o, "bound", json_object_new_string(strcmp(bound, "IOPS") == 0 ? "iops" : "bandwidth"));
+	json_object_object_add(o, "limit", json_object_new_double(limit));
+	json_object_object_add(o, "limit_phased", page == 16384 && m->phased_limit > 0 ?
+				  json_object_new_double(m->phased_limit) : NULL);
+	json_object_object_add(o, "measured_page_flush", measured ? json_object_new_double(m->page_flush_ratio) : NULL);
+	json_object_object_add(o, "measured_mariadb",
+			       measured && m->mariadb_tps_ratio > 0 ? json_object_new_double(m->mariadb_tps_ratio) : NULL);
+	a->model = o;
+}
+
 /* Returns false when the verdict the advice rests on is unknown: then there is no advice. */
 static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, const char *path, enum db db,
 			  uint64_t page, struct advice *a)
@@ -174,6 +237,8 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 		else
 			say(a, "liblcloud's crash lab has not run this exact stack: the verdict rests on the rules in "
 			    "lcloud(7), each proved on the stacks of its proof matrix (tests/vm/matrix.md in its source)");
+		if (a->disk)
+			say_disk_model(a, a->disk, a->disk_why, page, true);
 	} else {
 		setting(a, "innodb_doublewrite", "ON");
 		say(a, "keep the doublewrite buffer: %s", why);
@@ -201,6 +266,8 @@ static bool advise_innodb(struct lcloud_ctx *ctx, const struct lcloud_probe *p, 
 			    "allocates whole pages fixes that, e.g. 'mkfs.ext4 -O bigalloc -C %" PRIu64 "' (the AWS "
 			    "and Google recipes) or 'mkfs.xfs -b size=%" PRIu64 "' (Linux 6.12+ for blocks larger "
 			    "than the memory page)", page, fs_unit, page, page);
+		if (a->disk)
+			say_disk_model(a, a->disk, a->disk_why, page, false);
 	}
 db_notes:
 	if (db == DB_MYSQL)
@@ -247,6 +314,10 @@ void cmd_advise_usage(FILE *out)
 	      "  -d, --db NAME         mysql, mariadb or postgresql\n"
 	      "  -P, --page-size N     database page size (default 16K for InnoDB, 8K for\n"
 	      "                        PostgreSQL); a power of two\n"
+	      "      --disk-model NAME the cloud disk's caps (gp3, hyperdisk-balanced, ops-bound,\n"
+	      "                        bw-bound): say what the doublewrite buffer costs under\n"
+	      "                        them, with liblcloud's measured figures (InnoDB); without\n"
+	      "                        it, an AWS EBS or Google NVMe disk is recognised\n"
 	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
 	      "      --no-confirm      no live RWF_ATOMIC writes in the directory\n"
 	      "  -h, --help            show this help\n"
@@ -264,12 +335,14 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 		{ "format", required_argument, NULL, 'o' },
 		{ "output", required_argument, NULL, 'o' }, /* the older name */
 		{ "no-confirm", no_argument, NULL, 'C' },
+		{ "disk-model", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const db_names[] = { "mysql", "mariadb", "postgresql" };
 	enum output_format format = g->format;
-	struct advice a = { NULL, NULL, NULL };
+	struct advice a = { NULL, NULL, NULL, NULL, NULL, NULL };
+	const struct disk_model *named = NULL;
 	struct lcloud_probe *p = NULL;
 	uint32_t flags = LCLOUD_PROBE_NO_SIGNATURES | LCLOUD_PROBE_CONFIRM_ATOMIC;
 	uint64_t page = 0;
@@ -304,6 +377,14 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 			break;
 		case 'C':
 			flags &= ~(uint32_t)LCLOUD_PROBE_CONFIRM_ATOMIC;
+			break;
+		case 'M':
+			named = disk_model_find(optarg);
+			if (!named) {
+				fprintf(stderr, "lcloudctl advise: unknown disk model '%s' (use %s)\n", tty_str(optarg),
+					disk_model_names());
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			cmd_advise_usage(stdout);
@@ -345,11 +426,16 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	json_object_object_add(root, "page_size", json_object_new_uint64(page));
 	json_object_object_add(root, "settings", a.settings);
 	json_object_object_add(root, "advice", a.lines);
+	a.disk = named ? named : disk_model_recognise(p, &a.disk_why);
+	if (named)
+		a.disk_why = NULL;
 	if (db == DB_POSTGRESQL)
 		advise_postgresql(p, page, &a);
 	else
 		decided = advise_innodb(ctx, p, argv[optind], (enum db)db, page, &a);
 	json_object_object_add(root, "answer", json_object_new_string(decided ? "decided" : "unknown"));
+	if (a.model)
+		json_object_object_add(root, "disk_model", a.model);
 	if (format == OUTPUT_JSON) {
 		print_json(stdout, root);
 	} else {

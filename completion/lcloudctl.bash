@@ -111,6 +111,8 @@ _lcloudctl()
             return ;;
         --lifetime)
             COMPREPLY=($(compgen -W "short medium long extreme" -- "$cur")); return ;;
+        --disk-model) # advise: the cloud disk models of cli/disk_models.c
+            COMPREPLY=($(compgen -W "gp3 hyperdisk-balanced ops-bound bw-bound" -- "$cur")); return ;;
         --backend)
             COMPREPLY=($(compgen -W "auto passthrough io_uring sync" -- "$cur")); return ;;
         -i | --input | --record | --save | -f | --file | --base | --out | --model-from)

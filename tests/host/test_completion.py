@@ -46,6 +46,7 @@ def test_commands_and_options():
 def test_values():
     assert complete("check", "--path", "pl") == ["plain_direct"]
     assert sorted(complete("advise", "--db", "")) == ["mariadb", "mysql", "postgresql"]
+    assert sorted(complete("advise", "--disk-model", "")) == ["bw-bound", "gp3", "hyperdisk-balanced", "ops-bound"]
     assert sorted(complete("probe", "-o", "")) == ["json", "normal"]
     assert sorted(complete("write", "x", "--backend", "")) == ["auto", "io_uring", "passthrough", "sync"]
     assert sorted(complete("torture", "")) == ["run", "verify"]
@@ -82,6 +83,7 @@ VALUE_OPTIONS = [
     (("--sysroot", FIXTURES, "probe"), "-o", ("/dev/nvme0n1",)),
     (("--sysroot", FIXTURES, "list"), "--format", ()),
     (("advise", "--no-confirm"), "--db", ("/nonexistent",)),
+    (("advise", "--db", "mariadb"), "--disk-model", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--backend", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--hint", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--lifetime", ("/nonexistent",)),

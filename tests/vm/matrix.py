@@ -183,7 +183,7 @@ BOOTS = {
             dict(name="target-honest", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, volatile cache on",
                  kind="target", target_opts=TARGET_PROMISE + " --volatile-write-cache on", paths=NVME_PATHS),
             dict(name="target-honest-nocache", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, no volatile "
-                 "cache (every write durable when it completes: a cut decides nothing)",
+                 "cache (every write durable when it completes: a cut decides only the writes in flight)",
                  kind="target", target_opts=TARGET_PROMISE + " --volatile-write-cache off", paths=NVME_PATHS),
             dict(name="target-liar", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, volatile cache on, "
                  "--liar: the promise advertised and not kept (negative control)", kind="target", liar=True,
@@ -745,7 +745,8 @@ def markdown(m):
     if cut_rows:
         lines += ["", "lcloud-target's own power cuts (per path: cut runs, cuts the target reported, pages "
                   "`torture verify` checked in the files they left, torn pages, lost acknowledged and flushed "
-                  "writes; from the target's power reports: the cached writes it held at the cuts, those it tore, "
+                  "writes; from the target's power reports: the writes it held at the cuts (cached, or in "
+                  "flight: with no cache, only those), those it tore, "
                   "and of those the ones its promise covered, which only a liar tears):", "",
                   "| configuration | path | check | runs | cuts | pages checked | torn | lost acknowledged | "
                   "writes held | torn writes | torn, covered by the promise |",

@@ -169,7 +169,7 @@ def test_second_loop_over_claimed_loop():
     """A program holds the first loop (O_EXCL, as mkfs or a database would): the second one is not written.
 
     Nothing mounts it, nothing is swap, no dm holds it: only the guard's own O_EXCL open of the
-    sharer can tell (write_guard_shared.c, check_sharer), which a unit test under a sysroot cannot reach."""
+    sharer can tell (shared_storage.c, check_sharer), which a unit test under a sysroot cannot reach."""
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "img"), 16 << 20) as dev:
         img = os.path.join(d, "img")

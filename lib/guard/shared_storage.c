@@ -6,8 +6,9 @@
  * and is mounted, swap, built upon (dm, md) or claimed by a program makes
  * the write unsafe whatever path leads to it: a second loop over a mounted
  * image, a loop at an offset over a mounted disk, the image file of a
- * mounted loop. Those that are free are claimed (O_EXCL) for as long as the
- * queue lives, so nothing mounts them between this check and the writes.
+ * mounted loop. Those that are free are claimed (O_EXCL) into the decision,
+ * which the writer keeps while it writes, so that nothing mounts them
+ * between this check and the writes.
  * None of this is --force's to override.
  */
 #include <dirent.h>
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 #include "filesystem.h"
-#include "queue.h"
+#include "guard_internal.h"
 #include "report.h"
 #include "storage_map.h"
 #include "swaps.h"
@@ -163,19 +164,6 @@ static bool other_holder(const struct lcloud_ctx *ctx, const char *dir, const st
 	return found;
 }
 
-static int claim_add(struct lcloud_queue *q, int fd)
-{
-	int *c = realloc(q->claims, (q->n_claims + 1) * sizeof(*c));
-
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	q->claims = c;
-	q->claims[q->n_claims++] = fd;
-	return 0;
-}
-
 /* "(both reach bytes of /img)" or of the base device, for a person */
 static void describe_base(const struct storage_map *t, char *buf, size_t size)
 {
@@ -189,7 +177,8 @@ static void describe_base(const struct storage_map *t, char *buf, size_t size)
 
 struct check {
 	const struct lcloud_ctx *ctx;
-	struct lcloud_queue *q;
+	struct guard_run *g;
+	struct guard_decision *d;
 	const char *target_name;
 	dev_t target_dev; /* 0 for a file */
 	char target_path[SYSFS_PATH_MAX]; /* a file's path, as the kernel names it */
@@ -208,15 +197,15 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 
 	describe_base(c->target.backing[0] ? &c->target : dm, how, sizeof(how));
 	if (mp)
-		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is mounted (at %s): a write "
+		return guard_fail(c->d, -EBUSY, GUARD_MOUNTED, "%s shares storage with /dev/%s%s, which is mounted (at %s): a write "
 				  "here lands in that file system; --force does not override this: unmount it or "
 				  "detach the device first", c->target_name, name, how, mp);
 	if (is_swap_dev(&c->swaps, dev))
-		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is an active swap area: a "
+		return guard_fail(c->d, -EBUSY, GUARD_SWAP, "%s shares storage with /dev/%s%s, which is an active swap area: a "
 				  "write here corrupts swapped-out memory; --force does not override this: swapoff "
 				  "it first", c->target_name, name, how);
 	if (other_holder(c->ctx, dir, &c->target, c->target_dev, holder, sizeof(holder), &by_stack))
-		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is held by %s (device-mapper "
+		return guard_fail(c->d, -EBUSY, GUARD_HELD, "%s shares storage with /dev/%s%s, which is held by %s (device-mapper "
 				  "or md): a write here corrupts what that device keeps; --force does not override "
 				  "this: remove it first", c->target_name, name, how, holder);
 	/*
@@ -224,10 +213,10 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 	 * kernel would have refused the dm or md device's own claim. A disk's claim state also counts its
 	 * partitions': those are checked one by one. A captured tree has no devices to claim.
 	 */
-	if (by_stack || has_partitions(c->ctx, dir) || ctx_has_sysroot(c->ctx))
+	if (by_stack || has_partitions(c->ctx, dir) || ctx_has_sysroot(c->ctx) || guard_claims_hold(c->d, dev))
 		return 0;
 	if (storage_find_node(c->ctx, dev, node, sizeof(node)) < 0)
-		return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which has no device node here: "
+		return guard_fail(c->d, -EBUSY, GUARD_UNKNOWN, "%s shares storage with /dev/%s%s, which has no device node here: "
 				  "whether a program uses it cannot be checked, so nothing is written",
 				  c->target_name, name, how);
 	/* reached with live devices only (no claims under a sysroot): tests/host/test_guard_aliases.py */
@@ -238,15 +227,19 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 		if (err == ENXIO || err == ENOMEDIUM || err == ENODEV)
 			return 0; /* gone or empty: nothing there to corrupt */
 		if (err == EBUSY)
-			return queue_fail(c->q, -EBUSY, "%s shares storage with /dev/%s%s, which is in use: the kernel "
+			return guard_fail(c->d, -EBUSY, GUARD_HELD, "%s shares storage with /dev/%s%s, which is in use: the kernel "
 					  "refused to open it exclusively (a mount in another namespace, swap, or "
 					  "a program that claimed it); --force does not override this: release it "
 					  "first", c->target_name, name, how);
-		return queue_fail(c->q, err == EACCES || err == EPERM ? -EACCES : -err,
+		return guard_fail(c->d, err == EACCES || err == EPERM ? -EACCES : -err, GUARD_UNKNOWN,
 				  "%s shares storage with /dev/%s%s, and whether it is in use cannot be checked: %s; "
 				  "run as root", c->target_name, name, how, strerror(err));
 	}
-	return claim_add(c->q, fd);
+	if (c->g->how & GUARD_NO_CLAIMS) {
+		close(fd);
+		return 0;
+	}
+	return guard_claim_add(c->d, fd, dev);
 }
 
 static int scan_devices(struct check *c)
@@ -257,7 +250,7 @@ static int scan_devices(struct check *c)
 	DIR *d;
 
 	if (ctx_path(c->ctx, "/sys/class/block", full, sizeof(full)) < 0 || !(d = opendir(full)))
-		return queue_fail(c->q, -EBUSY, "cannot list the block devices (/sys/class/block): whether %s shares "
+		return guard_fail(c->d, -EBUSY, GUARD_UNKNOWN, "cannot list the block devices (/sys/class/block): whether %s shares "
 				  "storage with a device in use cannot be checked", c->target_name);
 	while (r == 0 && (de = readdir(d))) {
 		struct storage_map m = { 0 };
@@ -270,7 +263,7 @@ static int scan_devices(struct check *c)
 			continue;
 		dev = makedev(maj, min);
 		if (dev == c->target_dev)
-			continue; /* the target's own mounts and holders: write_guard.c, and its O_EXCL claim */
+			continue; /* the target's own mounts and holders: guard.c, and its O_EXCL claim */
 		r = storage_map_blockdev(c->ctx, dev, 0, STORAGE_END, &m);
 		if (r < 0)
 			break;
@@ -289,7 +282,7 @@ static int scan_devices(struct check *c)
 					       !streq(backing, c->target_path)))
 				in_use = false;
 			if (in_use)
-				r = queue_fail(c->q, -EBUSY, "cannot tell whether %s shares storage with /dev/%s, which "
+				r = guard_fail(c->d, -EBUSY, mp ? GUARD_MOUNTED : GUARD_SWAP, "cannot tell whether %s shares storage with /dev/%s, which "
 					       "is %s%s: %s; run as root, or detach it first", c->target_name, de->d_name,
 					       mp ? "mounted at " : "an active swap area", mp ? mp : "", m.why);
 		} else if (storage_maps_overlap(&c->target, &m)) {
@@ -301,26 +294,28 @@ static int scan_devices(struct check *c)
 	return r;
 }
 
-int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *target_name)
+int guard_shared_storage(struct guard_run *g, const char *target_name)
 {
-	struct check c = { .ctx = ctx, .q = q, .target_name = target_name };
+	struct check c = { .ctx = g->ctx, .g = g, .d = g->d, .target_name = target_name };
+	const struct lcloud_ctx *ctx = g->ctx;
 	struct stat st;
 	int r;
 
-	if (q->fd < 0 && q->hold_fd < 0) {
+	if (g->fd < 0) {
 		/* nothing opened (a captured tree): the device the probe names */
 		const struct lcloud_layer *top = NULL;
 		dev_t devno;
 
-		for (unsigned int i = 0; i < q->probe->n_layers && !top; i++)
-			if (q->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
-				top = &q->probe->layers[i];
+		for (unsigned int i = 0; i < g->probe->n_layers && !top; i++)
+			if (g->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
+				top = &g->probe->layers[i];
 		if (!top || layer_get_devno(top, &devno) <= 0)
-			return queue_fail(q, -ENODEV, "%s: which device it is cannot be told", target_name);
+			return guard_fail(c.d, -ENODEV, GUARD_NO_DEVICE, "%s: which device it is cannot be told",
+					  target_name);
 		st.st_mode = S_IFBLK;
 		st.st_rdev = devno;
-	} else if (fstat(q->hold_fd >= 0 ? q->hold_fd : q->fd, &st) < 0) {
-		return queue_fail(q, -errno, "%s: %s", target_name, strerror(errno));
+	} else if (fstat(g->fd, &st) < 0) {
+		return guard_fail(c.d, -errno, GUARD_UNKNOWN, "%s: %s", target_name, strerror(errno));
 	}
 	if (S_ISBLK(st.st_mode)) {
 		c.target_dev = st.st_rdev;
@@ -329,7 +324,7 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 		char self[64];
 		ssize_t n;
 
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", q->fd);
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", g->fd);
 		n = readlink(self, c.target_path, sizeof(c.target_path) - 1);
 		c.target_path[n > 0 ? n : 0] = '\0';
 		r = storage_map_file(&c.target, st.st_dev, st.st_ino);
@@ -339,23 +334,23 @@ int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, c
 	if (r < 0)
 		goto out;
 	if (c.target.unresolved) {
-		r = queue_fail(q, -EACCES, "cannot tell where the data of %s is: %s; run as root", target_name,
+		r = guard_fail(c.d, -EACCES, GUARD_UNKNOWN, "cannot tell where the data of %s is: %s; run as root", target_name,
 			       c.target.why);
 		goto out;
 	}
 	r = mountinfo_foreach(ctx, add_mounted, &c.mounted, NULL);
 	if (r < 0) {
-		r = queue_fail(q, -EBUSY, "cannot read the mount table: whether %s shares storage with a mounted file "
+		r = guard_fail(c.d, -EBUSY, GUARD_UNKNOWN, "cannot read the mount table: whether %s shares storage with a mounted file "
 			       "system cannot be checked", target_name);
 		goto out;
 	}
 	if (!ctx_has_sysroot(ctx) && (r = swaps_read(&c.swaps)) < 0) {
-		r = queue_fail(q, -EBUSY, "cannot read /proc/swaps (%s): whether %s shares storage with an active "
+		r = guard_fail(c.d, -EBUSY, GUARD_UNKNOWN, "cannot read /proc/swaps (%s): whether %s shares storage with an active "
 			       "swap area cannot be checked", strerror(-r), target_name);
 		goto out;
 	}
 	if (storage_maps_overlap(&c.target, &c.swaps.files)) {
-		r = queue_fail(q, -EBUSY, "%s shares storage with an active swap file (%s): a write here corrupts "
+		r = guard_fail(c.d, -EBUSY, GUARD_SWAP, "%s shares storage with an active swap file (%s): a write here corrupts "
 			       "swapped-out memory; --force does not override this: swapoff it first", target_name,
 			       c.swaps.file_names[0]);
 		goto out;

@@ -9,11 +9,28 @@
 
 /*
  * Who holds the block device in sysfs folder DEVDIR, for a person: its
- * mounts and those of its partitions (or, for a partition, of its disk),
- * swap on it, the dm or md devices built on it (sysfs holders/) and the
- * processes that have it open. Writes "" when nothing is visible from here.
+ * mounts and those of its partitions (or, for a partition, of its disk) in
+ * every mount namespace in view, swap on it, the dm or md devices built on
+ * it (sysfs holders/), an ext4 file system whose external journal it is,
+ * and the processes that have it open. Writes "" when nothing is visible
+ * from here.
  */
 void holders_describe(const struct lcloud_ctx *ctx, const char *devdir, char *buf, size_t size);
+
+/* What to say when the kernel refuses an exclusive open and holders_describe() finds nobody. */
+#define HOLDERS_INVISIBLE "the kernel names no holder that can be seen from here: a mount in a mount namespace " \
+	"that no process here is in, a program in another PID namespace, or a user inside the kernel; " \
+	"fuser -v or lsof on the device may tell"
+
+/*
+ * Is the device in DEVDIR the external journal of a mounted ext4 file
+ * system? jbd2 names each journal in /proc/fs/jbd2 after its device: an
+ * internal one "sdb1-8" (the file system's device and the journal inode),
+ * an external one by the journal device's own name. ext4 holds it
+ * exclusively, in whatever namespace it is mounted, and it appears in no
+ * mount table.
+ */
+bool holders_is_external_journal(const struct lcloud_ctx *ctx, const char *devdir);
 
 /*
  * The mount point of the first mount of the device in DEVDIR, or with

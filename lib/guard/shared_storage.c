@@ -175,46 +175,58 @@ static bool mounted_where(const struct check *c, dev_t dev, char *buf, size_t si
 
 /* ------------------------------------------------------------------ file-backed mounts */
 
-/* Processes holding /dev/fuse (FUSE servers), whose folders a relative FUSE source is relative to. */
+/* Processes holding /dev/fuse (FUSE servers): a relative FUSE source is relative to one of them. */
 struct fuse_servers {
 	pid_t *pids;
 	unsigned int n;
-	bool all_seen; /* every process's descriptors could be read */
 };
+
+/* Calls CB with each descriptor's link of process PID (readlink only: its file is never asked anything). */
+static void for_each_fd_link(const char *pid, void (*cb)(const char *fdpath, const char *link, void *data),
+			     void *data)
+{
+	char fddir[300];
+	struct dirent *fe;
+	DIR *fds;
+
+	snprintf(fddir, sizeof(fddir), "/proc/%s/fd", pid);
+	fds = opendir(fddir);
+	if (!fds)
+		return;
+	while ((fe = readdir(fds))) {
+		char fdpath[600], link[4096];
+		ssize_t n;
+
+		if (fe->d_name[0] == '.')
+			continue;
+		snprintf(fdpath, sizeof(fdpath), "%s/%s", fddir, fe->d_name);
+		n = readlink(fdpath, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		cb(fdpath, link, data);
+	}
+	closedir(fds);
+}
+
+static void note_fuse_fd(const char *fdpath, const char *link, void *data)
+{
+	(void)fdpath;
+	if (streq(link, "/dev/fuse"))
+		*(bool *)data = true;
+}
 
 static void find_fuse_servers(struct fuse_servers *fs)
 {
 	struct dirent *pe;
 	DIR *proc = opendir("/proc");
 
-	fs->all_seen = proc != NULL;
 	while (proc && (pe = readdir(proc))) {
-		char fddir[300];
-		struct dirent *fe;
-		DIR *fds;
 		bool server = false;
 
 		if (!isdigit((unsigned char)pe->d_name[0]))
 			continue;
-		snprintf(fddir, sizeof(fddir), "/proc/%s/fd", pe->d_name);
-		fds = opendir(fddir);
-		if (!fds) {
-			if (errno != ENOENT)
-				fs->all_seen = false;
-			continue;
-		}
-		while (!server && (fe = readdir(fds))) {
-			char link[600], target[32];
-			ssize_t n;
-
-			if (fe->d_name[0] == '.')
-				continue;
-			snprintf(link, sizeof(link), "%s/%s", fddir, fe->d_name);
-			/* readlink only: a descriptor's file is never stat()ed (its file system may not answer) */
-			n = readlink(link, target, sizeof(target) - 1);
-			server = n == 9 && !memcmp(target, "/dev/fuse", 9);
-		}
-		closedir(fds);
+		for_each_fd_link(pe->d_name, note_fuse_fd, &server);
 		if (server && fs->n % 16 == 0) {
 			pid_t *p = realloc(fs->pids, (fs->n + 16) * sizeof(*p));
 
@@ -227,6 +239,24 @@ static void find_fuse_servers(struct fuse_servers *fs)
 	}
 	if (proc)
 		closedir(proc);
+}
+
+/* A FUSE server's open files whose name ends in the relative source: the image it was given (it keeps it open). */
+struct source_match {
+	const char *source;
+	char (*paths)[SYSFS_PATH_MAX + 64];
+	unsigned int *n, max;
+};
+
+static bool name_ends_with(const char *name, const char *rel);
+
+static void match_source_fd(const char *fdpath, const char *link, void *data)
+{
+	struct source_match *sm = data;
+
+	if (*sm->n < sm->max && name_ends_with(link, sm->source) &&
+	    path_printf(sm->paths[*sm->n], sizeof(sm->paths[0]), "%s", fdpath) == 0)
+		(*sm->n)++;
 }
 
 static bool is_fuse(const char *fstype)
@@ -278,19 +308,25 @@ static int read_file_mounts(struct check *c)
 			if (mount_rec_reach(m, m->source, paths[n], sizeof(paths[0])) == 0 && n < CANDIDATES_MAX)
 				n++;
 		} else if (is_fuse(m->fstype)) {
+			/* the servers' folders (a daemon has mostly gone to /), and the files they hold by that name */
 			if (!servers_read) {
 				find_fuse_servers(&servers);
 				servers_read = true;
 			}
-			for (unsigned int s = 0; s < servers.n && n < CANDIDATES_MAX; s++)
-				if (path_printf(paths[n], sizeof(paths[0]), "/proc/%d/cwd/%s", (int)servers.pids[s],
+			for (unsigned int k = 0; k < servers.n && n < CANDIDATES_MAX; k++) {
+				struct source_match sm = { m->source, paths, &n, CANDIDATES_MAX };
+				char pid[16];
+
+				if (path_printf(paths[n], sizeof(paths[0]), "/proc/%d/cwd/%s", (int)servers.pids[k],
 						m->source) == 0)
 					n++;
-			if (!servers.all_seen || !servers.n) {
-				fm->unresolved = true;
-				snprintf(fm->why, sizeof(fm->why), "its source \"%s\" is relative to the folder of a FUSE "
-					 "server that cannot be seen from here", m->source);
+				snprintf(pid, sizeof(pid), "%d", (int)servers.pids[k]);
+				for_each_fd_link(pid, match_source_fd, &sm);
 			}
+			/* until one of them is a file, the source is a name that may be a file somewhere unseen */
+			fm->unresolved = true;
+			snprintf(fm->why, sizeof(fm->why), "its source \"%s\" is relative to the folder of a FUSE "
+				 "server, and no server in view has such a file", m->source);
 		} else {
 			fm->unresolved = true;
 			snprintf(fm->why, sizeof(fm->why), "its source \"%s\" is relative to the folder it was mounted "
@@ -317,6 +353,7 @@ static int read_file_mounts(struct check *c)
 		}
 		if (items[k].err)
 			continue; /* not a file: a FUSE file system's name ("sshfs", "lxcfs") */
+		fm->unresolved = false; /* found: what it is decides */
 		if (S_ISBLK(items[k].st.mode)) {
 			fm->device = true;
 			fm->source_dev = (dev_t)items[k].st.rdev;

@@ -469,8 +469,17 @@ struct sharer {
 	struct storage_map map;
 };
 
-static bool covered(const struct check *c, dev_t disk)
+/*
+ * Is DISK, a sharer's disk, claimed by this writer: the target itself (its O_EXCL open), a disk this
+ * decision claimed, or one an earlier decision on the same descriptor did? Then none of its partitions
+ * can be claimed by anyone else, nor by this writer, whose own claim makes theirs fail.
+ */
+static bool disk_is_ours(const struct check *c, dev_t disk)
 {
+	if (!disk)
+		return false;
+	if (disk == c->target_dev || guard_claims_hold(c->d, disk))
+		return true;
 	for (unsigned int i = 0; i < c->n_covered; i++)
 		if (c->covered[i] == disk)
 			return true;
@@ -584,10 +593,12 @@ static int check_sharer(struct check *c, const struct sharer *s)
 	/*
 	 * A member the target's own dm or md device claims is busy by that claim: what else holds it, the
 	 * kernel would have refused the dm or md device's own claim. The disk of a partition target: the
-	 * target's own O_EXCL open fails while the disk is claimed. A captured tree has no devices to claim.
+	 * target's own O_EXCL open fails while the disk is claimed; a partition of a disk this writer holds
+	 * (the target, or one claimed before): nobody else can claim it. A captured tree has no devices to
+	 * claim.
 	 */
 	if (by_stack || s->dev == c->target_disk || ctx_has_sysroot(c->ctx) || guard_claims_hold(c->d, s->dev) ||
-	    (s->disk && covered(c, s->disk)))
+	    disk_is_ours(c, s->disk))
 		return 0;
 	if (s->partitions)
 		return check_disk_with_partitions(c, s, how);
@@ -632,7 +643,7 @@ static int check_unresolved(struct check *c, const struct sharer *s)
 		return guard_fail(c->d, -EBUSY, GUARD_HELD, "cannot tell whether %s shares storage with /dev/%s, which "
 				  "is held by %s: %s; --force does not override this: remove it first",
 				  c->target_name, s->name, holder, s->map.why);
-	if (by_stack || ctx_has_sysroot(c->ctx) || guard_claims_hold(c->d, s->dev) || (s->disk && covered(c, s->disk)))
+	if (by_stack || ctx_has_sysroot(c->ctx) || guard_claims_hold(c->d, s->dev) || disk_is_ours(c, s->disk))
 		return 0;
 	fd = storage_open_dev(c->ctx, s->dev, O_RDONLY | O_EXCL);
 	if (fd >= 0)

@@ -337,6 +337,18 @@ def test_partition_gap_beside_a_mounted_partition_is_written():
             assert p.returncode == 0, p.stderr
 
 
+def test_partitioned_disk_written_whole():
+    """The target's own claim on a disk makes its partitions' claims fail: they are its own, not in use.
+    A partition another program mounted is refused by the kernel at open."""
+    need_root()
+    with scratch_dir() as d, loop_device(os.path.join(d, "disk"), 64 << 20, partitions=TABLE) as disk:
+        p = write(disk, "--force")  # --force: the partition table
+        assert p.returncode == 0, p.stderr
+        with ext4_mounted(disk + "p1", os.path.join(d, "mnt")) as mnt:
+            p = write(disk, "--force")
+            assert p.returncode == 7 and "mounted at %s" % mnt in p.stderr, p.stderr
+
+
 def test_external_journal_disk():
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "journal"), 32 << 20, partitions=TABLE) as journal, \
@@ -530,6 +542,7 @@ if __name__ == "__main__":
           test_overlay_loop_over_upper_written_through_the_merged_name, test_overlay_swap_on_a_loop_over_the_merged_name,
           test_erofs_mounted_from_its_image, test_fuse2fs_given_a_relative_name,
           test_partition_gap_of_a_disk_mounted_whole_in_another_namespace,
-          test_partition_gap_beside_a_mounted_partition_is_written, test_external_journal_disk,
+          test_partition_gap_beside_a_mounted_partition_is_written, test_partitioned_disk_written_whole,
+          test_external_journal_disk,
           test_loop_chain_deeper_than_followed, test_mounted_loop_without_node_over_a_deleted_file_kept_by_a_link,
           test_unrelated_write_beside_a_loop_on_a_stalled_fuse_server])

@@ -12,33 +12,28 @@
 #include "fuzz_common.h"
 #include "overlay_options.h"
 
+static void one_line(const char *line)
+{
+	struct overlay_layers l;
+	volatile size_t sink = 0;
+
+	if (overlay_options_parse(line, &l) != 0)
+		return;
+	if (!l.n_lowers || l.n_lowers > OVERLAY_LAYERS_MAX || l.first_data_only == 0 || l.first_data_only > l.n_lowers)
+		abort();
+	for (unsigned int i = 0; i < l.n_lowers; i++) {
+		if (!l.lowers[i][0])
+			abort();
+		sink += strlen(l.lowers[i]);
+	}
+	if (l.upper)
+		sink += strlen(l.upper);
+	(void)sink;
+	overlay_layers_free(&l);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1), *line, *save = NULL;
-
-	if (!text)
-		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct overlay_layers l;
-		volatile size_t sink = 0;
-
-		if (overlay_options_parse(line, &l) != 0)
-			continue;
-		if (!l.n_lowers || l.n_lowers > OVERLAY_LAYERS_MAX || l.first_data_only == 0 ||
-		    l.first_data_only > l.n_lowers)
-			abort();
-		for (unsigned int i = 0; i < l.n_lowers; i++) {
-			if (!l.lowers[i][0])
-				abort();
-			sink += strlen(l.lowers[i]);
-		}
-		if (l.upper)
-			sink += strlen(l.upper);
-		(void)sink;
-		overlay_layers_free(&l);
-	}
-	free(text);
+	fuzz_for_each_line(data, size, one_line);
 	return 0;
 }

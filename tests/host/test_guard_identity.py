@@ -97,6 +97,14 @@ def make_image(path, size):
         f.truncate(size)
 
 
+def image_in_layer(d, layer, name):
+    """A 32 MiB file NAME made in layer folder D/LAYER before the overlay is mounted."""
+    os.makedirs(os.path.join(d, layer), exist_ok=True)
+    path = os.path.join(d, layer, name)
+    make_image(path, 32 << 20)
+    return path
+
+
 # ---------------------------------------------------------------- overlay layers
 
 def test_overlay_loop_over_merged_written_through_the_upper_layer():
@@ -134,29 +142,20 @@ def test_overlay_loop_over_merged_written_through_the_upper_layer():
 def test_overlay_lower_file_not_copied_up():
     need_root()
     with scratch_dir() as d:
-        os.makedirs(os.path.join(d, "l"))
-        limg = os.path.join(d, "l", "limg")
-        make_image(limg, 32 << 20)
+        limg = image_in_layer(d, "l", "limg")
         run(["mkfs.ext4", "-q", "-F", limg], check=True)
         with overlay(d) as (lower, upper, merged):
             # read-only: the loop reads the lower file through the overlay, nothing is copied up
-            with loop_over(os.path.join(merged, "limg"), read_only=True) as dev:
+            with loop_over(os.path.join(merged, "limg"), read_only=True) as dev, \
+                    ext4_mounted_as_is(dev, os.path.join(d, "mnt")) as mnt:
                 assert not os.path.exists(os.path.join(upper, "limg"))
-                mnt = os.path.join(d, "mnt")
-                os.makedirs(mnt)
-                run(["mount", "-o", "ro", dev, mnt], check=True)
-                try:
-                    assert_refused(limg, "which is mounted (at %s)" % mnt, limg)
-                finally:
-                    run(["umount", mnt])
+                assert_refused(limg, "which is mounted (at %s)" % mnt, limg)
 
 
 def test_overlay_loop_over_upper_written_through_the_merged_name():
     need_root()
     with scratch_dir() as d:
-        os.makedirs(os.path.join(d, "u"))
-        uimg = os.path.join(d, "u", "u.img")
-        make_image(uimg, 32 << 20)
+        uimg = image_in_layer(d, "u", "u.img")
         with overlay(d) as (lower, upper, merged):
             with loop_over(uimg) as dev, ext4_mounted(dev, os.path.join(d, "mnt")) as mnt:
                 assert_refused(os.path.join(merged, "u.img"), "which is mounted (at %s)" % mnt, uimg)

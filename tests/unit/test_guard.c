@@ -64,11 +64,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[4200];
 	(void)state;
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
+	return fixture_remove_tree(root);
 }
 
 /* A new copy of the tree, for a test that removed parts of it to look again. */

@@ -405,11 +405,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[4200];
 	(void)state;
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
+	return fixture_remove_tree(root);
 }
 
 int main(int argc, char **argv)

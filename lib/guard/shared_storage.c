@@ -103,13 +103,16 @@ static int keep_swap(const char *path, bool is_file, void *data)
 static int swaps_read(struct check *c)
 {
 	struct swaps *s = &c->swaps;
-	struct bq_item items[SWAPS_MAX];
+	struct bq_item *items;
 	int r = swaps_foreach(keep_swap, s);
 
 	if (r == -ENOENT)
 		return 0; /* no /proc/swaps: a kernel without swap */
 	if (r < 0)
 		return r;
+	items = calloc(SWAPS_MAX, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
 	for (unsigned int i = 0; i < s->n; i++)
 		items[i] = (struct bq_item){ .op = BQ_STAT, .path = s->paths[i] };
 	bq_run(items, s->n, BOUNDED_QUERY_TIMEOUT_MS);
@@ -134,6 +137,7 @@ static int swaps_read(struct check *c)
 			file_ids_free(&ids);
 		}
 	}
+	free(items);
 	return r;
 }
 
@@ -757,9 +761,48 @@ static int map_target(struct check *c, const struct stat *st)
 	return r;
 }
 
+/* Everything after the tables are read: the target's map, swap, file-backed mounts, the block devices. */
+static int check_all(struct check *c, const struct stat *st)
+{
+	const char *target_name = c->target_name;
+	int r;
+
+	r = map_target(c, st);
+	if (r < 0)
+		return guard_fail(c->d, r, GUARD_UNKNOWN, "%s: %s", target_name, strerror(-r));
+	if (c->target.unresolved)
+		return guard_fail(c->d, -EACCES, GUARD_UNKNOWN, "cannot tell where the data of %s is: %s; run as root",
+				  target_name, c->target.why);
+	if (!ctx_has_sysroot(c->ctx) && (r = swaps_read(c)) < 0)
+		return guard_fail(c->d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read /proc/swaps (%s): "
+				  "whether %s shares storage with an active swap area cannot be checked", strerror(-r),
+				  target_name);
+	for (unsigned int i = 0; i < c->swaps.n_files; i++)
+		if (storage_maps_overlap(&c->target, &c->swaps.files[i]))
+			return guard_fail(c->d, -EBUSY, GUARD_SWAP, "%s shares storage with an active swap file: a write "
+					  "here corrupts swapped-out memory; --force does not override this: swapoff it "
+					  "first", target_name);
+	if (c->swaps.unresolved && storage_map_has_file(&c->target))
+		return guard_fail(c->d, -EBUSY, GUARD_SWAP, "cannot tell whether %s is the active swap file %s (%s); "
+				  "--force does not override this: swapoff it first", target_name, c->swaps.unresolved,
+				  c->swaps.unresolved_err == -ETIMEDOUT ? "its file system did not answer in time"
+								       : "it cannot be found by that name");
+	if (!ctx_has_sysroot(c->ctx)) {
+		r = read_file_mounts(c);
+		if (r == 0)
+			r = check_file_mounts(c);
+		if (r < 0) {
+			if (!c->d->error)
+				r = guard_fail(c->d, r, GUARD_UNKNOWN, "cannot read the file-backed mounts: %s", strerror(-r));
+			return r;
+		}
+	}
+	return scan_devices(c);
+}
+
 int guard_shared_storage(struct guard_run *g, const char *target_name)
 {
-	struct check c = { .ctx = g->ctx, .g = g, .d = g->d, .target_name = target_name };
+	struct check *c;
 	struct stat st;
 	int r;
 
@@ -772,66 +815,34 @@ int guard_shared_storage(struct guard_run *g, const char *target_name)
 			if (g->probe->layers[i].kind != LCLOUD_LAYER_FILESYSTEM)
 				top = &g->probe->layers[i];
 		if (!top || layer_get_devno(top, &devno) <= 0)
-			return guard_fail(c.d, -ENODEV, GUARD_NO_DEVICE, "%s: which device it is cannot be told",
+			return guard_fail(g->d, -ENODEV, GUARD_NO_DEVICE, "%s: which device it is cannot be told",
 					  target_name);
 		st.st_mode = S_IFBLK;
 		st.st_rdev = devno;
 	} else if (fstat(g->fd, &st) < 0) {
-		return guard_fail(c.d, -errno, GUARD_UNKNOWN, "%s: %s", target_name, strerror(errno));
+		return guard_fail(g->d, -errno, GUARD_UNKNOWN, "%s: %s", target_name, strerror(errno));
 	}
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
 		return 0; /* a generic node's namespace was claimed as a block device above */
-	r = storage_env_open(g->ctx, &c.env);
-	if (r < 0)
-		return guard_fail(c.d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read the mount table: "
-				  "whether %s shares storage with a mounted file system cannot be checked", target_name);
-	r = map_target(&c, &st);
+	/* on the heap: tens of KiB, and a writer may check again from a thread of its own */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return guard_fail(g->d, -ENOMEM, GUARD_UNKNOWN, "out of memory for the write guard");
+	*c = (struct check){ .ctx = g->ctx, .g = g, .d = g->d, .target_name = target_name };
+	r = storage_env_open(g->ctx, &c->env);
 	if (r < 0) {
-		r = guard_fail(c.d, r, GUARD_UNKNOWN, "%s: %s", target_name, strerror(-r));
-		goto out;
+		r = guard_fail(c->d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read the mount table: "
+			       "whether %s shares storage with a mounted file system cannot be checked", target_name);
+		free(c);
+		return r;
 	}
-	if (c.target.unresolved) {
-		r = guard_fail(c.d, -EACCES, GUARD_UNKNOWN, "cannot tell where the data of %s is: %s; run as root",
-			       target_name, c.target.why);
-		goto out;
-	}
-	if (!ctx_has_sysroot(g->ctx) && (r = swaps_read(&c)) < 0) {
-		r = guard_fail(c.d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read /proc/swaps (%s): "
-			       "whether %s shares storage with an active swap area cannot be checked", strerror(-r),
-			       target_name);
-		goto out;
-	}
-	for (unsigned int i = 0; i < c.swaps.n_files; i++)
-		if (storage_maps_overlap(&c.target, &c.swaps.files[i])) {
-			r = guard_fail(c.d, -EBUSY, GUARD_SWAP, "%s shares storage with an active swap file: a write here "
-				       "corrupts swapped-out memory; --force does not override this: swapoff it first",
-				       target_name);
-			goto out;
-		}
-	if (c.swaps.unresolved && storage_map_has_file(&c.target)) {
-		r = guard_fail(c.d, -EBUSY, GUARD_SWAP, "cannot tell whether %s is the active swap file %s (%s); "
-			       "--force does not override this: swapoff it first", target_name, c.swaps.unresolved,
-			       c.swaps.unresolved_err == -ETIMEDOUT ? "its file system did not answer in time"
-								    : "it cannot be found by that name");
-		goto out;
-	}
-	if (!ctx_has_sysroot(g->ctx)) {
-		r = read_file_mounts(&c);
-		if (r == 0)
-			r = check_file_mounts(&c);
-		if (r < 0) {
-			if (!c.d->error)
-				r = guard_fail(c.d, r, GUARD_UNKNOWN, "cannot read the file-backed mounts: %s", strerror(-r));
-			goto out;
-		}
-	}
-	r = scan_devices(&c);
-out:
-	storage_map_free(&c.target);
-	swaps_free(&c.swaps);
-	for (unsigned int i = 0; i < c.n_fm; i++)
-		storage_map_free(&c.fm[i].map);
-	free(c.fm);
-	storage_env_close(&c.env);
+	r = check_all(c, &st);
+	storage_map_free(&c->target);
+	swaps_free(&c->swaps);
+	for (unsigned int i = 0; i < c->n_fm; i++)
+		storage_map_free(&c->fm[i].map);
+	free(c->fm);
+	storage_env_close(&c->env);
+	free(c);
 	return r;
 }

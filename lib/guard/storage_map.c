@@ -246,8 +246,9 @@ static int overlay_layer_files(const struct storage_env *env, const struct mount
 			       struct file_ids *ids, int depth)
 {
 	struct overlay_layers l;
-	struct bq_item items[LAYER_CANDIDATES_MAX * 3];
-	char names[LAYER_CANDIDATES_MAX][1024], reach[LAYER_CANDIDATES_MAX][1100];
+	/* on the heap: this recurses for overlays over overlays, and may run on a thread's small stack */
+	struct bq_item *items = NULL;
+	char (*names)[1024] = NULL, (*reach)[1100] = NULL;
 	char xmeta[40], xredirect[40];
 	unsigned int n_names = 0, n_items = 0, found = 0;
 	bool metacopy = false, data_found = false, timed_out = false;
@@ -262,6 +263,13 @@ static int overlay_layer_files(const struct storage_env *env, const struct mount
 	if (l.relative) {
 		ids_unresolved(ids, "the overlay mounted at %s names its layers by relative paths (relative to "
 			       "where it was mounted from, unknown here)", ov->mount_point);
+		goto out;
+	}
+	items = calloc(LAYER_CANDIDATES_MAX * 3, sizeof(*items));
+	names = calloc(LAYER_CANDIDATES_MAX, sizeof(*names));
+	reach = calloc(LAYER_CANDIDATES_MAX, sizeof(*reach));
+	if (!items || !names || !reach) {
+		r = -ENOMEM;
 		goto out;
 	}
 	snprintf(xmeta, sizeof(xmeta), "%s.overlay.metacopy", l.userxattr ? "user" : "trusted");
@@ -338,6 +346,9 @@ static int overlay_layer_files(const struct storage_env *env, const struct mount
 		ids_unresolved(ids, "%s is a metadata-only copy in the overlay mounted at %s whose data layer file "
 			       "cannot be found", rel, ov->mount_point);
 out:
+	free(items);
+	free(names);
+	free(reach);
 	overlay_layers_free(&l);
 	return r;
 }

@@ -435,9 +435,11 @@ int file_ids_of_fd(const struct storage_env *env, int fd, char *path, size_t siz
 	return ids_of(env, st.st_dev, st.st_ino, path[0] ? path : NULL, 0, fd_mount_id(fd), ret, 0);
 }
 
-static int map_members(const struct storage_env *env, const char *dir, struct storage_map *m, int depth);
+static int map_members(struct storage_env *env, const char *dir, struct storage_map *m, int depth);
+static int add_loop(struct storage_env *env, const char *dir, dev_t dev);
+static int ask_loops(struct storage_env *env, unsigned int first);
 
-static int map_dev(const struct storage_env *env, dev_t dev, uint64_t start, uint64_t end, struct storage_map *m,
+static int map_dev(struct storage_env *env, dev_t dev, uint64_t start, uint64_t end, struct storage_map *m,
 		   int depth)
 {
 	const struct lcloud_ctx *ctx = env->ctx;
@@ -485,9 +487,21 @@ static int map_dev(const struct storage_env *env, dev_t dev, uint64_t start, uin
 		const struct loop_binding *b = find_loop(env, dev);
 		uint64_t lstart, lend;
 
+		if (!b) {
+			/* bound since the loops were asked: asked now */
+			r = add_loop(env, dir, dev);
+			if (r == 0)
+				r = ask_loops(env, env->n_loops - 1);
+			if (r < 0)
+				return r;
+			b = find_loop(env, dev);
+		}
+		if (b && b->err == -ENXIO)
+			return 0; /* unbound meanwhile: no storage */
+
 		if (!b || b->err) {
 			map_unresolved(m, "what %s is bound to cannot be read (%s)", path_basename(dir),
-				       !b ? "it was bound after the guard looked"
+				       !b ? "it cannot be found"
 				       : b->err == -ETIMEDOUT ? "the file system of its backing file did not answer in time"
 				       : b->err == -EACCES || b->err == -EPERM ? "LOOP_GET_STATUS64 needs root, and its backing "
 										 "file cannot be found by name"
@@ -520,7 +534,7 @@ static int map_dev(const struct storage_env *env, dev_t dev, uint64_t start, uin
 }
 
 /* dm and md: every member whole. Returns how many members were mapped (0: none, the device is its own base). */
-static int map_members(const struct storage_env *env, const char *dir, struct storage_map *m, int depth)
+static int map_members(struct storage_env *env, const char *dir, struct storage_map *m, int depth)
 {
 	const struct lcloud_ctx *ctx = env->ctx;
 	char slaves[SYSFS_PATH_MAX + 16], full[SYSFS_PATH_MAX + 256];
@@ -549,7 +563,7 @@ static int map_members(const struct storage_env *env, const char *dir, struct st
 	return r < 0 ? r : n;
 }
 
-int storage_map_blockdev(const struct storage_env *env, dev_t dev, uint64_t start, uint64_t end,
+int storage_map_blockdev(struct storage_env *env, dev_t dev, uint64_t start, uint64_t end,
 			 struct storage_map *m)
 {
 	return map_dev(env, dev, start, end, m, 0);
@@ -604,44 +618,51 @@ void storage_map_free(struct storage_map *m)
 	*m = (struct storage_map){ 0 };
 }
 
-/* Every bound loop device (sysfs has loop/ then), with what sysfs says of it. */
+/* One bound loop device (sysfs has loop/ then), with what sysfs says of it; asked later (ask_loops). */
+static int add_loop(struct storage_env *env, const char *dir, dev_t dev)
+{
+	struct loop_binding *b;
+
+	if (env->n_loops % 16 == 0) {
+		void *p = realloc(env->loops, (env->n_loops + 16) * sizeof(*env->loops));
+
+		if (!p)
+			return -ENOMEM;
+		env->loops = p;
+	}
+	b = &env->loops[env->n_loops++];
+	memset(b, 0, sizeof(*b));
+	b->dev = dev;
+	b->err = -ENOENT;
+	sysfs_read_attr(env->ctx, dir, "loop/backing_file", b->path, sizeof(b->path));
+	if (sysfs_read_attr_u64(env->ctx, dir, "loop/offset", &b->offset) < 0 ||
+	    sysfs_read_attr_u64(env->ctx, dir, "loop/sizelimit", &b->sizelimit) < 0)
+		b->err = -ENODATA;
+	return 0;
+}
+
+/* Every bound loop device. */
 static int list_loops(struct storage_env *env)
 {
 	char full[SYSFS_PATH_MAX + 256];
 	struct dirent *de;
+	int r = 0;
 	DIR *d;
 
 	if (ctx_path(env->ctx, "/sys/class/block", full, sizeof(full)) < 0 || !(d = opendir(full)))
 		return 0; /* the scan that needs the list refuses without it */
-	while ((de = readdir(d))) {
+	while (r == 0 && (de = readdir(d))) {
 		char dir[SYSFS_PATH_MAX], buf[32];
-		struct loop_binding *b;
 		unsigned int maj, min;
 
 		if (de->d_name[0] == '.' || sysfs_block_dir(env->ctx, de->d_name, dir, sizeof(dir)) < 0 ||
 		    sysfs_attr_exists(env->ctx, dir, "loop") <= 0 ||
 		    sysfs_read_attr(env->ctx, dir, "dev", buf, sizeof(buf)) <= 0 || sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
-		if (env->n_loops % 16 == 0) {
-			void *p = realloc(env->loops, (env->n_loops + 16) * sizeof(*env->loops));
-
-			if (!p) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			env->loops = p;
-		}
-		b = &env->loops[env->n_loops++];
-		memset(b, 0, sizeof(*b));
-		b->dev = makedev(maj, min);
-		b->err = -ENOENT;
-		sysfs_read_attr(env->ctx, dir, "loop/backing_file", b->path, sizeof(b->path));
-		if (sysfs_read_attr_u64(env->ctx, dir, "loop/offset", &b->offset) < 0 ||
-		    sysfs_read_attr_u64(env->ctx, dir, "loop/sizelimit", &b->sizelimit) < 0)
-			b->err = -ENODATA;
+		r = add_loop(env, dir, makedev(maj, min));
 	}
 	closedir(d);
-	return 0;
+	return r;
 }
 
 /*
@@ -650,10 +671,11 @@ static int list_loops(struct storage_env *env)
  * system, so both are asked in one bounded child: a loop whose file system does not answer stays
  * unresolved (-ETIMEDOUT) and the rest are answered all the same.
  */
-static int ask_loops(struct storage_env *env)
+static int ask_loops(struct storage_env *env, unsigned int first)
 {
-	struct bq_item *items = calloc(env->n_loops ? env->n_loops : 1, sizeof(*items));
-	int *fds = calloc(env->n_loops ? env->n_loops : 1, sizeof(*fds));
+	unsigned int n = env->n_loops - first;
+	struct bq_item *items = calloc(n ? n : 1, sizeof(*items));
+	int *fds = calloc(n ? n : 1, sizeof(*fds));
 	int r = 0;
 
 	if (!items || !fds) {
@@ -661,8 +683,8 @@ static int ask_loops(struct storage_env *env)
 		free(fds);
 		return -ENOMEM;
 	}
-	for (unsigned int i = 0; i < env->n_loops; i++) {
-		struct loop_binding *b = &env->loops[i];
+	for (unsigned int i = 0; i < n; i++) {
+		struct loop_binding *b = &env->loops[first + i];
 
 		fds[i] = b->err == -ENODATA ? -1 : storage_open_dev(env->ctx, b->dev, O_RDONLY);
 		if (fds[i] >= 0)
@@ -672,9 +694,9 @@ static int ask_loops(struct storage_env *env)
 		else
 			items[i] = (struct bq_item){ .op = 0 }; /* answered -EINVAL: nothing to ask */
 	}
-	bq_run(items, env->n_loops, BOUNDED_QUERY_TIMEOUT_MS);
-	for (unsigned int i = 0; i < env->n_loops && r >= 0; i++) {
-		struct loop_binding *b = &env->loops[i];
+	bq_run(items, n, BOUNDED_QUERY_TIMEOUT_MS);
+	for (unsigned int i = 0; i < n && r >= 0; i++) {
+		struct loop_binding *b = &env->loops[first + i];
 		const struct bq_item *it = &items[i];
 
 		if (fds[i] >= 0)
@@ -717,7 +739,7 @@ int storage_env_open(const struct lcloud_ctx *ctx, struct storage_env *env)
 	if (r >= 0)
 		r = list_loops(env);
 	if (r >= 0)
-		r = ask_loops(env);
+		r = ask_loops(env, 0);
 	if (r < 0)
 		storage_env_close(env);
 	return r;

@@ -69,7 +69,7 @@ int storage_env_open(const struct lcloud_ctx *ctx, struct storage_env *env);
 void storage_env_close(struct storage_env *env);
 
 /* Maps bytes [START, END) of block device DEV; 0 or -ENOMEM (unfollowed parts set UNRESOLVED). */
-int storage_map_blockdev(const struct storage_env *env, dev_t dev, uint64_t start, uint64_t end,
+int storage_map_blockdev(struct storage_env *env, dev_t dev, uint64_t start, uint64_t end,
 			 struct storage_map *m);
 /* Maps the whole of each of a file's identities (a loop may sit on any part of it). */
 int storage_map_file(struct storage_map *m, const struct file_ids *ids);

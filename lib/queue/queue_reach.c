@@ -14,7 +14,7 @@
 #include "storage_map.h"
 #include "util.h"
 
-static int map_fd(const struct storage_env *env, int fd, const struct stat *st, struct storage_map *m)
+static int map_fd(struct storage_env *env, int fd, const struct stat *st, struct storage_map *m)
 {
 	struct file_ids ids;
 	char path[4096];

@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 
-from hostlib import digest, lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
+from hostlib import (digest, in_a_mount_namespace_of_its_own, lcloudctl, loop_device, main, need_root, run, scratch_dir,
+                     symlink_flipper)
 
 
 @contextlib.contextmanager
@@ -239,6 +240,7 @@ def test_buffered_torture_symlink_race():
 
 
 if __name__ == "__main__":
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_offset_loop_over_mounted_partition, test_lower_device_of_mounted_offset_loop,
           test_second_loop_over_mounted_image, test_loop_over_active_swap_image,
           test_second_loop_over_claimed_loop, test_buffered_torture_symlink_race])

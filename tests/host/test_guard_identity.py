@@ -14,7 +14,8 @@ and backing file's name are gone. Each write is refused with and without
 once nothing uses the storage. Last, a loop over a file on a FUSE server
 that stopped answering must not hang a write to an unrelated file or
 lcloud-target's start (bound: BOUND seconds; the guard gives each question
-about another file system 2 s)."""
+about another file system 2 s). The file runs in a mount namespace of its
+own (hostlib.in_a_mount_namespace_of_its_own)."""
 import contextlib
 import ctypes
 import os
@@ -24,7 +25,8 @@ import subprocess
 import sys
 import time
 
-from hostlib import digest, lcloudctl, loop_device, main, need_root, need_tool, run, scratch_dir
+from hostlib import (digest, in_a_mount_namespace_of_its_own, lcloudctl, loop_device, main, need_root, need_tool, run,
+                     scratch_dir)
 from test_guard_aliases import extra_loop, write, write_when_free
 
 BOUND = 20  # seconds a write to an unrelated file may take while a FUSE server does not answer
@@ -524,19 +526,8 @@ def test_unrelated_write_beside_a_loop_on_a_stalled_fuse_server():
                 assert f.read(4096) == b"\x5a" * 4096
 
 
-def in_a_mount_namespace_of_its_own():
-    """Runs this file again in a private mount namespace: a namespace another program makes meanwhile
-    (unshare with --make-rprivate /) would otherwise keep a copy of the test's mounts, and with it
-    the storage in use, after the test unmounted them here."""
-    if os.environ.get("LCLOUD_GUARD_TEST_NS") == "1" or os.geteuid() != 0:
-        return
-    env = dict(os.environ, LCLOUD_GUARD_TEST_NS="1")
-    os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable, os.path.abspath(__file__)],
-               env)
-
-
 if __name__ == "__main__":
-    in_a_mount_namespace_of_its_own()
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_overlay_loop_over_merged_written_through_the_upper_layer, test_overlay_lower_file_not_copied_up,
           test_overlay_loop_over_upper_written_through_the_merged_name, test_overlay_swap_on_a_loop_over_the_merged_name,
           test_erofs_mounted_from_its_image, test_fuse2fs_given_a_relative_name,

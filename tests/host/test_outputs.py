@@ -15,7 +15,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import LCLOUDCTL, lcloudctl, loop_device, main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
+from hostlib import (LCLOUDCTL, in_a_mount_namespace_of_its_own, lcloudctl, loop_device, main, mounted_fs,  # noqa: E402
+                     need_root, run, scratch_dir)
 import stamps  # noqa: E402
 
 PAGE = 16384
@@ -424,6 +425,7 @@ def assert_not_replaced(victim, base, log, d, why):
 
 
 if __name__ == "__main__":
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_replay_out_onto_a_mounted_device, test_replay_out_onto_an_unmounted_device,
           test_replay_out_onto_its_own_base_or_log, test_replay_out_onto_a_loop_over_its_base_or_log,
           test_replay_out_onto_a_loop_over_a_loop_over_its_base,

@@ -5,7 +5,11 @@
  * renamed over the name, so that a reader (node_exporter's textfile
  * collector, a later 'lcloudctl diff', 'torture verify' on a crash image)
  * never sees half of it and a symlink planted at the name is replaced rather
- * than followed; a block device only through the write guard.
+ * than followed; a block device only through the write guard. A regular
+ * file at the name is asked of the write guard too (lcloud_guard_check):
+ * the rename writes nothing into it, but if it is a mounted loop device's
+ * image, a file-backed mount's source or a swap file, its file system is
+ * lost with its last name, so it is not replaced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +88,36 @@ static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err
 	return 0;
 }
 
+/* The regular file at PATH is storage in use (the write guard's word): it is not replaced by a rename. */
+static int refuse_replacing_storage_in_use(struct lcloud_ctx *ctx, const char *path, char *err, size_t err_size)
+{
+	struct lcloud_ctx *own = NULL;
+	int fd, r;
+
+	/* the name's own inode: O_PATH opens nothing, O_NOFOLLOW never looks through a link */
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : lab_fail(err, err_size, -errno, "%s: %s", path, strerror(errno));
+	if (!ctx || lcloud_ctx_get_sysroot(ctx)[0]) {
+		/* the live system is what a rename changes, whatever the command reads */
+		r = lcloud_ctx_new(&own);
+		if (r < 0) {
+			close(fd);
+			return lab_fail(err, err_size, r, "%s: %s", path, strerror(-r));
+		}
+		ctx = own;
+	}
+	r = lcloud_guard_check(ctx, fd, 0);
+	close(fd);
+	if (r == -EBUSY || r == -EACCES)
+		r = lab_fail(err, err_size, r, "%s is not replaced: %s%s", path, lcloud_ctx_get_error(ctx),
+			     r == -EBUSY ? "; a new file renamed over its name would take the file system with it" : "");
+	else if (r < 0)
+		r = lab_fail(err, err_size, r, "%s: the write guard cannot check it: %s", path, strerror(-r));
+	lcloud_ctx_free(own);
+	return r;
+}
+
 int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint32_t flags, struct output_file *ret,
 		     char *err, size_t err_size)
 {
@@ -120,6 +154,13 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 		if ((flags & OUTPUT_FILE_NO_REPLACE) || ((flags & OUTPUT_FILE_KEEP_LINKS) && S_ISLNK(lst.st_mode)))
 			return lab_fail(err, err_size, -EEXIST, "%s exists%s", path,
 					S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
+		/* a symlink at the name is replaced, its target kept; a regular file loses that name */
+		if (S_ISREG(lst.st_mode)) {
+			int r = refuse_replacing_storage_in_use(ctx, path, err, err_size);
+
+			if (r < 0)
+				return r;
+		}
 	}
 	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
 		ret->tmp[0] = '\0';

@@ -6,7 +6,9 @@
  * and renamed into place only when whole, so a planted symlink is replaced,
  * never followed, and a failure leaves nothing behind. An existing block
  * device, where the command allows one, is written only through the
- * library's write guard (mounted, swap, held, signatures; an O_EXCL claim).
+ * library's write guard (mounted, swap, held, signatures; an O_EXCL claim);
+ * an existing regular file that is storage in use (a mounted loop's image,
+ * a file-backed mount's source, a swap file) is not replaced.
  * Anything else (a directory, a character device, a FIFO) is refused.
  */
 #ifndef LCLOUDCTL_OUTPUT_FILE_H
@@ -41,8 +43,9 @@ struct output_file {
 /*
  * Opens PATH for writing as above (MODE for a new file, less the umask).
  * Returns 0, or -EBADFD (a kind of file that is never written), -EEXIST
- * (OUTPUT_FILE_NO_REPLACE), the guard's -EBUSY/-EROFS/-ESTALE, -errno; ERR
- * says why for a person. *RET is usable by output_file_abort() either way.
+ * (OUTPUT_FILE_NO_REPLACE), the guard's -EBUSY/-EROFS/-ESTALE (and -EBUSY
+ * or -EACCES for a file in use, or not known not to be), -errno; ERR says
+ * why for a person. *RET is usable by output_file_abort() either way.
  */
 int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint32_t flags, struct output_file *ret,
 		     char *err, size_t err_size);

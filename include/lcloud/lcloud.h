@@ -370,6 +370,17 @@ int lcloud_queue_get_fd(const struct lcloud_queue *queue);
  * its own inputs.
  */
 int lcloud_queue_reaches_file(struct lcloud_ctx *ctx, const struct lcloud_queue *queue, int fd);
+/*
+ * The write guard's answer for the regular file or block device open at FD
+ * (read-only or O_PATH will do), for a program that writes without a queue
+ * or replaces a file by renaming another over its name: is its storage in
+ * use, by any name (a loop device's backing file, also through an overlay
+ * layer; a file-backed mount's source; a swap file; a device mounted, held
+ * or claimed, in any mount namespace in view)? 0 no, -EBUSY yes, -EACCES
+ * when that cannot be told (lcloud_ctx_get_error() says why), -EBADFD for
+ * another kind of file, -errno. FLAGS must be 0. Nothing is claimed.
+ */
+int lcloud_guard_check(struct lcloud_ctx *ctx, int fd, uint32_t flags);
 
 /*
  * Queue a write or read of LEN bytes at OFFSET (in the target) from BUF.

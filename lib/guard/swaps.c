@@ -12,12 +12,15 @@
 
 #include "swaps.h"
 
-/* The first field of a /proc/swaps line, unescaped in place. */
-static char *first_field(char *line)
+/* The first field of a /proc/swaps line, unescaped in place; *IS_FILE from the second (Type). */
+static char *first_field(char *line, bool *is_file)
 {
-	char *in = line, *out = line;
+	char *in = line, *out = line, *type;
+	size_t end = strcspn(line, " \t\n");
 
-	line[strcspn(line, " \t\n")] = '\0';
+	type = line + end + strspn(line + end, " \t");
+	*is_file = !strncmp(type, "file", 4);
+	line[end] = '\0';
 	while (*in) {
 		if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' && in[3] >= '0' &&
 		    in[3] <= '7') {
@@ -41,12 +44,12 @@ int swaps_foreach(swaps_cb cb, void *data)
 	if (!f)
 		return -errno;
 	while (!r && getline(&line, &cap, f) >= 0) {
-		const char *path = first_field(line);
-		struct stat st;
+		bool is_file;
+		const char *path = first_field(line, &is_file);
 
-		/* the heading, and areas that are gone since the kernel wrote the line */
-		if (path[0] == '/' && stat(path, &st) == 0)
-			r = cb(path, &st, data);
+		/* not the heading */
+		if (path[0] == '/')
+			r = cb(path, is_file, data);
 	}
 	free(line);
 	fclose(f);

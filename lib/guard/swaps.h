@@ -2,15 +2,17 @@
 #ifndef LCLOUD_SWAPS_H
 #define LCLOUD_SWAPS_H
 
-#include <sys/stat.h>
+#include <stdbool.h>
 
 /*
- * Calls CB for every active swap area of /proc/swaps that stat() finds, with
- * its path (octal escapes undone) and what stat() says of it (a block device
- * or a swap file), until CB returns non-zero. Returns that value, 0, or
- * -errno when /proc/swaps cannot be read.
+ * Calls CB for every active swap area of /proc/swaps, with its path (octal
+ * escapes undone) and whether the kernel calls it a file (else a block
+ * device, "partition"), until CB returns non-zero. Returns that value, 0,
+ * or -errno when /proc/swaps cannot be read. Nothing is stat()ed here: a
+ * swap file's file system (NFS) may not answer, so callers ask it with a
+ * bound (bounded_query.h).
  */
-typedef int (*swaps_cb)(const char *path, const struct stat *st, void *data);
+typedef int (*swaps_cb)(const char *path, bool is_file, void *data);
 int swaps_foreach(swaps_cb cb, void *data);
 
 #endif

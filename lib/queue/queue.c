@@ -154,6 +154,19 @@ static int open_backend(struct lcloud_queue *q)
 	return 0;
 }
 
+int queue_guard(struct lcloud_ctx *ctx, struct lcloud_queue *q, uint32_t how)
+{
+	int r;
+
+	if (!q->guard && !(q->guard = calloc(1, sizeof(*q->guard))))
+		return queue_fail(q, -ENOMEM, "out of memory for the write guard's decision");
+	/* the descriptor that names the storage: a generic node's claimed block device, else the target */
+	r = guard_decide(ctx, q->hold_fd >= 0 ? q->hold_fd : q->fd, q->probe, how, q->guard);
+	if (r < 0)
+		return queue_fail(q, r, "%s", q->guard->reason);
+	return 0;
+}
+
 LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, uint32_t depth,
 				    enum lcloud_backend backend, uint32_t flags, struct lcloud_queue **ret_queue)
 {
@@ -198,7 +211,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 			goto fail;
 	}
 	if (q->writable) {
-		r = write_guard_check(ctx, q, flags & LCLOUD_QUEUE_FORCE);
+		r = queue_guard(ctx, q, flags & LCLOUD_QUEUE_FORCE ? GUARD_FORCE : 0);
 		if (r < 0)
 			goto fail;
 	}
@@ -291,9 +304,8 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		close(q->fd);
 	if (q->hold_fd >= 0)
 		close(q->hold_fd);
-	for (unsigned int i = 0; i < q->n_claims; i++)
-		close(q->claims[i]);
-	free(q->claims);
+	guard_decision_release(q->guard);
+	free(q->guard);
 	lcloud_probe_free(q->probe);
 	free(q->free_slots);
 	free(q->slots_back.slot);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "guard.h"
 #include "lcloud/lcloud.h"
 #include "queue_backend.h"
 #include "queue_error.h"
@@ -37,8 +38,7 @@ struct lcloud_queue {
 	uint32_t backend_caps; /* its enum queue_backend_cap */
 	int fd;              /* the data fd: O_DIRECT file/device, or /dev/ngXnY */
 	int hold_fd;         /* the target's block device, claimed (O_EXCL) while writing through /dev/ngXnY; -1 */
-	int *claims;         /* devices that share the target's storage, claimed (O_EXCL) while the queue lives */
-	unsigned int n_claims;
+	struct guard_decision *guard; /* the write guard's decision and its claims, kept while the queue lives; NULL read-only */
 	dev_t target_rdev;   /* what the caller's path opened, checked by fstat */
 	mode_t target_mode;
 	bool writable;
@@ -86,17 +86,12 @@ void hint_caps_read(struct lcloud_queue *q);
 void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool write, struct hint_map *ret);
 
 /*
- * write_guard.c: 0 when writing to the target is safe, else -EBUSY or
- * -EACCES with the reason in q->error. FORCE skips what the data looks like
- * (signatures, partition tables), never who holds the device.
+ * Asks the write guard (guard.h) about the queue's target and keeps its
+ * decision, claims included, in q->guard: 0, or the refusal's -errno with
+ * its reason in q->error. HOW is guard_decide()'s; called again on an open
+ * queue (GUARD_USE_ONLY) the claims taken before stay the queue's own.
  */
-int write_guard_check(struct lcloud_ctx *ctx, struct lcloud_queue *q, bool force);
-/*
- * write_guard_shared.c: refuses (-EBUSY, -EACCES) when another block device
- * shares the target's storage and is mounted, swap, held or claimed; claims
- * the free ones into q->claims. TARGET_NAME is for messages.
- */
-int write_guard_shared_storage(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *target_name);
+int queue_guard(struct lcloud_ctx *ctx, struct lcloud_queue *q, uint32_t how);
 
 /* queue_target.c: opens PATH once into q->fd (no O_DIRECT yet; O_EXCL for a block device written). */
 int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path);

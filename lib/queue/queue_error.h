@@ -2,7 +2,7 @@
 /*
  * The queue family's error: a -errno and a sentence for a person, written
  * into a buffer the caller owns. Its own file so that the backends, the
- * target opener and the write guard can fill it without calling back into
+ * target opener and queue_guard() can fill it without calling back into
  * queue.c, which owns the buffer and shows it (lcloud_queue_get_error).
  */
 #ifndef LCLOUD_QUEUE_ERROR_H

@@ -54,8 +54,7 @@ static int refuse_held(const struct lcloud_ctx *ctx, struct lcloud_queue *q, con
 			  "under a mounted file system, a dm or md device or another program that claimed the device "
 			  "corrupts what they keep there, and their caches hide it; --force does not override this: "
 			  "release the device first", path,
-			  who[0] ? who : "no holder is visible from here (a mount in another mount namespace, or a "
-					 "program in another PID namespace; fuser -v or lsof on the device may tell)");
+			  who[0] ? who : HOLDERS_INVISIBLE);
 }
 
 int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path)

@@ -291,3 +291,16 @@ void fuzz_use_probe(const struct lcloud_probe *p)
 	}
 	(void)sink;
 }
+
+void fuzz_for_each_line(const uint8_t *data, size_t size, void (*fn)(const char *line))
+{
+	char *text = malloc(size + 1), *line, *save = NULL;
+
+	if (!text)
+		return;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		fn(line);
+	free(text);
+}

@@ -10,6 +10,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Calls FN with each non-empty line of DATA (NUL-terminated copies, freed afterwards). */
+void fuzz_for_each_line(const uint8_t *data, size_t size, void (*fn)(const char *line));
+
 /*
  * The archive: records of
  *   kind (1 byte) | name (NUL-terminated) | length (2 bytes, little-endian) | data

@@ -114,6 +114,19 @@ def seeds_mountinfo():
         yield read('/proc/self/mountinfo')
 
 
+def seeds_overlay_options():
+    # as Linux 6.18 writes them (mountinfo's octal escapes undone): several lowers, escapes, data-only layers
+    yield (b'rw,lowerdir=/tmp/gx/ov/l1:/tmp/gx/ov/l2,upperdir=/tmp/gx/ov/u,workdir=/tmp/gx/ov/w,uuid=on\n'
+           b'rw,lowerdir=/a\\:b:/c\\\\d,upperdir=/tmp/gx/ov/u p\\,x\\:y,workdir=/w\n'
+           b'rw,lowerdir=/tmp/gx/ov/l1::/tmp/gx/ov/d,upperdir=/u,workdir=/w,redirect_dir=on,metacopy=on\n'
+           b'ro,lowerdir=l:m,userxattr\n')
+    if os.path.isfile('/proc/self/mountinfo'):
+        lines = [l.split(b' - ', 1)[1].split(b' ', 2)[2] for l in read('/proc/self/mountinfo').splitlines()
+                 if b' - overlay ' in l]
+        if lines:
+            yield b'\n'.join(lines) + b'\n'
+
+
 def seeds_dm_table():
     # tree 0: dm-stack (dm-0 over sdb1, sdc1); tree 1: stacks (dm-0 over nvme4n1)
     yield b'\0' + b'0 1048576 linear 8:17 0\n1048576 1048576 linear 8:33 3\n'
@@ -275,6 +288,7 @@ HARNESSES = {
     'fuzz_nvme_hints': seeds_nvme_hints,
     'fuzz_scsi_pages': seeds_scsi_pages,
     'fuzz_mountinfo': seeds_mountinfo,
+    'fuzz_overlay_options': seeds_overlay_options,
     'fuzz_dm_table': seeds_dm_table,
     'fuzz_sysroot': seeds_sysroot,
     'fuzz_writelog': seeds_writelog,

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 
-from hostlib import (digest, layer, lcloudctl, loop_device, main, need_root, probe_json, run, scratch_dir,
-                     symlink_flipper)
+from hostlib import (digest, in_a_mount_namespace_of_its_own, layer, lcloudctl, loop_device, main, need_root,
+                     probe_json, run, scratch_dir, symlink_flipper)
 
 
 def write(path, offset, length, *extra):
@@ -158,6 +158,7 @@ def test_mount_at_long_path():
 
 
 if __name__ == "__main__":
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_symlink_swapped_during_write, test_sysroot_never_writes, test_exclusive_holder_refused,
           test_held_disk_below_partition_refused,
           test_mount_at_long_path])

@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 
-from hostlib import digest, lcloudctl, loop_device, main, need_root, run, scratch_dir, symlink_flipper
+from hostlib import (digest, in_a_mount_namespace_of_its_own, lcloudctl, loop_device, main, need_root, run, scratch_dir,
+                     symlink_flipper)
 
 
 @contextlib.contextmanager
@@ -169,7 +170,7 @@ def test_second_loop_over_claimed_loop():
     """A program holds the first loop (O_EXCL, as mkfs or a database would): the second one is not written.
 
     Nothing mounts it, nothing is swap, no dm holds it: only the guard's own O_EXCL open of the
-    sharer can tell (write_guard_shared.c, check_sharer), which a unit test under a sysroot cannot reach."""
+    sharer can tell (shared_storage.c, check_sharer), which a unit test under a sysroot cannot reach."""
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "img"), 16 << 20) as dev:
         img = os.path.join(d, "img")
@@ -239,6 +240,7 @@ def test_buffered_torture_symlink_race():
 
 
 if __name__ == "__main__":
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_offset_loop_over_mounted_partition, test_lower_device_of_mounted_offset_loop,
           test_second_loop_over_mounted_image, test_loop_over_active_swap_image,
           test_second_loop_over_claimed_loop, test_buffered_torture_symlink_race])

@@ -15,7 +15,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import LCLOUDCTL, lcloudctl, loop_device, main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
+from hostlib import (LCLOUDCTL, in_a_mount_namespace_of_its_own, lcloudctl, loop_device, main, mounted_fs,  # noqa: E402
+                     need_root, run, scratch_dir)
 import stamps  # noqa: E402
 
 PAGE = 16384
@@ -371,11 +372,64 @@ def test_save_and_export_write_regular_files_only():
         assert sorted(os.listdir(d)) == ["victim"], os.listdir(d)
 
 
+def test_no_rename_over_storage_in_use():
+    """replay --out, probe --save, export -f and read --output replace a file by renaming a new one over its
+    name: over a mounted loop's image, an erofs file system's image or a swap file, the old inode would lose
+    its only name and the file system go with it at unmount. Each is refused, the inode and its bytes stay."""
+    need_root()
+    with scratch_dir() as d:
+        base, log = make_inputs(d)
+        img = os.path.join(d, "img")
+        with open(img, "wb") as f:
+            f.truncate(32 << 20)
+        run(["mkfs.ext4", "-q", "-F", img], check=True)
+        mnt = os.path.join(d, "mnt")
+        os.mkdir(mnt)
+        dev = run(["losetup", "-f", "--show", img], check=True).stdout.strip()
+        try:
+            run(["mount", "-o", "ro", dev, mnt], check=True)
+            try:
+                assert_not_replaced(img, base, log, d, "which is mounted (at %s)" % mnt)
+            finally:
+                run(["umount", mnt], check=True)
+        finally:
+            run(["losetup", "-d", dev])
+        # a swap file
+        sw = os.path.join(d, "sw")
+        run(["dd", "if=/dev/zero", "of=" + sw, "bs=1M", "count=16", "status=none"], check=True)
+        os.chmod(sw, 0o600)
+        run(["mkswap", "-q", sw], check=True)
+        run(["swapon", sw], check=True)
+        try:
+            assert_not_replaced(sw, base, log, d, "active swap file")
+        finally:
+            run(["swapoff", sw], check=True)
+        # nothing uses the image any more: it is replaced as any output is
+        ino = os.stat(img).st_ino
+        p = replay(log, base, img, "--cut", "2")
+        assert p.returncode == 0, p.stderr
+        assert os.stat(img).st_ino != ino
+
+
+def assert_not_replaced(victim, base, log, d, why):
+    before, ino = digest(victim), os.stat(victim).st_ino
+    for args in (("replay", log, "--base", base, "--out", victim, "--cut", "2"),
+                 ("replay", log, "--base", base, "--out", victim, "--cut", "2", "--force"),
+                 ("probe", "--save", victim, d), ("export", "--prometheus", "-f", victim, d),
+                 ("read", "--offset", "0", "--length", "4096", "--output", victim, "--force", base)):
+        p = lcloudctl(*args)
+        assert p.returncode == 7 and why in p.stderr and "is not replaced" in p.stderr, (args, p.returncode,
+                                                                                         p.stderr)
+        assert os.stat(victim).st_ino == ino and digest(victim) == before, args
+    assert not [n for n in os.listdir(d) if n.startswith(os.path.basename(victim) + ".")], os.listdir(d)
+
+
 if __name__ == "__main__":
+    in_a_mount_namespace_of_its_own(__file__)
     main([test_replay_out_onto_a_mounted_device, test_replay_out_onto_an_unmounted_device,
           test_replay_out_onto_its_own_base_or_log, test_replay_out_onto_a_loop_over_its_base_or_log,
           test_replay_out_onto_a_loop_over_a_loop_over_its_base,
           test_replay_out_through_a_planted_symlink,
           test_failed_replay_leaves_nothing, test_output_lost_to_a_full_disk_is_an_error, test_file_size_limit,
           test_read_output_on_a_full_file_system, test_read_output_onto_devices,
-          test_save_and_export_write_regular_files_only])
+          test_save_and_export_write_regular_files_only, test_no_rename_over_storage_in_use])

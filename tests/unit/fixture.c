@@ -76,6 +76,14 @@ unsigned int notes_saying(const struct lcloud_probe *p, const char *needle)
 	return n;
 }
 
+int fixture_remove_tree(const char *root)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd);
+}
+
 int fixture_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests, size_t n)
 {
 	if (argc < 2) {

@@ -26,6 +26,8 @@ const struct lcloud_layer *layer_of_kind(const struct lcloud_probe *p, enum lclo
 /* A fact that must be present, as a number or a string. */
 uint64_t fact_u64(const struct lcloud_layer *l, const char *name);
 const char *fact_str(const struct lcloud_layer *l, const char *name);
+/* A scratch tree made by a test (mkdtemp), removed whole; 0 or the shell's status. */
+int fixture_remove_tree(const char *root);
 /* Notes with CODE whose message contains NEEDLE (any when NULL). */
 unsigned int notes_with(const struct lcloud_probe *p, enum note_code code, const char *needle);
 /* Notes of any code whose message contains NEEDLE. */

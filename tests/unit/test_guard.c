@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "queue.h"
+#include "guard.h"
+#include "probe.h"
 #include "report.h"
 
 #define SCSI "/sys/devices/pci0000:00/0000:00:05.0/virtio3/host0/target0:0:%d/0:0:%d:0/block/%s"
@@ -63,11 +64,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[4200];
 	(void)state;
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
+	return fixture_remove_tree(root);
 }
 
 /* A new copy of the tree, for a test that removed parts of it to look again. */
@@ -93,22 +91,27 @@ static void remove_path(const char *rel)
 static int guard_altered(const char *dev, void (*alter)(struct lcloud_probe *p), bool force, char *why,
 			 size_t size)
 {
-	struct lcloud_queue q;
+	static struct guard_decision d;
+	struct lcloud_probe *p;
 	struct lcloud_ctx *ctx;
 	int r;
 
-	memset(&q, 0, sizeof(q));
-	q.fd = q.hold_fd = -1;
-	q.writable = true;
 	assert_int_equal(lcloud_ctx_new(&ctx), 0);
 	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
-	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &q.probe), 0);
+	assert_int_equal(lcloud_probe_path(ctx, dev, 0, &p), 0);
 	if (alter)
-		alter(q.probe);
-	r = write_guard_check(ctx, &q, force);
-	snprintf(why, size, "%s", q.error.text);
-	free(q.claims);
-	lcloud_probe_free(q.probe);
+		alter(p);
+	/* nothing opened: the probe's device number names the target */
+	r = guard_decide(ctx, -1, p, force ? GUARD_FORCE : 0, &d);
+	snprintf(why, size, "%s", d.reason);
+	/* the decision is typed: its errno and its kind agree, and an allowed write has no reason */
+	assert_int_equal(r, d.error);
+	assert_true((r == 0) == (d.refusal == GUARD_ALLOWED));
+	assert_true((r == 0) == (d.reason[0] == '\0'));
+	/* a captured tree has no devices to claim */
+	assert_int_equal(d.claims.n, 0);
+	guard_decision_release(&d);
+	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 	return r;
 }
@@ -325,23 +328,24 @@ static void test_note_text_decides_nothing(void **state)
 /* an NVMe generic node whose namespace could not be found, say */
 static void test_no_block_device_refused(void **state)
 {
-	struct lcloud_queue q;
+	struct guard_decision d = GUARD_DECISION_INIT;
+	struct lcloud_probe *p;
 	struct lcloud_ctx *ctx;
 	(void)state;
 
-	memset(&q, 0, sizeof(q));
-	q.fd = q.hold_fd = -1;
 	assert_int_equal(lcloud_ctx_new(&ctx), 0);
 	assert_int_equal(lcloud_ctx_set_sysroot(ctx, root), 0);
-	q.probe = report_new("/dev/ng0n1");
-	assert_non_null(q.probe);
-	q.probe->target_type = LCLOUD_TARGET_NVME_CHAR;
-	assert_true(report_add_layer(q.probe, LCLOUD_LAYER_NVME, "ng0n1", -1) >= 0);
+	p = report_new("/dev/ng0n1");
+	assert_non_null(p);
+	p->target_type = LCLOUD_TARGET_NVME_CHAR;
+	assert_true(report_add_layer(p, LCLOUD_LAYER_NVME, "ng0n1", -1) >= 0);
 	for (int force = 0; force < 2; force++) {
-		assert_int_equal(write_guard_check(ctx, &q, force), -ENODEV);
-		assert_non_null(strstr(q.error.text, "no block device behind the target"));
+		assert_int_equal(guard_decide(ctx, -1, p, force ? GUARD_FORCE : 0, &d), -ENODEV);
+		assert_int_equal(d.refusal, GUARD_NO_DEVICE);
+		assert_non_null(strstr(d.reason, "no block device behind the target"));
 	}
-	lcloud_probe_free(q.probe);
+	guard_decision_release(&d);
+	lcloud_probe_free(p);
 	lcloud_ctx_free(ctx);
 }
 

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The queue family calls one way: queue.c chooses a backend and calls it,
 the backends, the target opener and the write guard never call back into
-queue.c or into each other in a circle (queue_backend.h). Read from the
-internal archive with nm: which object defines a symbol and which uses it;
-any cycle between the family's objects fails, naming the symbols. A second
-check makes sure a cycle is found when there is one."""
+queue.c or into each other in a circle (queue_backend.h), and the guard
+(lib/guard/) decides without calling the queue at all: its decision flows
+to the queue, never back. Read from the internal archive with nm: which
+object defines a symbol and which uses it; any cycle between the family's
+objects, or any use of a queue symbol by a guard object, fails, naming the
+symbols. A second check makes sure a cycle is found when there is one."""
 import os
 import re
 import subprocess
@@ -16,7 +18,19 @@ from hostlib import main  # noqa: E402
 
 ARCHIVE = os.environ["LIBLCLOUD_INTERNAL"]
 # object names as meson gives them, with or without a folder prefix
-FAMILY = re.compile(r"(^|_)(queue|queue_[a-z]+|write_guard|write_guard_shared|hint_map)\.c\.o$")
+QUEUE = re.compile(r"(^|_)(queue|queue_[a-z]+|hint_map)\.c\.o$")
+GUARD = re.compile(r"(^|_)guard_[a-z_]+\.c\.o$")
+
+
+class _Family:
+    """The queue's objects and the guard's."""
+
+    @staticmethod
+    def search(member):
+        return QUEUE.search(member) or GUARD.search(member)
+
+
+FAMILY = _Family()
 
 
 def symbols(archive):
@@ -79,6 +93,18 @@ def test_no_call_circles_in_the_queue_family():
     assert not found, "\n".join(describe(edges, c) for c in found)
 
 
+def test_the_guard_never_calls_the_queue():
+    defined, used = symbols(ARCHIVE)
+    guard = [m for m in defined if GUARD.search(m)]
+    assert guard, sorted(defined)
+    edges = calls(defined, used)
+    back = ["%s -> %s (%s)" % (g, o, ", ".join(sorted(s))) for g in guard for o, s in edges.get(g, {}).items()
+            if QUEUE.search(o) and not GUARD.search(o)]
+    assert not back, "the guard calls the queue: " + "; ".join(back)
+    # and the queue does call the guard (the check above looks at real edges)
+    assert any(GUARD.search(o) for m in edges if QUEUE.search(m) for o in edges[m]), edges
+
+
 def test_a_circle_is_found():
     edges = {"queue.c.o": {"queue_sync.c.o": {"queue_backend_sync"}},
              "queue_sync.c.o": {"queue.c.o": {"queue_fail"}}}
@@ -86,4 +112,4 @@ def test_a_circle_is_found():
 
 
 if __name__ == "__main__":
-    main([test_no_call_circles_in_the_queue_family, test_a_circle_is_found])
+    main([test_no_call_circles_in_the_queue_family, test_the_guard_never_calls_the_queue, test_a_circle_is_found])

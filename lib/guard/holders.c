@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Who holds a block device: a file system mounted on it or on one of its
- * partitions, swap, a dm or md device built on it (sysfs holders/), a
- * process that has it open. Read when a write is refused, so that the
- * refusal names whom to ask.
+ * partitions (in any mount namespace in view), swap, a dm or md device
+ * built on it (sysfs holders/), an ext4 file system whose external journal
+ * it is, a process that has it open. Read when a write is refused, so that
+ * the refusal names whom to ask, in words that are true.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -18,6 +19,7 @@
 
 #include "filesystem.h"
 #include "holders.h"
+#include "mount_table.h"
 #include "swaps.h"
 #include "sysfs.h"
 #include "util.h"
@@ -111,41 +113,33 @@ static int related_index(const struct related *rel, dev_t dev)
 
 struct mount_scan {
 	const struct related *rel;
-	struct text *t;
-	bool first_only;   /* holders_mount_point: stop at the first */
 	unsigned int only; /* how many of REL count (1: the device itself) */
 	char *found;
 };
 
-static int add_mount(struct mountinfo_entry *e, void *data)
+static int first_mount(struct mountinfo_entry *e, void *data)
 {
 	struct mount_scan *s = data;
 	int i = related_index(s->rel, makedev(e->major, e->minor));
 
 	if (i < 0 || (unsigned int)i >= s->only)
 		return 0;
-	if (s->first_only) {
-		s->found = strdup(e->mount_point);
-		return s->found ? 1 : -ENOMEM;
-	}
-	if (i == 0)
-		text_add(s->t, "mounted at %s (%s)", e->mount_point, e->fstype);
-	else
-		text_add(s->t, "%s mounted at %s (%s)", path_basename(s->rel->dirs[i]), e->mount_point, e->fstype);
-	return 0;
+	s->found = strdup(e->mount_point);
+	return s->found ? 1 : -ENOMEM;
 }
 
 char *holders_mount_point(const struct lcloud_ctx *ctx, const char *devdir, bool with_partitions)
 {
 	struct related rel;
-	struct mount_scan s = { .rel = &rel, .first_only = true };
+	struct mount_scan s = { .rel = &rel };
 
 	related_read(ctx, devdir, &rel);
 	if (!rel.n)
 		return NULL;
 	/* a partition's "related" disk is above it, not inside it: only partitions count */
 	s.only = with_partitions && sysfs_attr_exists(ctx, devdir, "partition") <= 0 ? rel.n : 1;
-	if (mountinfo_foreach(ctx, add_mount, &s, NULL) < 0) {
+	/* this namespace's: a mount elsewhere makes the target's own O_EXCL open fail, which words it */
+	if (mountinfo_foreach(ctx, first_mount, &s, NULL) < 0) {
 		free(s.found);
 		s.found = NULL;
 	}
@@ -209,12 +203,14 @@ struct swap_scan {
 	struct text *t;
 };
 
-static int add_swap(const char *path, const struct stat *st, void *data)
+static int add_swap(const char *path, bool is_file, void *data)
 {
 	struct swap_scan *s = data;
+	struct stat st;
 	int i;
 
-	if (S_ISBLK(st->st_mode) && (i = related_index(s->rel, st->st_rdev)) >= 0)
+	/* a swap partition's node is in /dev; a swap file is never a device, and its file system may not answer */
+	if (!is_file && stat(path, &st) == 0 && S_ISBLK(st.st_mode) && (i = related_index(s->rel, st.st_rdev)) >= 0)
 		text_add(s->t, "%s%sused as swap", i ? path_basename(s->rel->dirs[i]) : "", i ? " " : "");
 	return 0;
 }
@@ -250,13 +246,18 @@ static void add_processes(const struct related *rel, struct text *t)
 		if (!fds)
 			continue;
 		while (!holds && (fe = readdir(fds))) {
-			char link[600];
+			char link[600], target[8];
 			struct stat st;
 
 			if (fe->d_name[0] == '.')
 				continue;
 			snprintf(link, sizeof(link), "%s/%s", fddir, fe->d_name);
-			holds = stat(link, &st) == 0 && S_ISBLK(st.st_mode) && related_index(rel, st.st_rdev) >= 0;
+			/*
+			 * Only a descriptor named in /dev is stat()ed: a file's may be on a FUSE server or NFS share
+			 * that does not answer, and devices are opened by their /dev names.
+			 */
+			holds = readlink(link, target, sizeof(target)) >= 5 && !memcmp(target, "/dev/", 5) &&
+				stat(link, &st) == 0 && S_ISBLK(st.st_mode) && related_index(rel, st.st_rdev) >= 0;
 		}
 		closedir(fds);
 		if (!holds)
@@ -279,11 +280,40 @@ static void add_processes(const struct related *rel, struct text *t)
 		text_add(t, "and in %u more processes", more);
 }
 
+/* Mounts of the device or a relative in every mount namespace in view. */
+static void add_mounts(const struct lcloud_ctx *ctx, const struct related *rel, struct text *t)
+{
+	struct mount_table mt;
+
+	if (mount_table_read(ctx, &mt) < 0)
+		return;
+	for (unsigned int k = 0; k < mt.n; k++) {
+		const struct mount_rec *m = &mt.m[k];
+		int i = related_index(rel, m->dev);
+		char where[4200];
+
+		if (i < 0)
+			continue;
+		mount_rec_where(m, where, sizeof(where));
+		text_add(t, "%s%smounted %s (%s)", i ? path_basename(rel->dirs[i]) : "", i ? " " : "", where, m->fstype);
+	}
+	mount_table_free(&mt);
+}
+
+bool holders_is_external_journal(const struct lcloud_ctx *ctx, const char *devdir)
+{
+	char path[300];
+
+	if (ctx_has_sysroot(ctx))
+		return false;
+	snprintf(path, sizeof(path), "/proc/fs/jbd2/%s", path_basename(devdir));
+	return access(path, F_OK) == 0;
+}
+
 void holders_describe(const struct lcloud_ctx *ctx, const char *devdir, char *buf, size_t size)
 {
 	struct related *rel = calloc(1, sizeof(*rel));
 	struct text t = { buf, size, 0 };
-	struct mount_scan s = { .t = &t };
 
 	if (!size)
 		return;
@@ -291,11 +321,13 @@ void holders_describe(const struct lcloud_ctx *ctx, const char *devdir, char *bu
 	if (!rel)
 		return;
 	related_read(ctx, devdir, rel);
-	s.rel = rel;
-	s.only = rel->n;
-	mountinfo_foreach(ctx, add_mount, &s, NULL);
-	for (unsigned int i = 0; i < rel->n; i++)
+	add_mounts(ctx, rel, &t);
+	for (unsigned int i = 0; i < rel->n; i++) {
 		add_sysfs_holders(ctx, rel, i, &t);
+		if (holders_is_external_journal(ctx, rel->dirs[i]))
+			text_add(&t, "%s%sthe external journal of a mounted ext4 file system (/proc/fs/jbd2/%s)",
+				 i ? path_basename(rel->dirs[i]) : "", i ? " is " : "is ", path_basename(rel->dirs[i]));
+	}
 	if (!ctx_has_sysroot(ctx)) {
 		add_swaps(rel, &t);
 		add_processes(rel, &t);

@@ -144,6 +144,14 @@ def seeds_writelog():
             sb = struct.pack('<QQQI', 0x6a736677736872, 1, n, ss)
             yield bytes([n % 4]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries[:n])
             yield bytes([0x80 | (n % 4)]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
+    # as lcloud-target writes one: a write, Write Zeroes of a whole 64 GiB namespace (DISCARD and FUA, one
+    # sector), deallocated ranges (DISCARD), a flush, and a DISCARD whose range runs to 2^64 bytes
+    ss = 4096
+    entries = [log_entry(8, 4, 0, b'\x5a' * 4 * ss, ss), log_entry(0, 1 << 24, 4 | 2, ss=ss),
+               log_entry(100, 2, 4, ss=ss), log_entry(300, 65536, 4, ss=ss), log_entry(0, 0, 1, ss=ss),
+               log_entry((1 << 52) - 1, 1, 4, ss=ss)]
+    sb = struct.pack('<QQQI', 0x6a736677736872, 1, len(entries), ss)
+    yield bytes([1]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
 
 
 def seeds_torture_record():

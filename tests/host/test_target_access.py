@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 from hostlib import main, scratch_dir, need_root
-from nvme_tcp_host import (TARGET, NQN, HOSTNQN, Closed, Host, target, log_text, admin, io_queue, dhchap_secret)
+from nvme_tcp_host import TARGET, HOSTNQN, Host, target, log_text, admin, io_queue, dhchap_secret
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OTHER_HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:99999999-2222-3333-4444-555555555555"

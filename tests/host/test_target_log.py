@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 
 from hostlib import main, scratch_dir, need_root, run
-from nvme_tcp_host import TARGET, NQN, target, log_text, admin, io_queue, identify
+from nvme_tcp_host import TARGET, target, log_text, admin, io_queue, identify
 
 LCLOUDCTL = os.environ.get("LCLOUDCTL", "lcloudctl")
 
@@ -74,7 +74,11 @@ def write_until_refused(q, first_slba, limit=400):
 
 
 def test_a_full_log_file_system_fails_what_it_cannot_log():
-    with tmpfs(1 << 20) as fs, scratch_dir() as d:
+    """The write log's tmpfs fills up: the write it cannot log fails with Capacity Exceeded (DNR) and is not
+    written; every write the host saw complete is in the log with its data, in order, and the log ends where
+    its last entry does (a part-written entry was cut off again); one log line says so; with room again,
+    writes and flushes are logged and done."""
+    with tmpfs(1 << 20) as fs:
         filler = os.path.join(fs, "filler")
         with open(filler, "wb") as f:
             f.write(b"\0" * ((1 << 20) - (160 << 10)))

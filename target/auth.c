@@ -106,7 +106,7 @@ static uint32_t crc32_iso(const uint8_t *p, size_t n)
 	return ~crc;
 }
 
-/* Strict base64 (RFC 4648, padded): N characters of IN into OUT (at most CAP bytes). Bytes, or -1. */
+/* Strict base64 (RFC 4648, padded, canonical): N characters of IN into OUT (at most CAP bytes). Bytes, or -1. */
 static int base64_decode(const char *in, size_t n, uint8_t *out, size_t cap)
 {
 	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -130,6 +130,8 @@ static int base64_decode(const char *in, size_t n, uint8_t *out, size_t cap)
 				return -1;
 			v = v << 6 | (uint32_t)(at - alphabet);
 		}
+		if (v & ((1u << 8 * pad) - 1))
+			return -1; /* bits past the last byte: not the one encoding of its bytes */
 		for (int k = 0; k < 3 - pad; k++) {
 			if (len == cap)
 				return -1;

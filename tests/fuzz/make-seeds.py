@@ -310,6 +310,18 @@ def auth_messages():
     yield receive(2) + tcp_capsule(0x06, 3, (1,), via_r2t=4096)
 
 
+def seeds_dhchap_secret():
+    """Secrets as nvme gen-dhchap-key prints them (each key length and transform hash), and near misses."""
+    import base64
+    import zlib
+    for n, xx in ((32, 0), (32, 1), (48, 2), (64, 3)):
+        key = bytes(range(n))
+        yield ('DHHC-1:%02d:%s:' % (xx, base64.b64encode(key + zlib.crc32(key).to_bytes(4, 'little')).decode())).encode()
+    yield b'DHHC-1:01:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB:'
+    yield b'DHHC-1:04:AAAA:'
+    yield b'DHHC-1:00:AAAA'
+
+
 HARNESSES = {
     'fuzz_nvme_identify': seeds_nvme_identify,
     'fuzz_nvme_hints': seeds_nvme_hints,
@@ -322,6 +334,7 @@ HARNESSES = {
     'fuzz_fingerprint': seeds_fingerprint,
     'fuzz_probe_model': seeds_probe_model,
     'fuzz_target_pdu': seeds_target_pdu,
+    'fuzz_dhchap_secret': seeds_dhchap_secret,
 }
 
 

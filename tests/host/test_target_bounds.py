@@ -173,25 +173,27 @@ def test_unfinished_r2t_writes():
             a, cntlid = admin(port)
             assert a.command(0x09, cdw=(0x07, 49 | 49 << 16))[0] == 0
             queues += [(a, io_queue(port, cntlid, qid=1 + i, maxr2t=3)) for i in range(50)]
-        r2ts = []
         for _, q in queues:
             for k in range(32):
                 q.capsule(q.sqe(0x01, 1, (k * 32, 0, 31), 0x5A, 128 << 10))
-        time.sleep(1)
-        for _, q in queues:
-            got = 0
-            q.s.settimeout(0.2)
-            try:
-                while True:
-                    cccid, ttag, off, ln = q.r2t()
-                    # half the data the R2T asks for, then nothing
-                    q.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0, 24, 24, 24 + ln // 2, cccid, ttag, off, ln // 2)
-                                + bytes(4) + os.urandom(ln // 2))
-                    got += 1
-            except socket.timeout:
-                pass
-            q.s.settimeout(10)
-            r2ts.append(got)
+        # every R2T the target sends is answered with half its data; passes until one finds no new R2T
+        time.sleep(0.5)
+        r2ts = [0] * len(queues)
+        more = True
+        while more:
+            more = False
+            for n, (_, q) in enumerate(queues):
+                q.s.settimeout(0.02)
+                try:
+                    while True:
+                        cccid, ttag, off, ln = q.r2t()
+                        q.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0, 24, 24, 24 + ln // 2, cccid, ttag, off,
+                                                ln // 2) + bytes(4) + os.urandom(ln // 2))
+                        r2ts[n] += 1
+                        more = True
+                except socket.timeout:
+                    pass
+                q.s.settimeout(10)
         time.sleep(0.5)
         rss = rss_kib(p.pid)
         took = served(port)

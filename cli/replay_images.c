@@ -120,15 +120,18 @@ static int device_apply(const struct writelog *log, const struct writelog_entry 
 			struct output_file *of, uint8_t *buf, char *err, size_t err_size)
 {
 	uint64_t dev = e->sector * writelog_sector_size(log);
+	bool zeros = e->flags & WRITELOG_DISCARD; /* a discarded range is zeros on the image (crash_image.h) */
 
 	if (dev > size || bytes > size - dev) {
 		snprintf(err, err_size, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of the base "
 			 "image (%" PRIu64 " bytes): is it the image of this disk?", e->index, dev, dev + bytes, size);
 		return -ENOSPC;
 	}
+	if (zeros)
+		memset(buf, 0, bytes < IMAGE_CHUNK ? bytes : IMAGE_CHUNK);
 	for (uint64_t off = 0; off < bytes; off += IMAGE_CHUNK) {
 		uint64_t len = bytes - off < IMAGE_CHUNK ? bytes - off : IMAGE_CHUNK;
-		int r = writelog_read_data(log, e, off, buf, len);
+		int r = zeros ? 0 : writelog_read_data(log, e, off, buf, len);
 
 		if (r < 0) {
 			snprintf(err, err_size, "entry %" PRIu64 ": cannot read its data: %s", e->index, strerror(-r));
@@ -177,9 +180,10 @@ static int device_image(const struct writelog *log, const char *base, struct out
 	/* and every entry's range: a device cannot be put back as a file's temporary can be removed */
 	for (uint64_t i = 0; i <= cut && i < n && r == 0; i++) {
 		const struct writelog_entry *e = writelog_entry(log, i);
-		uint64_t at = e->sector * writelog_sector_size(log), len = i < cut ? e->data_bytes : tear_bytes;
+		uint64_t at = e->sector * writelog_sector_size(log);
+		uint64_t len = i < cut ? writelog_entry_image_bytes(log, e) : tear_bytes;
 
-		if (writelog_entry_writes(e) && len && (at > size || len > size - at)) {
+		if (len && (at > size || len > size - at)) {
 			snprintf(err, err_size, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of the "
 				 "base image (%" PRIu64 " bytes): is it the image of this disk? Nothing was written", i, at,
 				 at + len, size);
@@ -210,8 +214,8 @@ static int device_image(const struct writelog *log, const char *base, struct out
 	for (uint64_t i = 0; i < cut && r == 0; i++) {
 		const struct writelog_entry *e = writelog_entry(log, i);
 
-		if (writelog_entry_writes(e))
-			r = device_apply(log, e, e->data_bytes, size, of, buf, err, err_size);
+		if (writelog_entry_image_bytes(log, e))
+			r = device_apply(log, e, writelog_entry_image_bytes(log, e), size, of, buf, err, err_size);
 	}
 	if (r == 0 && tear_bytes)
 		r = device_apply(log, torn, tear_bytes, size, of, buf, err, err_size);

@@ -8,6 +8,19 @@
  * a handler sees the command: a PDU that breaks the transport's rules makes
  * conn_feed() fail with a reason and the caller closes the connection, so no
  * handler runs, and nothing reaches a backing file, on a malformed PDU.
+ *
+ * What a peer can make it hold is bounded. Until the connection is
+ * established (Connect done, and authenticated when a secret is set) it has
+ * one command slot and PDUs of at most TARGET_HANDSHAKE_PDU bytes, and must
+ * get there within --handshake-timeout; any command but authentication gets
+ * Authentication Required meanwhile. A command's data buffer (a write's
+ * R2T data, a read's) comes out of two budgets, the connection's and all
+ * connections' (--connection-data-buffer, --data-buffer): a command that
+ * does not fit waits, held, with no R2T sent (the transport lets the target
+ * ask for data when it chooses), and goes when buffers are given back; a
+ * connection with nothing buffered may always take one command's, so a
+ * well-behaved host is never starved by others' stalled writes. A PDU begun
+ * and the data an R2T asked for must arrive within --data-timeout (conn_tick).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,15 +56,31 @@ void conn_fail(struct conn *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The largest PDU the connection takes now: ICReq first, small ones until it is established. */
+static uint32_t stage_limit(const struct conn *c)
+{
+	return !c->ready ? TCP_ICREQ_LEN : !c->established ? TARGET_HANDSHAKE_PDU : rx_limit();
+}
+
 int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsigned int id)
 {
 	memset(c, 0, sizeof(*c));
 	c->t = t;
 	c->io = *io;
 	c->id = id;
-	c->rx_cap = rx_limit();
+	c->started_us = trace_now_us();
+	c->rx_cap = TCP_ICREQ_LEN;
 	c->rx = malloc(c->rx_cap);
-	return c->rx ? 0 : -ENOMEM;
+	c->n_cmds = 1; /* Connect's, until the queue is established */
+	c->cmds = calloc(1, sizeof(*c->cmds));
+	if (!c->rx || !c->cmds) {
+		free(c->rx);
+		free(c->cmds);
+		c->rx = NULL;
+		c->cmds = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* The most one R2T asks for. */
@@ -65,11 +94,44 @@ static uint32_t r2t_bytes(const struct target *t)
 #define TTAG_INDEX_MASK 0x1ffu
 _Static_assert(TARGET_QUEUE_ENTRIES <= 1u << TTAG_SLOT_BITS, "a slot fits its transfer tag bits");
 
+/*
+ * LEN bytes of data buffer from the connection's budget and everyone's.
+ * A connection that holds none may always take one command's: it cannot
+ * be starved by the buffers others hold.
+ */
+static bool budget_take(struct conn *c, uint64_t len)
+{
+	const struct target_config *cfg = &c->t->cfg;
+	uint64_t all = __atomic_load_n(&c->t->buffered, __ATOMIC_RELAXED);
+
+	if (c->buffered && cfg->conn_data_buffer && c->buffered + len > cfg->conn_data_buffer)
+		return false;
+	do {
+		if (c->buffered && cfg->data_buffer && all + len > cfg->data_buffer)
+			return false;
+	} while (!__atomic_compare_exchange_n(&c->t->buffered, &all, all + len, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	c->buffered += len;
+	return true;
+}
+
+/* CMD's data buffer freed and its bytes given back to the budgets. */
+static void drop_data(struct conn *c, struct command *cmd)
+{
+	if (cmd->buffered) {
+		c->buffered -= cmd->data_len;
+		__atomic_sub_fetch(&c->t->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
+		cmd->buffered = false;
+	}
+	free(cmd->data);
+	cmd->data = NULL;
+}
+
 static void command_release(struct conn *c, struct command *cmd)
 {
 	/* a write still in flight when its connection goes is aborted: it never reaches the medium */
 	power_inflight_remove(c->t, cmd);
-	free(cmd->data);
+	drop_data(c, cmd);
 	memset(cmd, 0, sizeof(*cmd));
 }
 
@@ -77,8 +139,11 @@ void conn_destroy(struct conn *c)
 {
 	if (!c)
 		return;
-	for (unsigned int i = 0; i < TARGET_QUEUE_ENTRIES; i++)
+	for (unsigned int i = 0; c->cmds && i < c->n_cmds; i++)
 		command_release(c, &c->cmds[i]);
+	free(c->cmds);
+	c->cmds = NULL;
+	c->n_cmds = 0;
 	free(c->rx);
 	c->rx = NULL;
 	if (c->ctrl) {
@@ -153,6 +218,36 @@ static int send_data(struct conn *c, const struct command *cmd)
 	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS);
 }
 
+/*
+ * Connected, and authenticated if asked: the queue gets its entries and
+ * buffers for whole PDUs. Called between commands, when no slot is in use
+ * (until then the connection had the one Connect or authentication used).
+ */
+static int become_established(struct conn *c)
+{
+	struct command *cmds;
+	uint8_t *rx;
+
+	if (!c->connected || (c->auth_required && !c->authenticated))
+		return 0;
+	c->established = true;
+	if (c->n_cmds == c->sqsize + 1u)
+		return 0;
+	cmds = calloc(c->sqsize + 1u, sizeof(*cmds));
+	rx = cmds ? realloc(c->rx, rx_limit()) : NULL;
+	if (!rx) {
+		free(cmds);
+		conn_fail(c, "out of memory for the queue's %u entries", c->sqsize + 1u);
+		return -ENOMEM;
+	}
+	c->rx = rx;
+	c->rx_cap = rx_limit();
+	free(c->cmds);
+	c->cmds = cmds;
+	c->n_cmds = c->sqsize + 1u;
+	return 0;
+}
+
 static int execute(struct conn *c, struct command *cmd)
 {
 	int status, r;
@@ -167,8 +262,7 @@ static int execute(struct conn *c, struct command *cmd)
 		return status; /* the handler closed the connection (c->reason) */
 	if (status == CMD_HELD) {
 		/* answered later, or never (an Asynchronous Event Request): keep its slot */
-		free(cmd->data);
-		cmd->data = NULL;
+		drop_data(c, cmd);
 		cmd->data_len = 0;
 		return 0;
 	}
@@ -177,7 +271,11 @@ static int execute(struct conn *c, struct command *cmd)
 	else
 		r = send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0));
 	command_release(c, cmd);
-	return r < 0 ? -EIO : 0;
+	if (r < 0)
+		return -EIO;
+	if (c->close_after_reply)
+		return -ECONNREFUSED; /* the answer said why (authentication failed); c->reason too */
+	return become_established(c);
 }
 
 /* A command refused before its handler: the response carries STATUS. */
@@ -187,6 +285,50 @@ static int refuse(struct conn *c, struct command *cmd, uint16_t status)
 
 	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
+}
+
+static int send_r2ts(struct conn *c, struct command *cmd);
+
+/*
+ * CMD's data buffer, when the budgets give it: then a read-like command
+ * executes and a write's R2Ts go. Otherwise it waits, held, and
+ * retry_held() starts it when buffers are given back.
+ */
+static int start_data(struct conn *c, struct command *cmd)
+{
+	if (!budget_take(c, cmd->data_len)) {
+		if (!cmd->held) {
+			cmd->held = true;
+			cmd->held_seq = ++c->held_seq;
+		}
+		return 0;
+	}
+	cmd->held = false;
+	cmd->buffered = true;
+	cmd->data = cmd->dir == DIR_TO_HOST ? calloc(1, cmd->data_len ? cmd->data_len : 1) : malloc(cmd->data_len);
+	if (!cmd->data)
+		return refuse(c, cmd, SC_INTERNAL);
+	return cmd->dir == DIR_TO_HOST ? execute(c, cmd) : send_r2ts(c, cmd);
+}
+
+/* Starts held commands, oldest first, while the budgets give them buffers. */
+static int retry_held(struct conn *c)
+{
+	for (;;) {
+		struct command *next = NULL;
+		int r;
+
+		for (unsigned int i = 0; i < c->n_cmds; i++)
+			if (c->cmds[i].used && c->cmds[i].held && (!next || c->cmds[i].held_seq < next->held_seq))
+				next = &c->cmds[i];
+		if (!next)
+			return 0;
+		r = start_data(c, next);
+		if (r < 0)
+			return r;
+		if (next->used && next->held)
+			return 0; /* still no room: the rest wait behind it */
+	}
 }
 
 enum cmd_dir command_direction(const uint8_t *sqe)
@@ -232,6 +374,8 @@ static int send_r2ts(struct conn *c, struct command *cmd)
 		if (send_bytes(c, &iov, 1) < 0)
 			return -EIO;
 		cmd->requested = end;
+		if (!cmd->data_deadline_us)
+			cmd->data_deadline_us = trace_now_us() + c->t->cfg.data_timeout_ms * 1000ull;
 	}
 	return 0;
 }
@@ -247,6 +391,20 @@ static int io_command_arrives(struct conn *c, struct command *cmd)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* Is SQE one an unauthenticated queue may send: Authentication Send or Receive? */
+static bool authentication_command(const uint8_t *sqe)
+{
+	return sqe[SQE_OPC] == NVME_FABRICS && (sqe[4] == FCTYPE_AUTH_SEND || sqe[4] == FCTYPE_AUTH_RECEIVE);
+}
+
+/* A command with no slot for it before the queue is established: answered, never kept. */
+static int refuse_unkept(struct conn *c, uint16_t cid, uint16_t status)
+{
+	struct command tmp = {.cid = cid};
+
+	return send_response(c, &tmp, status | SC_DNR) < 0 ? -EIO : 0;
 }
 
 static int handle_capsule(struct conn *c)
@@ -269,7 +427,14 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: opcode 0x%02x before Fabrics Connect", sqe[SQE_OPC]);
 		return -EPROTO;
 	}
-	for (unsigned int slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
+	if (!c->established && command_direction(sqe) == DIR_TO_CTRL && get32(sqe + SQE_SGL_LEN) &&
+	    sgl_type != SGL_INCAPSULE) {
+		/* the handshake's data (Connect's, authentication's) comes in its capsule, as Linux sends it */
+		conn_fail(c, "capsule: opcode 0x%02x asks for its data by R2T before the connection is established "
+			  "(Connect and authentication carry theirs in the capsule)", sqe[SQE_OPC]);
+		return -EPROTO;
+	}
+	for (unsigned int slot = 0; slot < c->n_cmds; slot++) {
 		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
 			conn_fail(c, "capsule: command id %u is already in flight", cid);
 			return -EPROTO;
@@ -277,7 +442,13 @@ static int handle_capsule(struct conn *c)
 		if (!cmd && !c->cmds[slot].used)
 			cmd = &c->cmds[slot];
 	}
-	if (!cmd || (c->connected && (unsigned int)(cmd - c->cmds) > c->sqsize)) {
+	if (c->connected)
+		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
+	if (c->connected && !c->established) {
+		/* a queue still authenticating does one command at a time, and only authentication */
+		if (!authentication_command(sqe) || !cmd)
+			return refuse_unkept(c, cid, SC_AUTH_REQUIRED);
+	} else if (!cmd || (c->connected && (unsigned int)(cmd - c->cmds) > c->sqsize)) {
 		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
 		return -EPROTO;
 	}
@@ -285,8 +456,6 @@ static int handle_capsule(struct conn *c)
 	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
 	cmd->cid = cid;
 	cmd->dir = command_direction(sqe);
-	if (c->connected)
-		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
 	if (c->connected && c->qid == 0) {
 		/* any command on the admin queue restarts the keep alive timer */
 		pthread_mutex_lock(&c->t->lock);
@@ -319,12 +488,9 @@ static int handle_capsule(struct conn *c)
 		if (sgl_len > max_transfer(c->t))
 			return refuse(c, cmd, SC_SGL_LENGTH_INVALID);
 		cmd->data_len = sgl_len;
-		cmd->data = calloc(1, sgl_len ? sgl_len : 1);
-		if (!cmd->data)
-			return refuse(c, cmd, SC_INTERNAL);
 		if (io_command_arrives(c, cmd) < 0)
 			return -EIO;
-		return execute(c, cmd);
+		return start_data(c, cmd); /* executes once its buffer is there */
 	case DIR_TO_CTRL:
 		if (sgl_type == SGL_INCAPSULE) {
 			if (get64(sqe + SQE_SGL_ADDR) != 0 || sgl_len != inline_len || inline_len > inline_max) {
@@ -346,10 +512,11 @@ static int handle_capsule(struct conn *c)
 			return -EPROTO;
 		}
 		cmd->data_len = sgl_len;
-		cmd->data = malloc(sgl_len ? sgl_len : 1);
-		if (!cmd->data)
-			return refuse(c, cmd, SC_INTERNAL);
 		if (sgl_type == SGL_INCAPSULE || sgl_len == 0) {
+			/* its data is here already, in the PDU: a copy for as long as it executes */
+			cmd->data = malloc(sgl_len ? sgl_len : 1);
+			if (!cmd->data)
+				return refuse(c, cmd, SC_INTERNAL);
 			memcpy(cmd->data, c->rx + TCP_CAPSULE_CMD_HLEN, inline_len);
 			cmd->received = sgl_len;
 			if (io_command_arrives(c, cmd) < 0)
@@ -358,7 +525,7 @@ static int handle_capsule(struct conn *c)
 		}
 		if (io_command_arrives(c, cmd) < 0)
 			return -EIO;
-		return send_r2ts(c, cmd);
+		return start_data(c, cmd); /* its R2Ts go once its buffer is there */
 	}
 	return -EPROTO;
 }
@@ -377,7 +544,7 @@ static int handle_h2c_data(struct conn *c)
 		conn_fail(c, "H2CData: data offset %u, length %u in a PDU of %u bytes", pdo, len, plen);
 		return -EPROTO;
 	}
-	if (!c->cmds[slot].used || c->cmds[slot].cid != cccid || c->cmds[slot].dir != DIR_TO_CTRL ||
+	if (slot >= c->n_cmds || !c->cmds[slot].used || c->cmds[slot].cid != cccid || c->cmds[slot].dir != DIR_TO_CTRL ||
 	    c->cmds[slot].received >= c->cmds[slot].requested) {
 		conn_fail(c, "H2CData: transfer tag %u, command id %u: no R2T is waiting for it", ttag, cccid);
 		return -EPROTO;
@@ -404,7 +571,11 @@ static int handle_h2c_data(struct conn *c)
 	power_data_arrives(c->t, cmd, c->rx + TCP_DATA_HLEN, len);
 	if (cmd->received == cmd->data_len)
 		return execute(c, cmd);
-	return last ? send_r2ts(c, cmd) : 0;
+	if (!last)
+		return 0;
+	/* an R2T answered whole: the clock starts again for the next one outstanding, if any */
+	cmd->data_deadline_us = cmd->received < cmd->requested ? trace_now_us() + c->t->cfg.data_timeout_ms * 1000ull : 0;
+	return send_r2ts(c, cmd);
 }
 
 static int handle_icreq(struct conn *c)
@@ -478,6 +649,22 @@ static int check_header(struct conn *c)
 		conn_fail(c, "PDU type 0x%02x is not one a host sends", type);
 		return -EPROTO;
 	}
+	if (plen > stage_limit(c)) {
+		conn_fail(c, "a PDU of %u bytes before the connection is established (at most %u until %s)", plen,
+			  stage_limit(c), !c->connected ? "Connect" : "it has authenticated");
+		return -EPROTO;
+	}
+	if (plen > c->rx_cap) {
+		/* ICReq done: room for the handshake's PDUs (whole ones come once it is established) */
+		uint8_t *rx = realloc(c->rx, stage_limit(c));
+
+		if (!rx) {
+			conn_fail(c, "out of memory for a PDU of %u bytes", plen);
+			return -ENOMEM;
+		}
+		c->rx = rx;
+		c->rx_cap = stage_limit(c);
+	}
 	c->rx_need = plen;
 	return 0;
 }
@@ -507,6 +694,8 @@ int conn_feed(struct conn *c, const uint8_t *data, size_t len)
 
 		if (take > len)
 			take = (uint32_t)len;
+		if (c->rx_len == 0)
+			c->rx_started_us = trace_now_us();
 		memcpy(c->rx + c->rx_len, data, take);
 		c->rx_len += take;
 		data += take;
@@ -524,5 +713,62 @@ int conn_feed(struct conn *c, const uint8_t *data, size_t len)
 				return r;
 		}
 	}
+	/* what this connection just finished gave buffers back: its held commands may go */
+	return retry_held(c);
+}
+
+static uint64_t earlier(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+int conn_tick(struct conn *c, uint64_t now_us, int *ret_wait_ms)
+{
+	const struct target_config *cfg = &c->t->cfg;
+	uint64_t next = UINT64_MAX, data_us = cfg->data_timeout_ms * 1000ull;
+	bool held = false;
+	int r;
+
+	*ret_wait_ms = -1;
+	if (!c->established && cfg->handshake_timeout_ms) {
+		uint64_t end = c->started_us + cfg->handshake_timeout_ms * 1000ull;
+
+		if (now_us >= end) {
+			conn_fail(c, "no %s within %u ms of connecting (--handshake-timeout)", !c->ready ? "ICReq"
+				  : !c->connected ? "Fabrics Connect" : "authentication", cfg->handshake_timeout_ms);
+			return -ETIMEDOUT;
+		}
+		next = end;
+	}
+	if (c->rx_len && data_us) {
+		if (now_us >= c->rx_started_us + data_us) {
+			conn_fail(c, "a PDU stopped arriving: %u of its %u bytes came in %u ms (--data-timeout)", c->rx_len,
+				  c->rx_need ? c->rx_need : TCP_CH_LEN, cfg->data_timeout_ms);
+			return -ETIMEDOUT;
+		}
+		next = earlier(next, c->rx_started_us + data_us);
+	}
+	for (unsigned int i = 0; i < c->n_cmds; i++) {
+		const struct command *cmd = &c->cmds[i];
+
+		held |= cmd->used && cmd->held;
+		if (!cmd->used || !cmd->data_deadline_us || !data_us)
+			continue;
+		if (now_us >= cmd->data_deadline_us) {
+			conn_fail(c, "command %u: the data its R2Ts asked for stopped arriving: %u of %u bytes, none for %u ms "
+				  "(--data-timeout)", cmd->cid, cmd->received, cmd->data_len, cfg->data_timeout_ms);
+			return -ETIMEDOUT;
+		}
+		next = earlier(next, cmd->data_deadline_us);
+	}
+	if (held) {
+		/* buffers other connections give back are looked for now and then */
+		r = retry_held(c);
+		if (r < 0)
+			return r;
+		next = earlier(next, now_us + 20000);
+	}
+	if (next != UINT64_MAX)
+		*ret_wait_ms = (int)((next - now_us + 999) / 1000);
 	return 0;
 }

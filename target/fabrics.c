@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fabrics commands: Connect (an admin queue makes a controller, an I/O queue
- * joins one), and Property Get/Set, through which a fabrics host reads CAP,
- * VS and CSTS and writes CC, as a PCIe host would read registers. The
+ * joins one), Property Get/Set, through which a fabrics host reads CAP, VS
+ * and CSTS and writes CC, as a PCIe host would read registers, and
+ * Authentication Send/Receive (auth.c). Connect is where a host is let in or
+ * not: a host NQN off --allow-host's list is refused, on every queue, with
+ * the status Linux's nvmet gives (Connect Invalid Host), and with a
+ * DH-HMAC-CHAP secret every queue must authenticate before any other
+ * command (Authentication Required until it has). The
  * controllers live in the target's list under its lock: a controller's admin
  * and I/O queues are separate connections, served by separate threads. The
  * keep alive timer is here too: a controller whose admin queue hears no
@@ -98,6 +103,15 @@ unsigned int controllers_check_keep_alive(struct target *t, uint64_t now_us)
 	return next_ms;
 }
 
+/* Is HOSTNQN on --allow-host's list (or is there no list)? */
+static bool host_allowed(const struct target *t, const char *hostnqn)
+{
+	for (unsigned int i = 0; i < t->cfg.n_allowed_hosts; i++)
+		if (strcmp(t->cfg.allowed_hosts[i], hostnqn) == 0)
+			return true;
+	return t->cfg.n_allowed_hosts == 0;
+}
+
 /* Connect's errors name the bad field: IATTR 1 = in the data, 0 = in the command; IPO its byte. */
 static int invalid_param(struct command *cmd, bool in_data, uint16_t offset)
 {
@@ -115,7 +129,7 @@ static int handle_connect(struct conn *c, struct command *cmd)
 	uint16_t cntlid;
 
 	if (c->connected)
-		return 0x00c; /* Command Sequence Error: one Connect per queue */
+		return SC_COMMAND_SEQUENCE; /* one Connect per queue */
 	if (get16(cmd->sqe + CONNECT_RECFMT) != 0)
 		return 0x180; /* Incompatible Format */
 	if (cmd->data_len != CONNECT_DATA_LEN)
@@ -128,6 +142,11 @@ static int handle_connect(struct conn *c, struct command *cmd)
 	hostnqn[256] = '\0';
 	if (strcmp(subnqn, t->cfg.nqn) != 0)
 		return invalid_param(cmd, true, 256);
+	if (!host_allowed(t, hostnqn)) {
+		tlog(t, "conn %u: Connect refused: host %s is not on the --allow-host list", c->id, hostnqn);
+		invalid_param(cmd, true, 512);
+		return SC_CONNECT_INVALID_HOST;
+	}
 	cntlid = get16(d + 16);
 
 	pthread_mutex_lock(&t->lock);
@@ -173,9 +192,12 @@ static int handle_connect(struct conn *c, struct command *cmd)
 	c->sqhd = 1; /* the Connect command itself was the first entry */
 	c->sqflow_disabled = cmd->sqe[CONNECT_CATTR] & CONNECT_CATTR_NO_SQFLOW;
 	c->connected = true;
-	cmd->result0 = ctrl->cntlid;
-	tlog(t, "conn %u: %s queue %u of controller %u, %u entries, host %s", c->id, qid ? "I/O" : "admin", qid,
-	     ctrl->cntlid, sqsize + 1u, hostnqn);
+	c->auth_required = t->cfg.host_key_set;
+	c->established = !c->auth_required;
+	/* ATR: the host must authenticate this queue before anything else */
+	cmd->result0 = ctrl->cntlid | (c->auth_required ? CONNECT_AUTHREQ_ATR : 0);
+	tlog(t, "conn %u: %s queue %u of controller %u, %u entries, host %s%s", c->id, qid ? "I/O" : "admin", qid,
+	     ctrl->cntlid, sqsize + 1u, hostnqn, c->auth_required ? " (it must authenticate)" : "");
 	return SC_SUCCESS;
 }
 
@@ -247,6 +269,10 @@ int fabrics_execute(struct conn *c, struct command *cmd)
 		return property(c, cmd, false);
 	case FCTYPE_PROPERTY_SET:
 		return property(c, cmd, true);
+	case FCTYPE_AUTH_SEND:
+		return auth_send(c, cmd);
+	case FCTYPE_AUTH_RECEIVE:
+		return auth_receive(c, cmd);
 	}
 	return SC_INVALID_OPCODE;
 }

@@ -116,6 +116,7 @@ static void identify_namespace(const struct target *t, const struct target_names
 	id[24] = promise ? 1 << 1 : 0; /* NSFEAT bit 1: the NAWUN.. fields hold */
 	id[25] = 0;                 /* NLBAF: one format */
 	id[26] = 0;                 /* FLBAS: format 0 */
+	id[33] = 0x01;              /* DLFEAT: a deallocated block reads as zeros (io.c makes it so) */
 	put16(id + 34, zero_based_blocks(cfg->nawun, lba));
 	put16(id + 36, zero_based_blocks(cfg->nawupf, lba));
 	put16(id + 40, zero_based_blocks(cfg->nabsn, lba));

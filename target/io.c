@@ -8,9 +8,13 @@
  * power cut meanwhile decides what it leaves.
  * Every field a host sent is checked (namespace, range, transfer length,
  * a Write's directive, every DSM range) before the first byte of the file is
- * touched, so a command that fails leaves the file as it was. With FDP on,
- * I/O Management Receive and Send answer for the placement handles (fdp.c)
- * and each Write is counted on its handle.
+ * touched, so a command that fails leaves the file as it was. A command
+ * the write log records is logged before it acts, and fails (Capacity
+ * Exceeded when the log has no room) when it cannot be: nothing completes
+ * that the log does not hold. Deallocated blocks read as zeros, as DLFEAT
+ * says, so the log's DISCARD entry is what deallocate and Write Zeroes both
+ * did. With FDP on, I/O Management Receive and Send answer for the
+ * placement handles (fdp.c) and each Write is counted on its handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,8 +49,6 @@ enum {
 
 #define RW_FUA (1u << 30)
 #define DSM_DEALLOCATE (1u << 2)
-#define SC_WRITE_FAULT 0x280
-#define SC_READ_ERROR 0x281
 
 struct target_namespace *target_namespace(struct target *t, uint32_t nsid)
 {
@@ -141,7 +143,7 @@ static int apply_write(struct conn *c, struct target_namespace *ns, struct comma
 		return r;
 	}
 	if (r < 0)
-		return SC_WRITE_FAULT;
+		return wlog_status(r); /* the log had no room (nothing was written), or the medium failed */
 	count(t, true, cmd->data_len);
 	fdp_count_write(t, handle, cmd->data_len);
 	return to_cache ? SC_SUCCESS : settle(c, ns, fua);
@@ -201,24 +203,32 @@ static int zero_range(const struct target_namespace *ns, uint64_t offset, uint64
 
 static int write_zeroes(struct conn *c, struct target_namespace *ns, struct command *cmd)
 {
+	bool fua = get32(cmd->sqe + SQE_CDW12) & RW_FUA;
 	uint64_t offset, len;
 	int status = lba_range(c->t, ns, cmd, &offset, &len);
+	struct wlog_entry e;
 
 	if (status)
 		return status;
-	wlog_append(c->t, (unsigned int)(ns - c->t->ns), offset / c->t->cfg.lba_size,
-		    (uint32_t)(len / c->t->cfg.lba_size), NULL, get32(cmd->sqe + SQE_CDW12) & RW_FUA ? WLOG_FUA : 0);
+	/* one sector however long the range: the range reads as zeros, which is what replay makes of it */
+	e = (struct wlog_entry){offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size),
+				WLOG_DISCARD | (fua ? WLOG_FUA : 0), NULL};
+	status = wlog_append(c->t, (unsigned int)(ns - c->t->ns), &e, 1);
+	if (status < 0)
+		return wlog_status(status);
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
 	if (zero_range(ns, offset, len) < 0)
 		return SC_WRITE_FAULT;
-	return settle(c, ns, get32(cmd->sqe + SQE_CDW12) & RW_FUA);
+	return settle(c, ns, fua);
 }
 
 static int dataset_management(struct conn *c, struct target_namespace *ns, struct command *cmd)
 {
-	uint32_t nr = (uint32_t)cmd->sqe[SQE_CDW10] + 1;
+	uint32_t nr = (uint32_t)cmd->sqe[SQE_CDW10] + 1, n = 0;
 	uint32_t lba = c->t->cfg.lba_size;
+	struct wlog_entry ranges[256];
+	int r;
 
 	if (cmd->data_len < nr * 16)
 		return SC_SGL_LENGTH_INVALID;
@@ -228,21 +238,23 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 
 		if (slba > ns->blocks || nlb > ns->blocks - slba)
 			return SC_LBA_RANGE;
+		if (nlb)
+			ranges[n++] = (struct wlog_entry){slba, nlb, WLOG_DISCARD, NULL};
 	}
 	if (!(get32(cmd->sqe + SQE_CDW11) & DSM_DEALLOCATE))
 		return SC_SUCCESS; /* access hints only: noted by nothing yet */
+	r = wlog_append(c->t, (unsigned int)(ns - c->t->ns), ranges, n);
+	if (r < 0)
+		return wlog_status(r);
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
-	for (uint32_t i = 0; i < nr; i++) {
-		uint64_t nlb = get32(cmd->data + 16 * i + 4);
-		uint64_t slba = get64(cmd->data + 16 * i + 8);
+	for (uint32_t i = 0; i < n; i++) {
+		off_t at = (off_t)(ranges[i].slba * lba), len = (off_t)((uint64_t)ranges[i].nlb * lba);
 
-		/* deallocation is advisory (DLFEAT says nothing of what reads return): a failed punch is no error */
-		if (nlb)
-			wlog_append(c->t, (unsigned int)(ns - c->t->ns), slba, (uint32_t)nlb, NULL, WLOG_DISCARD);
-		if (nlb)
-			(void)fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(slba * lba),
-					(off_t)(nlb * lba));
+		/* zeros from now on, as DLFEAT says: a hole where the file system has them, written zeros elsewhere */
+		if (fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, len) < 0 &&
+		    zero_range(ns, (uint64_t)at, (uint64_t)len) < 0)
+			return SC_WRITE_FAULT;
 	}
 	return SC_SUCCESS;
 }
@@ -250,22 +262,23 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 static int flush(struct conn *c, uint32_t nsid)
 {
 	struct target *t = c->t;
+	uint32_t mask;
+	int r;
 
 	if (nsid != 0xffffffff && !target_namespace(t, nsid))
 		return SC_INVALID_NS;
-	/* each namespace's log has the flushes it received */
-	for (unsigned int i = 0; i < t->n_ns; i++)
-		if (nsid == 0xffffffff || nsid == i + 1)
-			wlog_append(t, i, 0, 0, NULL, WLOG_FLUSH);
+	mask = nsid == 0xffffffff ? (uint32_t)((1ull << t->n_ns) - 1) : 1u << (nsid - 1);
+	/* each namespace's log has the flushes it received, logged first: a Flush the log lacks never completes */
+	r = wlog_flush(t, mask);
+	if (r < 0)
+		return wlog_status(r);
 	if (t->cfg.vwc && cache_flush(t) < 0)
 		return SC_WRITE_FAULT;
-	if (nsid == 0xffffffff) {
-		for (unsigned int i = 0; i < t->n_ns; i++)
-			if (fdatasync(t->ns[i].fd) < 0)
-				return SC_WRITE_FAULT;
-		return SC_SUCCESS;
-	}
-	return fdatasync(target_namespace(t, nsid)->fd) < 0 ? SC_WRITE_FAULT : SC_SUCCESS;
+	for (unsigned int i = 0; i < t->n_ns; i++)
+		if ((mask & 1u << i) && fdatasync(t->ns[i].fd) < 0)
+			return SC_WRITE_FAULT;
+	/* and what the log says is as durable as the writes it describes */
+	return wlog_sync(t, mask) < 0 ? SC_WRITE_FAULT : SC_SUCCESS;
 }
 
 static int execute_command(struct conn *c, struct command *cmd);

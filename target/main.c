@@ -6,10 +6,15 @@
  * guard, so a namespace can never be storage that holds a mounted file
  * system, an active swap area or a device another program holds; the target
  * then does its I/O through that guarded descriptor, reopened. It listens on
- * loopback unless --listen names another address.
+ * loopback unless --listen names another address, and then only with a
+ * DH-HMAC-CHAP secret, which every host must prove it has; on loopback
+ * without one only root (the kernel's host) and the target's own user may
+ * connect (server.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <netdb.h>
 #include <getopt.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -21,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "lcloud/lcloud.h"
 #include "nvme_lcloud_ext.h"
 #include "power.h"
@@ -30,6 +37,10 @@
 
 #define DEFAULT_NQN "nqn.2026-12.org.liblcloud:target"
 #define DEFAULT_LISTEN "127.0.0.1:4420"
+#define DEFAULT_MAX_CONNECTIONS 256
+#define DEFAULT_TIMEOUT_MS 10000
+#define DEFAULT_DATA_BUFFER (64ull << 20)
+#define DEFAULT_CONN_DATA_BUFFER (2ull << 20)
 
 static void usage(FILE *f)
 {
@@ -55,13 +66,27 @@ static void usage(FILE *f)
 		"  --cut-after N             cut the power when I/O command N + 1 arrives (a write: while its data does)\n"
 		"  --seed N                  decides what each cached or in-flight write leaves at the cut (default 1)\n"
 		"  --liar                    advertise the promise and tear covered writes anyway\n"
-		"  --power-report FILE       a new file: each cached or in-flight write's fate at the cut\n"
+		"  --power-report FILE       each cached or in-flight write's fate at the cut (made at start, replaced\n"
+		"                            whole at the cut; exit status 3 if it or a log cannot be written)\n"
 		"What it received:\n"
 		"  --write-log FILE          new files: each namespace's writes, flushes and discards (dm-log-writes);\n"
 		"                            %%n in FILE is the namespace ID (needed with several namespaces)\n"
+		"  --write-log-limit BYTES   each log's largest size: past it, logged commands fail (Capacity Exceeded)\n"
 		"  --trace FILE              a new file: each I/O command's fields, hints and times\n"
+		"Who may connect (see \"Who may connect\" in lcloud-target(8)):\n"
+		"  --allow-host NQN          only hosts with these NQNs (repeatable; default any host NQN)\n"
+		"  --dhchap-secret FILE      every host authenticates (DH-HMAC-CHAP) with the secret in FILE (mode 600),\n"
+		"                            as nvme connect --dhchap-secret; needed to listen beyond loopback\n"
+		"  --dhchap-ctrl-secret FILE the target's own secret, for hosts that ask it to authenticate itself\n"
+		"Bounds:\n"
+		"  --max-connections N       open connections (default %u); past it the oldest unfinished handshake goes\n"
+		"  --handshake-timeout SECS  from connecting to Connect done and authenticated (default %g)\n"
+		"  --data-timeout SECS       for a PDU begun, and for the data an R2T asks for (default %g)\n"
+		"  --data-buffer BYTES       command data buffered for all connections (default %lluM)\n"
+		"  --connection-data-buffer BYTES  ... for one connection (default %lluM); past them, commands wait\n"
 		"  -q, --quiet               no log lines\n"
-		"  -h, --help, --version\n");
+		"  -h, --help, --version\n", DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_MS / 1000.0,
+		DEFAULT_TIMEOUT_MS / 1000.0, DEFAULT_DATA_BUFFER >> 20, DEFAULT_CONN_DATA_BUFFER >> 20);
 }
 
 /* BYTES with an optional K or M suffix. */
@@ -81,6 +106,43 @@ static int parse_bytes(const char *s, uint32_t *ret)
 	if (*end || v > UINT32_MAX)
 		return -EINVAL;
 	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* BYTES with an optional K, M or G suffix, as 64 bits. */
+static int parse_size64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (*end || v > UINT64_MAX >> shift)
+		return -EINVAL;
+	*ret = (uint64_t)v << shift;
+	return 0;
+}
+
+/* SECONDS (a decimal number, 0.01 to one day) in milliseconds. */
+static int parse_seconds(const char *s, uint32_t *ret_ms)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400)
+		return -EINVAL;
+	*ret_ms = (uint32_t)lround(v * 1000);
 	return 0;
 }
 
@@ -239,7 +301,68 @@ static void release_all(struct target *t, struct lcloud_ctx *ctx)
 	}
 	t->n_ns = 0;
 	wlog_close(t);
+	if (t->report_fd >= 0)
+		close(t->report_fd);
+	t->report_fd = -1;
+	OPENSSL_cleanse(&t->cfg.host_key, sizeof(t->cfg.host_key));
+	OPENSSL_cleanse(&t->cfg.ctrl_key, sizeof(t->cfg.ctrl_key));
 	lcloud_ctx_free(ctx);
+}
+
+/* The DH-HMAC-CHAP secrets, from their files. 0, or -errno after saying why. */
+static int load_secrets(struct target_config *cfg, const char *host, const char *ctrl)
+{
+	const char *paths[2] = {host, ctrl};
+	struct dhchap_key *keys[2] = {&cfg->host_key, &cfg->ctrl_key};
+	bool *set[2] = {&cfg->host_key_set, &cfg->ctrl_key_set};
+
+	if (ctrl && !host) {
+		fprintf(stderr, "lcloud-target: --dhchap-ctrl-secret needs --dhchap-secret: the target proves itself to "
+			"hosts that have proven themselves\n");
+		return -EINVAL;
+	}
+	for (int i = 0; i < 2; i++) {
+		char err[200];
+
+		if (!paths[i])
+			continue;
+		if (strncmp(paths[i], "DHHC-1:", 7) == 0) {
+			/* a command line is every local user's to read (ps, /proc/PID/cmdline) */
+			fprintf(stderr, "lcloud-target: --%s takes a file holding the secret, not the secret itself\n",
+				i ? "dhchap-ctrl-secret" : "dhchap-secret");
+			return -EINVAL;
+		}
+		if (dhchap_key_load(paths[i], keys[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "lcloud-target: --%s %s: %s\n", i ? "dhchap-ctrl-secret" : "dhchap-secret", paths[i],
+				err);
+			return -EINVAL;
+		}
+		*set[i] = true;
+	}
+	return 0;
+}
+
+/* Beyond loopback every host must authenticate; on loopback the peer's user is checked instead. */
+static int check_listen(struct target_config *cfg, const char *host, const char *port)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+	struct addrinfo *res;
+	struct sockaddr_storage ss = {0};
+
+	if (getaddrinfo(host, port, &hints, &res) != 0) {
+		fprintf(stderr, "lcloud-target: --listen %s:%s: not a numeric address and port\n", host, port);
+		return -EINVAL;
+	}
+	memcpy(&ss, res->ai_addr, res->ai_addrlen < sizeof(ss) ? res->ai_addrlen : sizeof(ss));
+	freeaddrinfo(res);
+	cfg->loopback = address_is_loopback(&ss);
+	cfg->own_uid = geteuid();
+	if (!cfg->loopback && !cfg->host_key_set) {
+		fprintf(stderr, "lcloud-target: --listen %s:%s reaches other machines: give --dhchap-secret FILE, and every "
+			"host must prove it has the secret (nvme connect --dhchap-secret)\n", host, port);
+		return -EPERM;
+	}
+	return 0;
 }
 
 /* Splits ADDR:PORT or [ADDR]:PORT. */
@@ -267,7 +390,8 @@ int main(int argc, char **argv)
 {
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
 	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_FDP,
-	       O_PLACEMENT_USE, O_VERSION, O_MAX_R2T };
+	       O_PLACEMENT_USE, O_VERSION, O_MAX_R2T, O_WLOG_LIMIT, O_ALLOW_HOST, O_DHCHAP, O_DHCHAP_CTRL,
+	       O_MAX_CONNS, O_HANDSHAKE_TIMEOUT, O_DATA_TIMEOUT, O_DATA_BUFFER, O_CONN_DATA_BUFFER };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -297,10 +421,20 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{"max-r2t-bytes", required_argument, NULL, O_MAX_R2T},
+		{"write-log-limit", required_argument, NULL, O_WLOG_LIMIT},
+		{"allow-host", required_argument, NULL, O_ALLOW_HOST},
+		{"dhchap-secret", required_argument, NULL, O_DHCHAP},
+		{"dhchap-ctrl-secret", required_argument, NULL, O_DHCHAP_CTRL},
+		{"max-connections", required_argument, NULL, O_MAX_CONNS},
+		{"handshake-timeout", required_argument, NULL, O_HANDSHAKE_TIMEOUT},
+		{"data-timeout", required_argument, NULL, O_DATA_TIMEOUT},
+		{"data-buffer", required_argument, NULL, O_DATA_BUFFER},
+		{"connection-data-buffer", required_argument, NULL, O_CONN_DATA_BUFFER},
 		{0},
 	};
 	static struct target t;
 	const char *ns_paths[TARGET_MAX_NAMESPACES], *wlog_path = NULL, *trace_path = NULL;
+	const char *host_secret = NULL, *ctrl_secret = NULL;
 	unsigned int n_paths = 0, uses_given = 0;
 	char listen_arg[300] = DEFAULT_LISTEN, name[300], *host, *port;
 	struct target_config *cfg = &t.cfg;
@@ -315,6 +449,11 @@ int main(int argc, char **argv)
 	cfg->cache_bytes = 64u << 20;
 	cfg->seed = 1;
 	cfg->max_r2t_bytes = TARGET_MAX_R2T_BYTES;
+	cfg->max_connections = DEFAULT_MAX_CONNECTIONS;
+	cfg->handshake_timeout_ms = cfg->data_timeout_ms = DEFAULT_TIMEOUT_MS;
+	cfg->data_buffer = DEFAULT_DATA_BUFFER;
+	cfg->conn_data_buffer = DEFAULT_CONN_DATA_BUFFER;
+	t.report_fd = -1;
 	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		uint32_t v = 0;
 		int bad = 0;
@@ -404,6 +543,39 @@ int main(int argc, char **argv)
 			bad = parse_bytes(optarg, &cfg->max_r2t_bytes) || cfg->max_r2t_bytes % 4096 ||
 			      cfg->max_r2t_bytes == 0 || cfg->max_r2t_bytes > (1u << 20);
 			break;
+		case O_WLOG_LIMIT:
+			bad = parse_size64(optarg, &cfg->wlog_limit) || cfg->wlog_limit == 0;
+			break;
+		case O_ALLOW_HOST:
+			if (cfg->n_allowed_hosts == TARGET_MAX_HOSTS || !*optarg || strlen(optarg) > TARGET_NQN_MAX) {
+				fprintf(stderr, "lcloud-target: --allow-host: at most %d hosts, each NQN 1 to %d bytes\n",
+					TARGET_MAX_HOSTS, TARGET_NQN_MAX);
+				return 2;
+			}
+			snprintf(cfg->allowed_hosts[cfg->n_allowed_hosts++], TARGET_NQN_MAX + 1, "%s", optarg);
+			break;
+		case O_DHCHAP:
+			host_secret = optarg;
+			break;
+		case O_DHCHAP_CTRL:
+			ctrl_secret = optarg;
+			break;
+		case O_MAX_CONNS:
+			bad = parse_bytes(optarg, &v) || v == 0 || v > 65536;
+			cfg->max_connections = v;
+			break;
+		case O_HANDSHAKE_TIMEOUT:
+			bad = parse_seconds(optarg, &cfg->handshake_timeout_ms);
+			break;
+		case O_DATA_TIMEOUT:
+			bad = parse_seconds(optarg, &cfg->data_timeout_ms);
+			break;
+		case O_DATA_BUFFER:
+			bad = parse_size64(optarg, &cfg->data_buffer) || cfg->data_buffer == 0;
+			break;
+		case O_CONN_DATA_BUFFER:
+			bad = parse_size64(optarg, &cfg->conn_data_buffer) || cfg->conn_data_buffer == 0;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -434,6 +606,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (wlog_path && wlog_path_check(wlog_path, n_paths) < 0)
+		return 2;
+	if (cfg->wlog_limit && cfg->wlog_limit < 2ull * cfg->lba_size) {
+		fprintf(stderr, "lcloud-target: --write-log-limit %llu: less than a log's super block and one entry (%u "
+			"bytes)\n", (unsigned long long)cfg->wlog_limit, 2 * cfg->lba_size);
+		return 2;
+	}
+	if (load_secrets(cfg, host_secret, ctrl_secret) < 0 || check_listen(cfg, host, port) < 0)
 		return 2;
 	pthread_mutex_init(&t.lock, NULL);
 	pthread_mutex_init(&t.cache_lock, NULL);
@@ -469,6 +648,15 @@ int main(int argc, char **argv)
 	if (trace_path && (r = trace_open(&t, trace_path)) < 0) {
 		fprintf(stderr, "lcloud-target: --trace %s: %s (it must be a new file)\n", trace_path, strerror(-r));
 		goto fail;
+	}
+	if (cfg->report_path[0]) {
+		char err[300];
+
+		/* checked and made now: a report that could not be written is known before anything is served */
+		if (power_report_prepare(&t, err, sizeof(err)) < 0) {
+			fprintf(stderr, "lcloud-target: --power-report %s: %s\n", cfg->report_path, err);
+			goto fail;
+		}
 	}
 	signal(SIGPIPE, SIG_IGN);
 	fd = server_listen(&t, host, port, name, sizeof(name));

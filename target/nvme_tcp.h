@@ -79,6 +79,8 @@ enum {
 #define FCTYPE_PROPERTY_SET 0x00
 #define FCTYPE_CONNECT 0x01
 #define FCTYPE_PROPERTY_GET 0x04
+#define FCTYPE_AUTH_SEND 0x05
+#define FCTYPE_AUTH_RECEIVE 0x06
 #define CONNECT_RECFMT 40
 #define CONNECT_QID 42
 #define CONNECT_SQSIZE 44
@@ -86,6 +88,7 @@ enum {
 #define CONNECT_KATO 48
 #define CONNECT_DATA_LEN 1024
 #define CONNECT_CATTR_NO_SQFLOW 0x04
+#define CONNECT_AUTHREQ_ATR (1u << 17) /* Connect's result: authentication required */
 #define PROP_ATTRIB 40
 #define PROP_OFFSET 44
 #define PROP_VALUE 48
@@ -104,9 +107,15 @@ enum {
 #define SC_INVALID_NS 0x00b
 #define SC_SGL_LENGTH_INVALID 0x00f
 #define SC_SGL_TYPE_INVALID 0x011
+#define SC_COMMAND_SEQUENCE 0x00c
 #define SC_LBA_RANGE 0x080
+#define SC_CAPACITY_EXCEEDED 0x081
 #define SC_INVALID_LOG_PAGE 0x109
 #define SC_CONNECT_INVALID_PARAM 0x182
+#define SC_CONNECT_INVALID_HOST 0x184 /* the host may not connect to this subsystem */
+#define SC_AUTH_REQUIRED 0x191        /* the queue has not authenticated yet */
+#define SC_WRITE_FAULT 0x280
+#define SC_READ_ERROR 0x281
 #define SC_DNR 0x4000 /* do not retry: bit 14 of the status field without the phase */
 
 static inline uint16_t get16(const uint8_t *p)

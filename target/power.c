@@ -273,8 +273,15 @@ int power_apply_write(struct target *t, struct command *cmd, bool to_cache, uint
 		free(w);
 		return -ESHUTDOWN;
 	}
-	/* logged as it is applied: the log's order is the medium's */
-	wlog_append(t, cmd->ns_index, cmd->slba, cmd->nlb, cmd->data, wlog_flags);
+	/* logged as it is applied: the log's order is the medium's; a write the log cannot hold is not applied */
+	r = wlog_append(t, cmd->ns_index, &(struct wlog_entry){cmd->slba, cmd->nlb, wlog_flags, cmd->data}, 1);
+	if (r < 0) {
+		inflight_unlink(t, cmd); /* it fails now: no later cut may land it */
+		pthread_mutex_unlock(&t->cache_lock);
+		free(w ? w->data : NULL);
+		free(w);
+		return r;
+	}
 	if (to_cache)
 		r = cache_insert(t, w);
 	else
@@ -361,16 +368,14 @@ void power_cut(struct target *t, const char *why)
 	FILE *report = NULL;
 	uint64_t n = 0, counts[3] = {0}, n_flight = 0, flight[3] = {0};
 	uint32_t lba = t->cfg.lba_size;
+	char tmp[sizeof(t->cfg.report_path) + 16];
+	bool failed = false;
 
 	pthread_mutex_lock(&t->cache_lock);
 	t->powered_off = true;
 	if (t->cfg.report_path[0]) {
-		/* a new file only: O_EXCL never opens a device node or someone's file */
-		int fd = open(t->cfg.report_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-		report = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!report)
-			tlog(t, "power report %s: %s", t->cfg.report_path, strerror(errno));
+		report = power_report_begin(t, tmp, sizeof(tmp));
+		failed = !report;
 	}
 	if (report)
 		fprintf(report, "# lcloud-target power cut: %s; seed %" PRIu64 "; %s; %" PRIu64 " commands\n"
@@ -393,37 +398,46 @@ void power_cut(struct target *t, const char *why)
 		char blocks[80] = "";
 		bool covered = promised_whole(t, cmd->slba, cmd->nlb);
 		uint32_t arrived = cmd->received / lba;
+		/* its buffer is there once data arrived (a write still waiting for one has none) */
+		uint8_t *data = cmd->received ? cmd->data : NULL;
 		/* a salt apart from the cache's sequence numbers: the two orders are separate */
 		enum outcome o = decide(t, mix(t->cfg.seed ^ mix(cmd->inflight_seq ^ 0x696e2d666c696768ull)),
-					cmd->ns_index, cmd->slba, cmd->nlb, arrived, cmd->data, covered, blocks,
-					sizeof(blocks));
+					cmd->ns_index, cmd->slba, cmd->nlb, arrived, data, covered, blocks, sizeof(blocks));
 
 		flight[o]++;
 		if (o != LOST) {
 			/* what landed is in the log, as the commands applied before it are; blocks that never arrived are zeros */
-			memset(cmd->data + cmd->received, 0, cmd->data_len - cmd->received);
-			wlog_append(t, cmd->ns_index, cmd->slba, cmd->nlb, cmd->data, 0);
+			memset(data + cmd->received, 0, cmd->data_len - cmd->received);
+			if (wlog_append(t, cmd->ns_index, &(struct wlog_entry){cmd->slba, cmd->nlb, 0, data}, 1) < 0)
+				failed = true; /* logged: the log lacks what the cut landed */
 		}
 		if (report)
 			fprintf(report, "%" PRIu64 " %u %" PRIu64 " %u %s %s %s in-flight %u\n", cmd->inflight_seq,
 				cmd->ns_index + 1, cmd->slba, cmd->nlb, covered ? "covered" : "uncovered",
 				outcome_names[o], o == TORN ? blocks : "-", arrived);
 	}
-	for (unsigned int i = 0; i < t->n_ns; i++)
-		fdatasync(t->ns[i].fd);
-	wlog_sync(t);
-	if (t->trace)
-		fflush(t->trace);
+	for (unsigned int i = 0; i < t->n_ns; i++) {
+		if (fdatasync(t->ns[i].fd) < 0) {
+			tlog(t, "namespace %u: syncing %s at the cut: %s", i + 1, t->ns[i].path, strerror(errno));
+			failed = true;
+		}
+	}
+	if (wlog_sync(t, ~0u) < 0)
+		failed = true;
+	if (t->trace && fflush(t->trace) != 0)
+		failed = true;
 	if (report) {
 		fprintf(report, "# %" PRIu64 " cached writes: %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn\n", n,
 			counts[WHOLE], counts[LOST], counts[TORN]);
 		fprintf(report, "# %" PRIu64 " writes in flight: %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn\n",
 			n_flight, flight[WHOLE], flight[LOST], flight[TORN]);
-		fclose(report);
+		if (power_report_commit(t, report, tmp, sizeof(tmp)) < 0)
+			failed = true;
 	}
 	tlog(t, "power cut (%s): %" PRIu64 " cached writes, %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn; "
-	     "%" PRIu64 " in flight, %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn",
-	     why, n, counts[WHOLE], counts[LOST], counts[TORN], n_flight, flight[WHOLE], flight[LOST], flight[TORN]);
+	     "%" PRIu64 " in flight, %" PRIu64 " whole, %" PRIu64 " lost, %" PRIu64 " torn%s",
+	     why, n, counts[WHOLE], counts[LOST], counts[TORN], n_flight, flight[WHOLE], flight[LOST], flight[TORN],
+	     failed ? "; what it left is not all recorded (see above): exit status 3" : "");
 	/* the power is off: no connection gets another byte, as if the machine had stopped */
-	_exit(0);
+	_exit(failed ? 3 : 0);
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct target;
 struct target_namespace;
@@ -57,7 +58,22 @@ int power_apply_write(struct target *t, struct command *cmd, bool to_cache, uint
  * of that data has arrived: the write is then in flight and never completed.
  */
 int power_command_arrives(struct target *t, struct command *cmd);
-/* Cuts the power: decides each cached write's and each write in flight's fate, writes the report, and ends the process. */
+/*
+ * power_report.c: the --power-report file. PREPARE checks the name and
+ * makes the file at start (0, or -errno with ERR for a person); BEGIN gives
+ * the stream to write at the cut (NULL, logged, if there is none; TMP holds
+ * the temporary name, if any, for COMMIT); COMMIT syncs it and renames it
+ * over the name (0, or -errno, logged; the name is then as it was).
+ */
+int power_report_prepare(struct target *t, char *err, size_t err_len);
+FILE *power_report_begin(struct target *t, char *tmp, size_t tmp_len);
+int power_report_commit(struct target *t, FILE *f, char *tmp, size_t tmp_len);
+
+/*
+ * Cuts the power: decides each cached write's and each write in flight's
+ * fate, writes the report, and ends the process: exit status 0, or 3 when
+ * the report, a write log or a namespace's file could not be written whole.
+ */
 void power_cut(struct target *t, const char *why) __attribute__((noreturn));
 
 #endif

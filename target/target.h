@@ -15,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <sys/uio.h>
+
+#include "auth.h"
 
 #define TARGET_MAX_NAMESPACES 16
 #define TARGET_QUEUE_ENTRIES 128      /* CAP.MQES + 1, the deepest queue a host may connect */
@@ -29,6 +32,10 @@
 #define TARGET_FDP_MAX_HANDLES 16     /* the Linux cloud extension describes at most 16 */
 #define TARGET_FDP_RU_BYTES (64u << 20) /* RUNS: each reclaim unit's nominal size */
 #define TARGET_FDP_MAX_EVENTS 63      /* the FDP events log holds at most 63 */
+#define TARGET_MAX_HOSTS 64           /* --allow-host NQNs */
+/* Until a connection is established (Connect done, authenticated if asked) a PDU holds at most this:
+ * a capsule with Connect's 1024 bytes or an authentication message in it. */
+#define TARGET_HANDSHAKE_PDU (72 + 4096)
 
 struct lcloud_queue;
 
@@ -60,6 +67,20 @@ struct target_config {
 	unsigned int fdp_handles;
 	uint8_t placement_use[TARGET_FDP_MAX_HANDLES]; /* what each handle is for (nvme_lcloud_ext.h) */
 	uint32_t max_r2t_bytes; /* the most one R2T asks for */
+	/* bounds (server.c, conn.c): what any peer can make the target hold */
+	unsigned int max_connections;   /* open connections; at the limit the oldest not yet established goes */
+	uint32_t handshake_timeout_ms;  /* from accept to an established connection */
+	uint32_t data_timeout_ms;       /* a PDU begun, or the data of an R2T sent, must arrive within it */
+	uint64_t data_buffer;           /* bytes of command data buffered for all connections (0: no limit) */
+	uint64_t conn_data_buffer;      /* ... for one connection (0: no limit) */
+	uint64_t wlog_limit;            /* each write log's largest size in bytes; 0 none */
+	/* who may connect (server.c, fabrics.c, auth.c) */
+	char allowed_hosts[TARGET_MAX_HOSTS][TARGET_NQN_MAX + 1]; /* host NQNs; none given: any host */
+	unsigned int n_allowed_hosts;
+	bool host_key_set, ctrl_key_set; /* DH-HMAC-CHAP: every host authenticates; the controller too, if asked */
+	struct dhchap_key host_key, ctrl_key;
+	bool loopback;                  /* listening on loopback only: the peer socket's owner is checked */
+	uid_t own_uid;                  /* besides root, the user who may connect on loopback without a secret */
 };
 
 /* An FDP event as the events log (0x23) reports it. */
@@ -73,7 +94,9 @@ struct fdp_event {
 /* One namespace's write log (write_log.c): under wlog_lock. */
 struct target_wlog {
 	bool active;
+	bool failing;        /* the last entry was refused: said once in the log until one goes in */
 	int fd;
+	char *path;
 	uint64_t end, entries;
 };
 
@@ -104,6 +127,8 @@ struct target {
 	struct target_wlog wlog[TARGET_MAX_NAMESPACES];
 	FILE *trace;
 	uint64_t trace_seq, started_us;
+	int report_fd;        /* --power-report's file, made at start (power_report.c); -1 none */
+	uint64_t buffered;    /* bytes of command data all connections hold (atomic; conn.c) */
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */
@@ -155,6 +180,11 @@ struct command {
 	uint32_t nlb;
 	bool cut_pending;     /* the cut after N commands fell on it: the power goes once CUT_AT bytes arrived */
 	uint32_t cut_at;
+	/* its data buffer (conn.c): none until the budget allows it, and until then it waits, held */
+	bool buffered;        /* DATA_LEN bytes of the budgets are its */
+	bool held;            /* waiting for its data buffer: no R2T sent, not executed */
+	uint64_t held_seq;    /* held commands go in the order they arrived */
+	uint64_t data_deadline_us; /* the R2Ts sent so far must be answered by then (0: none outstanding) */
 };
 
 struct conn {
@@ -173,7 +203,19 @@ struct conn {
 	/* the PDU being received */
 	uint8_t *rx;
 	uint32_t rx_len, rx_need, rx_cap;
-	struct command cmds[TARGET_QUEUE_ENTRIES];
+	uint64_t rx_started_us;   /* when its first byte came (the data timeout) */
+	/* command slots: one until Connect, then the queue's entries */
+	struct command *cmds;
+	unsigned int n_cmds;
+	uint64_t buffered;        /* bytes of data buffers its commands hold */
+	uint64_t held_seq;
+	uint64_t started_us;      /* accepted (the handshake timeout) */
+	/* who it is (fabrics.c, auth.c) */
+	bool auth_required;       /* DH-HMAC-CHAP before any command but authentication */
+	bool authenticated;
+	bool established;         /* connected, and authenticated if asked: it may hold full buffers */
+	bool close_after_reply;   /* the answer is sent, then the connection closes (c->reason says why) */
+	struct auth_state auth;
 	char reason[160];         /* why the connection closes */
 	char killed[160];         /* why another thread closed it (under t->lock); empty if none did */
 };
@@ -182,13 +224,20 @@ struct conn {
 int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsigned int id);
 /* Feeds LEN received bytes. < 0: close the connection (c->reason says why). */
 int conn_feed(struct conn *c, const uint8_t *data, size_t len);
+/*
+ * The connection's timers at NOW_US: the handshake, a PDU begun, the data
+ * of R2Ts sent; and held commands, which go when the budgets allow. < 0:
+ * close it (c->reason says why); else 0 and in *RET_WAIT_MS the
+ * milliseconds until it is worth calling again (-1: no timer is running).
+ */
+int conn_tick(struct conn *c, uint64_t now_us, int *ret_wait_ms);
 void conn_destroy(struct conn *c);
 void conn_fail(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD. */
 #define CMD_HELD 0x10000
 
-/* fabrics.c: Connect, Property Get/Set, the controller list */
+/* fabrics.c: Connect, Property Get/Set, Authentication Send/Receive, the controller list */
 int fabrics_execute(struct conn *c, struct command *cmd);
 void controller_put(struct target *t, struct controller *ctrl);
 /* The connection leaves its controller's list (before controller_put). */

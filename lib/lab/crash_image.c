@@ -2,6 +2,8 @@
 /* Materialising a crash image from a base image and a prefix of a write log (see crash_image.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -65,14 +67,20 @@ static int apply(const struct writelog *log, const struct writelog_entry *e, uin
 		 uint8_t *buf, char *err, size_t err_size)
 {
 	uint64_t dev = e->sector * writelog_sector_size(log);
+	bool zeros = e->flags & WRITELOG_DISCARD;
 
 	if (dev > size || bytes > size - dev)
 		return lab_fail(err, err_size, -ENOSPC, "entry %" PRIu64 " writes [%" PRIu64 ", %" PRIu64 ") past the end of "
 			    "the base image (%" PRIu64 " bytes): is it the image of this disk?", e->index, dev, dev + bytes,
 			    size);
+	/* a discarded range: zeros, by the file system where it can (no bytes written), else written */
+	if (zeros && fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)dev, (off_t)bytes) == 0)
+		return 0;
+	if (zeros)
+		memset(buf, 0, bytes < CHUNK ? bytes : CHUNK);
 	for (uint64_t off = 0; off < bytes; off += CHUNK) {
 		uint64_t len = bytes - off < CHUNK ? bytes - off : CHUNK;
-		int r = writelog_read_data(log, e, off, buf, len);
+		int r = zeros ? 0 : writelog_read_data(log, e, off, buf, len);
 
 		if (r < 0)
 			return lab_fail(err, err_size, r, "entry %" PRIu64 ": cannot read its data: %s", e->index, strerror(-r));
@@ -130,10 +138,11 @@ int crash_image_make(const struct writelog *log, const char *base, const char *o
 	}
 	for (uint64_t i = 0; i < cut; i++) {
 		const struct writelog_entry *e = writelog_entry(log, i);
+		uint64_t bytes = writelog_entry_image_bytes(log, e);
 
-		if (!writelog_entry_writes(e))
+		if (!bytes)
 			continue;
-		r = apply(log, e, e->data_bytes, fd, size, buf, err, err_size);
+		r = apply(log, e, bytes, fd, size, buf, err, err_size);
 		if (r < 0)
 			goto out;
 	}

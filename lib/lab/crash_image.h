@@ -7,9 +7,12 @@
  * went. Whether that prefix is one the device may leave is the caller's
  * question (oracle_command_atomic()).
  *
- * DISCARD entries are not applied: a discarded range may read back as its
- * old data or as zeroes, and keeping the old data is the choice that hides
- * nothing a tear would show. FLUSH and MARK entries write nothing.
+ * A DISCARD entry's range is zeros on the image, as xfstests' replay-log
+ * makes it on a device without discard: what the discarded blocks held is
+ * no longer data anyone wrote, and a device that logs Write Zeroes as
+ * DISCARD (lcloud-target, whose deallocated blocks also read as zeros, as
+ * its DLFEAT says) is then replayed exactly. FLUSH and MARK entries write
+ * nothing.
  */
 #ifndef LCLOUD_LAB_CRASH_IMAGE_H
 #define LCLOUD_LAB_CRASH_IMAGE_H

@@ -320,6 +320,14 @@ int writelog_entry_writes(const struct writelog_entry *e)
 	return e->data_bytes > 0;
 }
 
+uint64_t writelog_entry_image_bytes(const struct writelog *log, const struct writelog_entry *e)
+{
+	/* parse_entry() checked that sector + nr_sectors fits in 64 bits of bytes */
+	if (e->flags & WRITELOG_MARK)
+		return 0;
+	return e->flags & WRITELOG_DISCARD ? e->nr_sectors * log->sector_size : e->data_bytes;
+}
+
 const char *writelog_entry_kind(const struct writelog_entry *e)
 {
 	if (e->flags & WRITELOG_MARK)

@@ -35,7 +35,7 @@
 enum writelog_entry_flags {
 	WRITELOG_FLUSH = 1u << 0,    /* a cache flush (REQ_PREFLUSH) */
 	WRITELOG_FUA = 1u << 1,      /* forced unit access: durable on completion (kernel logs only) */
-	WRITELOG_DISCARD = 1u << 2,  /* a discard: no data follows */
+	WRITELOG_DISCARD = 1u << 2,  /* a discard: no data follows; a crash image reads zeros there */
 	WRITELOG_MARK = 1u << 3,     /* a user mark: text in the entry sector, no data */
 	WRITELOG_METADATA = 1u << 4, /* REQ_META (kernel logs only): informational */
 };
@@ -90,5 +90,11 @@ int writelog_read_data(const struct writelog *log, const struct writelog_entry *
 const char *writelog_entry_kind(const struct writelog_entry *entry);
 /* Does ENTRY write data to the device (a write, or a flush or FUA carrying data)? */
 int writelog_entry_writes(const struct writelog_entry *entry);
+/*
+ * The bytes ENTRY changes on a disk image from its first sector: its data,
+ * or a DISCARD's whole range, which a crash image holds as zeros (see
+ * crash_image.h); 0 for flushes and marks.
+ */
+uint64_t writelog_entry_image_bytes(const struct writelog *log, const struct writelog_entry *entry);
 
 #endif

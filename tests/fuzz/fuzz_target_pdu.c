@@ -11,14 +11,19 @@
  *           placement handles (its logs, feature, I/O Management, DTYPE 2),
  *           bit 5 R2Ts of at most 8 KiB (a write's data asked for in
  *           several, as many outstanding as the input's own ICReq's MAXR2T
- *           allows);
+ *           allows), bit 6 DH-HMAC-CHAP required of that connection (a
+ *           fixed host and controller secret: the input's Authentication
+ *           Send and Receive messages, hostile, reach auth.c), bit 7 data
+ *           buffers of 8 KiB a connection and 16 KiB in all (commands wait,
+ *           held, and go as buffers come back; conn_tick runs after every
+ *           piece);
  *   byte 1: the size of the pieces the rest arrives in (0: all at once);
  *   the rest: the bytes the host sends.
  * Every PDU the target sends back is checked for its own framing (length as
  * the header says), and the namespace is a 256 KiB memfd; with the write
  * cache on, writes go through the power model's cache (never cut here), and
  * every write in flight must have left the power model's list when its
- * connection closed.
+ * connection closed, and every data buffer must be given back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,7 @@
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
+#include "write_log.h"
 
 #define NS_BYTES (256 * 1024)
 #define NQN "nqn.2026-12.org.liblcloud:fuzz"
@@ -132,6 +138,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(t.cfg.serial, sizeof(t.cfg.serial), "fuzz");
 		snprintf(t.cfg.model, sizeof(t.cfg.model), "fuzz");
 		t.cfg.mdts = 5;
+		/* DH-HMAC-CHAP secrets, used when byte 0 bit 6 asks: "DHHC-1:01:" and "DHHC-1:00:" keys */
+		memset(t.cfg.host_key.key, 0x42, 32);
+		t.cfg.host_key.len = 32;
+		t.cfg.host_key.hash = 1;
+		memset(t.cfg.ctrl_key.key, 0x43, 48);
+		t.cfg.ctrl_key.len = 48;
+		t.cfg.ctrl_key.hash = 0;
 		t.cfg.nawupf = t.cfg.nawun = 16384;
 		t.cfg.nabspf = t.cfg.nabsn = 32768;
 		t.n_ns = 1;
@@ -141,6 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t.cfg.vwc = data[0] & 2;
 	t.cfg.fdp_handles = data[0] & 16 ? 4 : 0;
 	t.cfg.max_r2t_bytes = data[0] & 32 ? 8192 : 0;
+	t.cfg.data_buffer = data[0] & 128 ? 16384 : 0;
+	t.cfg.conn_data_buffer = data[0] & 128 ? 8192 : 0;
 	t.ns[0].blocks = NS_BYTES / t.cfg.lba_size;
 	t.next_cntlid = 1;
 	piece = data[1] ? data[1] : size;
@@ -150,21 +165,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (conn_init(&admin, &t, &io, 1) < 0)
 		return 0;
 	admin_setup(&admin);
+	/* the admin queue is set up without authentication; the input's connection must authenticate */
+	t.cfg.host_key_set = t.cfg.ctrl_key_set = data[-2] & 64;
 	if (conn_init(&c, &t, &io, 2) == 0) {
+		int wait_ms;
+
 		if (data[-2] & 4) {
 			icreq(&c);
 			fabrics_connect(&c, 1, 1, data[-2] & 8);
 		}
-		for (size_t off = 0; off < size; off += piece)
+		for (size_t off = 0; off < size; off += piece) {
 			if (conn_feed(&c, data + off, size - off < piece ? size - off : piece) < 0)
 				break;
+			if (conn_tick(&c, trace_now_us(), &wait_ms) < 0)
+				break;
+		}
 		conn_destroy(&c);
 	}
 	conn_destroy(&admin);
+	t.cfg.host_key_set = t.cfg.ctrl_key_set = false;
 	cache_flush(&t); /* the next input starts with an empty cache */
 	if (t.ctrls)
 		abort(); /* every controller goes with its last connection */
 	if (t.inflight_head || t.inflight_tail)
 		abort(); /* an aborted write never stays in flight */
+	if (t.buffered)
+		abort(); /* every data buffer is given back with its command */
 	return 0;
 }

@@ -3,8 +3,9 @@
  * The crash lab's write-log reader and its oracle. Input: one byte choosing
  * the oracle's device model and whether the tail is scanned, then a whole
  * dm-log-writes log. The log is parsed (writelog_open_buffer), every entry's
- * data is read back through writelog_read_data, and the oracle judges every
- * page write in it (oracle_run), as 'lcloudctl replay' does.
+ * data is read back through writelog_read_data and its reach on an image
+ * sized (writelog_entry_image_bytes: a DISCARD's range), and the oracle
+ * judges every page write in it (oracle_run), as 'lcloudctl replay' does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (uint64_t i = 0; i < writelog_entry_count(log); i++) {
 		const struct writelog_entry *e = writelog_entry(log, i);
-		volatile size_t sink = strlen(writelog_entry_kind(e)) + (size_t)writelog_entry_writes(e);
+		volatile size_t sink = strlen(writelog_entry_kind(e)) + (size_t)writelog_entry_writes(e) +
+				       (size_t)writelog_entry_image_bytes(log, e);
 
 		/* the first and the last block of the data, and one past its end (which must be refused) */
 		if (e->data_bytes) {

@@ -157,6 +157,14 @@ def seeds_writelog():
             sb = struct.pack('<QQQI', 0x6a736677736872, 1, n, ss)
             yield bytes([n % 4]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries[:n])
             yield bytes([0x80 | (n % 4)]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
+    # as lcloud-target writes one: a write, Write Zeroes of a whole 64 GiB namespace (DISCARD and FUA, one
+    # sector), deallocated ranges (DISCARD), a flush, and a DISCARD whose range runs to 2^64 bytes
+    ss = 4096
+    entries = [log_entry(8, 4, 0, b'\x5a' * 4 * ss, ss), log_entry(0, 1 << 24, 4 | 2, ss=ss),
+               log_entry(100, 2, 4, ss=ss), log_entry(300, 65536, 4, ss=ss), log_entry(0, 0, 1, ss=ss),
+               log_entry((1 << 52) - 1, 1, 4, ss=ss)]
+    sb = struct.pack('<QQQI', 0x6a736677736872, 1, len(entries), ss)
+    yield bytes([1]) + sb + b'\0' * (ss - len(sb)) + b''.join(entries)
 
 
 def seeds_torture_record():
@@ -281,6 +289,50 @@ def seeds_target_pdu():
     yield bytes([0x24, 0]) + io[:72 + 4096] + tcp_capsule(0x01, 3, (8, 0, 31), nsid=1, via_r2t=32 * block) + pieces
     # the same I/O from nothing: ICReq and Connect of queue 1 in the input
     yield bytes([0, 0]) + icreq + tcp_connect(1, 1, 1)[:] + io[0:72 + 4096]
+    # data buffers of 8 KiB (byte 0 bit 7): R2T writes and reads wait, held, and go as buffers come back
+    held = (tcp_capsule(0x01, 2, (0, 0, 3), nsid=1, via_r2t=4 * block) + tcp_capsule(0x01, 3, (8, 0, 3), nsid=1,
+            via_r2t=4 * block) + tcp_capsule(0x02, 4, (0, 0, 1), nsid=1, via_r2t=2 * block)
+            + tcp_h2c(2, 0, 0, b'\x11' * 16384, True) + tcp_h2c(3, 1, 0, b'\x22' * 16384, True))
+    yield bytes([0x84, 0]) + held
+    yield bytes([0xA4, 0]) + held
+    # DH-HMAC-CHAP (byte 0 bit 6), its messages as Linux sends them: Negotiate, the Challenge's Receive, a
+    # Reply (whose response cannot match the target's random challenge), Success2, Failure2
+    for msg in auth_messages():
+        yield bytes([0x40, 0]) + icreq + tcp_connect(1, 0, 0xFFFF) + msg
+        yield bytes([0x44, 0]) + msg
+
+
+def auth_messages():
+    """Authentication sessions: (Send, Receive) commands carrying DH-HMAC-CHAP messages."""
+    cdw10 = 1 << 8 | 1 << 16 | 0xE9 << 24
+
+    def send(cid, msg):
+        return tcp_capsule(0x7F, cid, (cdw10, len(msg)), fctype=0x05, data=msg)
+
+    def receive(cid, al=4096):
+        return tcp_capsule(0x7F, cid, (cdw10, al), fctype=0x06, via_r2t=al)
+
+    idlist = bytes([1, 2, 3]) + bytes(27) + bytes([0, 1, 2, 3, 4, 5]) + bytes(24)
+    negotiate = struct.pack('<BBHHBB', 0, 0, 0, 7, 0, 1) + bytes([1, 0, 3, 6]) + idlist
+    reply = struct.pack('<BBHHBBBBHI', 1, 2, 0, 7, 32, 0, 1, 0, 0, 0x1234) + bytes(range(64))
+    success2 = struct.pack('<BBHH', 1, 4, 0, 7) + bytes(10)
+    failure2 = struct.pack('<BBHHBB', 0, 0xF0, 0, 7, 1, 1)
+    yield send(2, negotiate) + receive(3) + send(4, reply) + receive(5) + send(6, success2)
+    yield send(2, negotiate) + receive(3) + send(4, failure2)
+    yield send(2, negotiate[:40]) + receive(3)
+    yield receive(2) + tcp_capsule(0x06, 3, (1,), via_r2t=4096)
+
+
+def seeds_dhchap_secret():
+    """Secrets as nvme gen-dhchap-key prints them (each key length and transform hash), and near misses."""
+    import base64
+    import zlib
+    for n, xx in ((32, 0), (32, 1), (48, 2), (64, 3)):
+        key = bytes(range(n))
+        yield ('DHHC-1:%02d:%s:' % (xx, base64.b64encode(key + zlib.crc32(key).to_bytes(4, 'little')).decode())).encode()
+    yield b'DHHC-1:01:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB:'
+    yield b'DHHC-1:04:AAAA:'
+    yield b'DHHC-1:00:AAAA'
 
 
 HARNESSES = {
@@ -296,6 +348,7 @@ HARNESSES = {
     'fuzz_fingerprint': seeds_fingerprint,
     'fuzz_probe_model': seeds_probe_model,
     'fuzz_target_pdu': seeds_target_pdu,
+    'fuzz_dhchap_secret': seeds_dhchap_secret,
 }
 
 

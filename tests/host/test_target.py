@@ -1,201 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""lcloud-target over loopback, driven by a small NVMe/TCP host written here
-from the transport specification (not by the target's own code): the
+"""lcloud-target over loopback, driven by a small NVMe/TCP host written from
+the transport specification (nvme_tcp_host.py, not the target's own code): the
 connection set-up a Linux host does (ICReq, Fabrics Connect, Property Get/Set
 of CAP, VS, CC, CSTS), the Identify data that carries the configured promise,
 the admin commands Linux sends, reads and writes by every data path
 (in-capsule, R2T + H2CData, C2HData), and malformed PDUs and commands: each
 closes its connection with a logged reason, the target lives on, and the
 backing file is byte for byte what it was."""
-import contextlib
 import hashlib
 import os
-import socket
 import struct
 import subprocess
 import time
 
 from hostlib import main, scratch_dir, need_root, loop_device, run
-
-TARGET = os.environ.get("LCLOUD_TARGET", "lcloud-target")
-NQN = "nqn.2026-12.org.liblcloud:test"
-HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
-HOSTID = bytes.fromhex("11111111222233334444555555555555")
-
-
-class Closed(Exception):
-    pass
-
-
-class Host:
-    """One NVMe/TCP queue: a connection, ICReq done, Connect not yet."""
-
-    def __init__(self, port, digests=0, maxr2t=0):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.cid = 0
-        icreq = struct.pack("<BBBBI", 0x00, 0, 128, 0, 128) + struct.pack("<HBBI", 0, 0, digests, maxr2t)
-        self.s.sendall(icreq.ljust(128, b"\0"))
-        t, _, hlen, _, plen, body = self.pdu()
-        assert (t, hlen, plen) == (0x01, 128, 128), (t, hlen, plen)
-        self.pfv, self.cpda, self.dgst, self.maxdata = struct.unpack_from("<HBBI", body, 0)
-
-    def recv_exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = self.s.recv(n - len(buf))
-            if not chunk:
-                raise Closed()
-            buf += chunk
-        return buf
-
-    def pdu(self):
-        ch = self.recv_exact(8)
-        t, flags, hlen, pdo, plen = struct.unpack("<BBBBI", ch)
-        return t, flags, hlen, pdo, plen, self.recv_exact(plen - 8)
-
-    def closed(self, seconds=5):
-        """True when the target closes the connection (EOF) within SECONDS."""
-        self.s.settimeout(seconds)
-        try:
-            while True:
-                if not self.s.recv(4096):
-                    return True
-        except (ConnectionResetError, BrokenPipeError):
-            return True
-        except socket.timeout:
-            return False
-
-    def capsule(self, sqe, inline=b""):
-        pdo = 72 if inline else 0
-        self.s.sendall(struct.pack("<BBBBI", 0x04, 0, 72, pdo, 72 + len(inline)) + sqe + inline)
-
-    def sqe(self, opc, nsid=0, cdw=(), sgl_type=0x5A, sgl_len=0, fctype=None):
-        self.cid = (self.cid + 1) & 0xFFFF
-        b = bytearray(64)
-        b[0] = opc
-        b[1] = 0x40  # SGL
-        struct.pack_into("<HI", b, 2, self.cid, nsid)
-        if fctype is not None:
-            b[4] = fctype
-        struct.pack_into("<QI", b, 24, 0, sgl_len)
-        b[39] = sgl_type
-        for i, v in enumerate(cdw):
-            struct.pack_into("<I", b, 40 + 4 * i, v & 0xFFFFFFFF)
-        return b
-
-    def response(self):
-        """(status without phase, dw0, dw1, data from C2HData) of the next completion."""
-        data = b""
-        while True:
-            t, flags, hlen, pdo, plen, body = self.pdu()
-            if t == 0x07:
-                cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
-                assert off == len(data), (off, len(data))
-                data += body[pdo - 8:pdo - 8 + ln]
-                if flags & 0x08:
-                    return 0, 0, 0, data
-                continue
-            assert t == 0x05, "PDU type 0x%02x where a response belongs" % t
-            dw0, dw1, sqhd, sqid, cid, status = struct.unpack_from("<IIHHHH", body, 0)
-            assert cid == self.cid, (cid, self.cid)
-            return status >> 1, dw0, dw1, data
-
-    def command(self, opc, nsid=0, cdw=(), read=0, write=None, inline=True, fctype=None):
-        """Sends a command; WRITE data in the capsule (INLINE) or through R2T; READ bytes come back."""
-        if write is not None and inline:
-            self.capsule(self.sqe(opc, nsid, cdw, 0x01, len(write), fctype), write)
-        elif write is not None:
-            self.capsule(self.sqe(opc, nsid, cdw, 0x5A, len(write), fctype))
-            t, flags, hlen, pdo, plen, body = self.pdu()
-            assert t == 0x09, "expected R2T, got type 0x%02x" % t
-            cccid, ttag, r2to, r2tl = struct.unpack_from("<HHII", body, 0)
-            assert (cccid, r2to, r2tl) == (self.cid, 0, len(write)), (cccid, r2to, r2tl)
-            for off in range(0, len(write), self.maxdata):
-                chunk = write[off:off + self.maxdata]
-                last = 0x04 if off + len(chunk) == len(write) else 0
-                self.s.sendall(struct.pack("<BBBBIHHII", 0x06, last, 24, 24, 24 + len(chunk), self.cid, ttag,
-                                           off, len(chunk)) + b"\0" * 4 + chunk)
-        else:
-            self.capsule(self.sqe(opc, nsid, cdw, 0x5A, read, fctype))
-        return self.response()
-
-    def h2c_data(self, ttag, offset, chunk, last, cid=None):
-        self.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0x04 if last else 0, 24, 24, 24 + len(chunk),
-                                   self.cid if cid is None else cid, ttag, offset, len(chunk)) + b"\0" * 4 + chunk)
-
-    def r2t(self):
-        """(cccid, ttag, offset, length) of the next PDU, which must be an R2T."""
-        t, flags, hlen, pdo, plen, body = self.pdu()
-        assert t == 0x09, "expected R2T, got type 0x%02x" % t
-        return struct.unpack_from("<HHII", body, 0)
-
-    def connect(self, qid=0, cntlid=0xFFFF, sqsize=31, nqn=NQN, cattr=0, kato=30000):
-        data = bytearray(1024)
-        data[0:16] = HOSTID
-        struct.pack_into("<H", data, 16, cntlid)
-        data[256:256 + len(nqn)] = nqn.encode()
-        data[512:512 + len(HOSTNQN)] = HOSTNQN.encode()
-        cdw10 = 0 | qid << 16
-        cdw11 = sqsize | cattr << 16
-        return self.command(0x7F, cdw=(cdw10, cdw11, kato), write=bytes(data), fctype=0x01)
-
-    def prop_get(self, offset, eight=False):
-        st, dw0, dw1, _ = self.command(0x7F, cdw=(1 if eight else 0, offset), fctype=0x04)
-        assert st == 0, hex(st)
-        return dw0 | dw1 << 32
-
-    def prop_set(self, offset, value):
-        st, _, _, _ = self.command(0x7F, cdw=(0, offset, value, 0), fctype=0x00)
-        return st
-
-
-@contextlib.contextmanager
-def target(*args, size=1 << 20):
-    """lcloud-target on an ephemeral loopback port over a SIZE-byte file of a known pattern."""
-    with scratch_dir() as d:
-        path = os.path.join(d, "ns1")
-        with open(path, "wb") as f:
-            f.write(bytes(range(256)) * (size // 256))
-        log = open(os.path.join(d, "log"), "w+")
-        p = subprocess.Popen([TARGET, "--listen", "127.0.0.1:0", "--nqn", NQN, "--ns", path] + list(args),
-                             stdout=subprocess.PIPE, stderr=log, text=True)
-        try:
-            line = p.stdout.readline()
-            assert line.startswith("listening 127.0.0.1:"), (line, open(log.name).read())
-            port = int(line.split()[1].rsplit(":", 1)[1])
-            yield port, path, p, log
-        finally:
-            p.kill()
-            p.wait()
-            log.close()
-
-
-def log_text(log):
-    log.flush()
-    with open(log.name) as f:
-        return f.read()
-
-
-def admin(port):
-    h = Host(port)
-    st, cntlid, _, _ = h.connect()
-    assert st == 0, hex(st)
-    assert h.prop_set(0x14, 0x460001) == 0  # CC: EN, IOSQES 6, IOCQES 4
-    assert h.prop_get(0x1C) & 1 == 1        # CSTS.RDY
-    return h, cntlid
-
-
-def io_queue(port, cntlid, qid=1, cattr=0):
-    h = Host(port)
-    st, dw0, _, _ = h.connect(qid=qid, cntlid=cntlid, sqsize=127, cattr=cattr)
-    assert st == 0, hex(st)
-    return h
-
-
-def identify(h, cns, nsid=0):
-    st, _, _, data = h.command(0x06, nsid=nsid, cdw=(cns,), read=4096)
-    return st, data
+from nvme_tcp_host import TARGET, NQN, Closed, Host, target, log_text, admin, io_queue, identify, dhchap_secret
 
 
 def u16(b, off):
@@ -420,11 +240,19 @@ def test_bad_options_are_refused():
 
 
 def test_listens_on_loopback_by_default():
+    """127.0.0.1 unless told; beyond loopback only with a DH-HMAC-CHAP secret, which every host must then prove."""
     with scratch_dir() as d:
-        path = os.path.join(d, "ns")
+        path, secret = os.path.join(d, "ns"), os.path.join(d, "secret")
         with open(path, "wb") as f:
             f.truncate(1 << 20)
-        p = subprocess.Popen([TARGET, "--ns", path, "--listen", "0.0.0.0:0", "-q"], stdout=subprocess.PIPE, text=True)
+        r = subprocess.run([TARGET, "--ns", path, "--listen", "0.0.0.0:0", "-q"], capture_output=True, text=True,
+                           timeout=10)
+        assert r.returncode == 2 and "--dhchap-secret" in r.stderr and "listening" not in r.stdout, (r.returncode,
+                                                                                                   r.stderr)
+        with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(dhchap_secret(os.urandom(32)) + "\n")
+        p = subprocess.Popen([TARGET, "--ns", path, "--listen", "0.0.0.0:0", "-q", "--dhchap-secret", secret],
+                             stdout=subprocess.PIPE, text=True)
         try:
             assert p.stdout.readline().startswith("listening 0.0.0.0:")
         finally:
@@ -546,6 +374,7 @@ def test_sigusr1_cuts_the_power():
             a, cntlid = admin(port)
             q = io_queue(port, cntlid)
             assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x77" * 4096)[0] == 0
+            assert not os.path.exists(report)  # made at start, unnamed until the cut
             p.send_signal(__import__("signal").SIGUSR1)
             assert p.wait(10) == 0
             assert q.closed()
@@ -553,13 +382,15 @@ def test_sigusr1_cuts_the_power():
             with open(report) as f:
                 text = f.read()
             assert "1 cached writes" in text, text
-            # the report is a new file, never an existing one
+        # an existing report is replaced whole at the cut, as lcloudctl's output files are
         with open(report, "w") as f:
             f.write("keep")
         with target("--volatile-write-cache", "on", "--power-report", report) as (port, path, p, log):
+            assert open(report).read() == "keep"  # nothing happens to it before the cut
             p.send_signal(__import__("signal").SIGUSR1)
             assert p.wait(10) == 0
-        assert open(report).read() == "keep"
+        assert open(report).read().startswith("# lcloud-target power cut: SIGUSR1")
+        assert [n for n in os.listdir(d) if n.startswith("report.")] == []  # no temporary left behind
 
 
 def read_write_log(path):
@@ -601,9 +432,10 @@ def test_write_log_and_trace():
         assert os.path.exists(wlog)
         ss, entries = read_write_log(wlog)
         assert ss == 4096
-        assert [(e[0], e[1], e[2]) for e in entries] == [(8, 4, 2), (20, 1, 0), (30, 2, 0), (0, 0, 1), (40, 2, 4)], \
+        # Write Zeroes is a DISCARD entry without data: its blocks read as zeros, which is what replay makes
+        assert [(e[0], e[1], e[2]) for e in entries] == [(8, 4, 2), (20, 1, 0), (30, 2, 4), (0, 0, 1), (40, 2, 4)], \
             [(e[0], e[1], e[2]) for e in entries]
-        assert entries[0][3] == data and entries[1][3] == data[:4096] and entries[2][3] == bytes(8192)
+        assert entries[0][3] == data and entries[1][3] == data[:4096] and entries[2][3] == b""
         r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "-o", "json", "--all", wlog],
                            capture_output=True, text=True)
         assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)

@@ -70,6 +70,13 @@ static void craft_flush(struct craft *c)
 	craft_write(c, 0, NULL, 0, WRITELOG_FLUSH);
 }
 
+/* A DISCARD entry of LEN bytes at device byte OFFSET: its sectors, and no data after it. */
+static void craft_discard(struct craft *c, uint64_t offset, size_t len)
+{
+	craft_write(c, offset, NULL, 0, WRITELOG_DISCARD);
+	put64(c->buf + c->len - SS + 8, len / SS);
+}
+
 static uint8_t *page(uint64_t number, uint64_t generation)
 {
 	static uint8_t buf[4][PAGE];
@@ -336,15 +343,11 @@ static void test_model_check(void **state)
 	assert_false(oracle_command_atomic(&(struct oracle_model){ .lba = 512, .atomic_bytes = 4096 }, 0, 4608));
 }
 
-static void test_crash_image(void **state)
+/* A base image of 8 pages, page P generation 0 each, in BASE (a mkstemp template), and DISK the same; OUT made. */
+static uint8_t *make_base(char *base, char *out)
 {
-	char base[] = "/tmp/lcloud-base-XXXXXX", out[] = "/tmp/lcloud-image-XXXXXX", err[256];
-	struct craft c;
-	struct writelog *log;
-	uint8_t *disk = calloc(1, 8 * PAGE), *img = malloc(8 * PAGE);
-	struct torture_stamp s;
+	uint8_t *disk = malloc(8 * PAGE);
 	int fd;
-	(void)state;
 
 	for (int p = 0; p < 8; p++)
 		memcpy(disk + p * PAGE, page((uint64_t)p, 0), PAGE);
@@ -352,6 +355,39 @@ static void test_crash_image(void **state)
 	assert_int_equal(write(fd, disk, 8 * PAGE), 8 * PAGE);
 	close(fd);
 	close(mkstemp(out));
+	return disk;
+}
+
+/* The 8 pages crash_image_make() left in OUT, into IMG. */
+static void read_image(const char *out, uint8_t *img)
+{
+	int fd = open(out, O_RDONLY);
+
+	assert_int_equal(read(fd, img, 8 * PAGE), 8 * PAGE);
+	close(fd);
+}
+
+/* What a crash image test made, given back. */
+static void release_image_test(struct writelog *log, const char *base, const char *out, struct craft *c,
+			       uint8_t *disk, uint8_t *img)
+{
+	writelog_free(log);
+	unlink(base);
+	unlink(out);
+	free(c->buf);
+	free(disk);
+	free(img);
+}
+
+static void test_crash_image(void **state)
+{
+	char base[] = "/tmp/lcloud-base-XXXXXX", out[] = "/tmp/lcloud-image-XXXXXX", err[256];
+	struct craft c;
+	struct writelog *log;
+	uint8_t *disk = make_base(base, out), *img = malloc(8 * PAGE);
+	struct torture_stamp s;
+	(void)state;
+
 	craft_init(&c);
 	craft_write(&c, 1 * PAGE, page(1, 1), PAGE, 0);
 	craft_flush(&c);
@@ -360,9 +396,7 @@ static void test_crash_image(void **state)
 
 	/* entry 0 whole, entry 1 (the flush) nothing, and 8 KiB of entry 2 */
 	assert_int_equal(crash_image_make(log, base, out, 2, 8192, err, sizeof(err)), 0);
-	fd = open(out, O_RDONLY);
-	assert_int_equal(read(fd, img, 8 * PAGE), 8 * PAGE);
-	close(fd);
+	read_image(out, img);
 	assert_memory_equal(img + PAGE, page(1, 1), PAGE);
 	assert_int_equal(torture_block_decode(img + 2 * PAGE + 8192 - 512, &s), TORTURE_BLOCK_STAMPED);
 	assert_int_equal(s.generation, 2);
@@ -371,9 +405,7 @@ static void test_crash_image(void **state)
 	assert_memory_equal(img + 3 * PAGE, disk + 3 * PAGE, 5 * PAGE);
 	/* nothing applied: the base */
 	assert_int_equal(crash_image_make(log, base, out, 0, 0, err, sizeof(err)), 0);
-	fd = open(out, O_RDONLY);
-	assert_int_equal(read(fd, img, 8 * PAGE), 8 * PAGE);
-	close(fd);
+	read_image(out, img);
 	assert_memory_equal(img, disk, 8 * PAGE);
 	/* out of range */
 	assert_int_equal(crash_image_make(log, base, out, 4, 0, err, sizeof(err)), -EINVAL);
@@ -383,12 +415,44 @@ static void test_crash_image(void **state)
 	assert_int_equal(truncate(base, 2 * PAGE), 0);
 	assert_int_equal(crash_image_make(log, base, out, 3, 0, err, sizeof(err)), -ENOSPC);
 	assert_non_null(strstr(err, "past the end of the base image"));
-	writelog_free(log);
-	unlink(base);
-	unlink(out);
-	free(c.buf);
-	free(disk);
-	free(img);
+	release_image_test(log, base, out, &c, disk, img);
+}
+
+/*
+ * A DISCARD's range is zeros on the image, in the log's order: a write
+ * before it is gone, one after it stands, and bytes around it are the
+ * base's (lcloud-target logs Write Zeroes and deallocate so).
+ */
+static void test_crash_image_discards(void **state)
+{
+	char base[] = "/tmp/lcloud-base-XXXXXX", out[] = "/tmp/lcloud-image-XXXXXX", err[256];
+	uint8_t *disk = make_base(base, out), *img = malloc(8 * PAGE), *zeros = calloc(1, 2 * PAGE);
+	struct writelog *log;
+	struct craft c;
+	(void)state;
+
+	craft_init(&c);
+	craft_write(&c, 3 * PAGE, page(3, 1), PAGE, 0);
+	craft_discard(&c, 2 * PAGE + 512, 3 * PAGE - 512); /* from inside page 2 to the end of page 4 */
+	craft_write(&c, 4 * PAGE, page(4, 2), PAGE, 0);
+	assert_int_equal(writelog_open_buffer(c.buf, c.len, 0, &log, err, sizeof(err)), 0);
+	assert_int_equal(writelog_entry_image_bytes(log, writelog_entry(log, 1)), 3 * PAGE - 512);
+	assert_int_equal(writelog_entry_image_bytes(log, writelog_entry(log, 0)), PAGE);
+	assert_int_equal(crash_image_make(log, base, out, 3, 0, err, sizeof(err)), 0);
+	read_image(out, img);
+	assert_memory_equal(img, disk, 2 * PAGE + 512);
+	assert_memory_equal(img + 2 * PAGE + 512, zeros, 2 * PAGE - 512); /* page 3's write is gone too */
+	assert_memory_equal(img + 4 * PAGE, page(4, 2), PAGE);
+	assert_memory_equal(img + 5 * PAGE, disk + 5 * PAGE, 3 * PAGE);
+	/* cut before it: the write stands */
+	assert_int_equal(crash_image_make(log, base, out, 1, 0, err, sizeof(err)), 0);
+	read_image(out, img);
+	assert_memory_equal(img + 3 * PAGE, page(3, 1), PAGE);
+	/* a discard past the base's end is refused like a write */
+	assert_int_equal(truncate(base, 3 * PAGE), 0);
+	assert_int_equal(crash_image_make(log, base, out, 2, 0, err, sizeof(err)), -ENOSPC);
+	release_image_test(log, base, out, &c, disk, img);
+	free(zeros);
 }
 
 int main(void)
@@ -400,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_model_check),
 		cmocka_unit_test(test_crash_image),
+		cmocka_unit_test(test_crash_image_discards),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,11 @@ loopback, as a cloud VM would reach a remote disk:
   - lctA: 4 KiB LBAs, NAWUN=NAWUPF=16 KiB, NABSN=NABSPF=32 KiB, AWUN=AWUPF=8 KiB,
     a volatile write cache, MDTS 6 (256 KiB);
   - lctB: 512-byte LBAs, no promise (NSFEAT bit 1 clear, AWUPF 0), no cache,
-    FDP with 4 placement handles (data, journal, metadata, background).
+    FDP with 4 placement handles (data, journal, metadata, background);
+  - c: DH-HMAC-CHAP with a host secret and a controller secret that
+    nvme gen-dhchap-key made: the kernel's host connects with both and its
+    I/O reaches the file; without a secret, with a wrong one, or with a
+    wrong controller secret it is refused.
 What the target was told must be what nvme-cli reads in Identify, what the
 kernel puts in queue/atomic_write_* and queue/max_write_streams, and what
 lcloudctl probe reports; an RWF_ATOMIC write of the promised size succeeds
@@ -87,6 +91,40 @@ nvme fdp events $bc -e 1 -E -b > /out/fdp-events.bin; echo "events $?" >> /out/f
 nvme fdp configs $bc -e 1 -o json > /out/fdp-configs.json 2>&1
 nvme fdp status /dev/$b -o json > /out/fdp-status.json 2>&1
 dd if=/srv/b.img bs=512 skip=4096 count=16 2>/dev/null | cmp -n 8192 - /tmp/atomic-pattern; echo "cmp-stream $?" >> /out/fdp
+# DH-HMAC-CHAP: c wants every host to prove the secret nvme-cli made for it, and proves itself with its own
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:''' + HOSTID + r'''
+CNQN=nqn.2026-12.org.liblcloud:c
+key=$(nvme gen-dhchap-key -m 1 -n $HOSTNQN); ckey=$(nvme gen-dhchap-key -m 3 -l 64 -n $CNQN)
+wrong=$(nvme gen-dhchap-key -m 1 -n $HOSTNQN)
+(umask 077; echo "$key" > /srv/c.key; echo "$ckey" > /srv/c.ckey)
+truncate -s 16M /srv/c.img
+"$LCLOUD_TARGET" --ns /srv/c.img --nqn $CNQN --listen 127.0.0.1:4422 --serial c --dhchap-secret /srv/c.key \
+    --dhchap-ctrl-secret /srv/c.ckey > /out/listen-c 2> /out/target-c.log &
+i=0; until grep -q '^listening' /out/listen-c; do i=$((i+1)); [ $i -gt 100 ] && break; sleep 0.1; done
+cconnect() { # name secret-options...
+    n=$1; shift
+    nvme connect -t tcp -a 127.0.0.1 -s 4422 -n $CNQN --hostnqn=$HOSTNQN --hostid=''' + HOSTID + r''' \
+        --ctrl-loss-tmo=0 "$@" > /out/connect-c-$n 2>&1; echo "$n $?" >> /out/auth
+}
+cconnect none
+cconnect wrong --dhchap-secret "$wrong"
+cconnect wrong-ctrl --dhchap-secret "$key" --dhchap-ctrl-secret "$wrong"
+cconnect right --dhchap-secret "$key" --dhchap-ctrl-secret "$ckey"
+c=
+i=0; while [ -z "$c" ] && [ $i -lt 100 ]; do
+    for d in /sys/block/nvme*n*; do
+        [ -e "$d" ] || continue
+        case ${d##*/} in *c*) continue ;; esac
+        [ "$(cat "$d/device/serial" | tr -d ' ')" = c ] && c=${d##*/}
+    done
+    i=$((i+1)); sleep 0.1
+done
+echo "dev-c ${c:-none}" >> /out/auth
+if [ -n "$c" ]; then
+    dd if=/tmp/pattern-a of=/dev/$c bs=4096 seek=10 oflag=direct conv=fsync 2>/dev/null; echo "dd-c $?" >> /out/auth
+    dd if=/srv/c.img bs=4096 skip=10 count=40 2>/dev/null | cmp - /tmp/pattern-a; echo "cmp-c $?" >> /out/auth
+fi
+nvme disconnect -n $CNQN > /dev/null 2>&1
 nvme disconnect-all > /dev/null 2>&1
 dmesg > /out/dmesg
 '''
@@ -261,7 +299,27 @@ def test_write_stream_reaches_its_placement_handle():
     assert struct.unpack_from("<I", events, 0)[0] == 0, events[:8].hex()  # the kernel sent no invalid handle
 
 
+def test_kernel_host_authenticates():
+    """The kernel's own DH-HMAC-CHAP: nvme connect --dhchap-secret with nvme-cli's secret (SHA-256 transform)
+    and --dhchap-ctrl-secret (the target proves itself too) connects, and the target's log says every queue
+    authenticated; without a secret, with a wrong one, or expecting another controller secret, it does not."""
+    run = guest()
+    auth = dict(line.split() for line in run.text("auth").splitlines())
+    log = run.text("target-c.log")
+    assert auth["right"] == "0" and auth["dev-c"] != "none", (auth, run.text("connect-c-right"), log[-3000:],
+                                                               run.text("dmesg")[-3000:])
+    assert auth["dd-c"] == "0" and auth["cmp-c"] == "0", auth
+    for refused in ("none", "wrong", "wrong-ctrl"):
+        assert auth[refused] != "0", (refused, auth, run.text("connect-c-" + refused))
+    assert "the host's response does not match the secret" in log, log
+    assert "the host gave up (AUTH_Failure2" in log, log  # the host saw the controller's response fail
+    assert "authenticated (DH-HMAC-CHAP, hmac(sha256), NULL group; the controller too)" in log, log
+    # every queue authenticated on its own: the admin queue and at least one I/O queue
+    assert "queue 0 of controller" in log and log.count("authenticated (DH-HMAC-CHAP") >= 2, log
+
+
 if __name__ == "__main__":
     main([test_hosts_connected_over_tcp, test_identify_as_nvme_cli_reads_it, test_kernel_limits_follow_the_promise,
           test_probe_agrees, test_rwf_atomic_and_data_reach_the_file, test_linux_cloud_extension,
-          test_fdp_as_linux_and_nvme_cli_read_it, test_write_stream_reaches_its_placement_handle])
+          test_fdp_as_linux_and_nvme_cli_read_it, test_write_stream_reaches_its_placement_handle,
+          test_kernel_host_authenticates])

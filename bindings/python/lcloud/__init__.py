@@ -51,4 +51,4 @@ __all__ = [
     "version",
 ]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

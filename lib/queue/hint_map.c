@@ -234,7 +234,7 @@ static size_t describe_placement(const struct lcloud_queue *q, const struct lclo
 			ADD(" (which placement identifier reaches the %s handle was not read)", use_name(pl.use));
 		break;
 	case LCLOUD_PLACEMENT_BACKEND:
-		ADD(" (the %s backend sends no write stream)", lcloud_backend_to_string(q->backend->id));
+		ADD(" (the %s backend sends no write stream)", q->backend->name);
 		break;
 	default:
 		ADD(nvme ? " (FDP not enabled)" : " (max_write_streams 0)");

@@ -74,7 +74,7 @@ DRIVER_OPCODES = {"nvme_cmd_flush": 0x00, "nvme_cmd_write": 0x01, "nvme_cmd_read
 # committed table has them ("all", or "writes" where the kernel's own metadata reads come and go with what
 # it has cached, "reads" where writes only prepare). waits_vary: whether a reader waits on a flagged read
 # depends on timing (after an explicit prefetch), so only the bits are held. prep: shell run before the
-# row's window. steps: shell, with {hc} the census program and its
+# row's window, post: after it. steps: shell, with {hc} the census program and its
 # log, {dev} the row's block device, {ng} the raw namespace's generic node, {off} the row's byte range on a
 # raw namespace ({off1}.. one, two, three MiB into it), {ctl} lcloudctl, {mnt} the file system's mount
 # point, {ra} the device's default read-ahead in sectors.
@@ -147,6 +147,10 @@ ROWS = [
     dict(name="rw-hint-bdev-extreme", dev="raw", form="full",
          what="F_SET_RW_HINT EXTREME (5, past the 4 streams) on the block device, then an O_DIRECT write",
          steps="{hc} open {dev} w+direct rwhint 5 write {off} 16K 16K none rwhint 0"),
+    dict(name="rw-hint-bdev-other-program", dev="raw", form="full",
+         what="F_SET_RW_HINT SHORT (2) set on the block device by another program, then an O_DIRECT write",
+         prep="{hc} open {dev} w rwhint 2", steps="{hc} open {dev} w+direct write {off} 16K 16K none",
+         post="{hc} open {dev} w rwhint 0"),
     dict(name="rw-hint-bdev-buffered", dev="raw", form="full",
          what="F_SET_RW_HINT MEDIUM (3) on the block device, then buffered writes and fdatasync",
          steps="{hc} open {dev} w rwhint 3 write {off} 64K 16K none fdatasync rwhint 0"),
@@ -325,6 +329,8 @@ def guest_script(rows):
         if r.get("ruh"):
             s += "ruh %s-before\n" % r["name"]
         s += "$HC $L begin %s\n%s\n$HC $L end %s\n" % (r["name"], steps, r["name"])
+        if r.get("post"):
+            s += r["post"].format(**fmt).replace("$HC $L", "$HC /tmp/census-prep.log") + "\n"
         if r.get("ruh"):
             s += "ruh %s-after\n" % r["name"]
         s += "sync; sleep 0.2\n"  # what a row left dirty goes before the next row's window, in this row's range

@@ -2,7 +2,9 @@
 /*
  * lcloudctl write / read: one hinted, aligned direct I/O through the
  * liblcloud queue, as a test and demonstration of what the library does
- * (backend choice, atomic refusal, the write guard, hint mapping).
+ * (backend choice, atomic refusal, the write guard, hint mapping). With
+ * -o json, write says the same as a document, the placement of its class
+ * (write stream, placement identifier, handle and why) in typed fields.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include "layer_kind.h"
 #include "cli_facts.h"
 #include "output_file.h"
+#include "print.h"
 
 /* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
 #define IO_LENGTH_MAX 0x7ffff000ULL
@@ -379,7 +382,43 @@ static enum lcloud_backend backend_for_atomic(struct lcloud_ctx *ctx, const char
 	return backend;
 }
 
-static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, struct io_opts *o, bool write)
+static json_object *int_or_null(int32_t v)
+{
+	return v >= 0 ? json_object_new_int(v) : NULL;
+}
+
+/* lcloudctl -o json write: what was written, through which backend, and where its class landed. */
+static void print_write_json(const char *path, int64_t n, const struct io_opts *o, const struct lcloud_queue *q,
+			     const char *mapping)
+{
+	static const char *const uses[] = { "unspecified", "data", "metadata", "journal", "background" };
+	struct lcloud_placement pl = { .size = sizeof(pl) };
+	json_object *j = json_object_new_object(), *p = json_object_new_object();
+	const char *basis;
+
+	(void)lcloud_queue_get_placement(q, &o->hint, &pl);
+	basis = lcloud_placement_basis_to_string(pl.basis);
+	json_object_object_add(j, "schema", json_object_new_int(1));
+	json_object_object_add(j, "io", json_object_new_string("write"));
+	json_object_object_add(j, "path", json_string_from_device(path));
+	json_object_object_add(j, "offset", json_object_new_uint64(o->offset));
+	json_object_object_add(j, "bytes", json_object_new_int64(n));
+	json_object_object_add(j, "backend", json_object_new_string(lcloud_backend_to_string(lcloud_queue_get_backend(q))));
+	json_object_object_add(j, "atomic", json_object_new_boolean(o->atomic));
+	json_object_object_add(j, "hints", json_object_new_string(mapping));
+	json_object_object_add(p, "basis", json_object_new_string(basis ? basis : "unknown"));
+	json_object_object_add(p, "write_stream", int_or_null(pl.write_stream));
+	json_object_object_add(p, "placement_id", int_or_null(pl.placement_id));
+	json_object_object_add(p, "handle", int_or_null(pl.handle));
+	json_object_object_add(p, "use", pl.use && pl.use < sizeof(uses) / sizeof(uses[0])
+						 ? json_object_new_string(uses[pl.use]) : NULL);
+	json_object_object_add(j, "placement", p);
+	print_json(stdout, j);
+	json_object_put(j);
+}
+
+static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, struct io_opts *o, bool write,
+		  enum output_format format)
 {
 	struct lcloud_queue *q = NULL;
 	char mapping[256];
@@ -495,9 +534,12 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 		}
 	}
 	/* the report goes to stderr for reads: stdout may carry the data */
-	fprintf(write ? stdout : stderr, "%s %" PRId64 " bytes at offset %" PRIu64 " %s %s via %s%s; hints: %s\n",
-		write ? "wrote" : "read", n, o->offset, write ? "to" : "from", tty_str(path),
-		lcloud_backend_to_string(lcloud_queue_get_backend(q)), o->atomic ? " (atomic)" : "", mapping);
+	if (write && format == OUTPUT_JSON)
+		print_write_json(path, n, o, q, mapping);
+	else
+		fprintf(write ? stdout : stderr, "%s %" PRId64 " bytes at offset %" PRIu64 " %s %s via %s%s; hints: %s\n",
+			write ? "wrote" : "read", n, o->offset, write ? "to" : "from", tty_str(path),
+			lcloud_backend_to_string(lcloud_queue_get_backend(q)), o->atomic ? " (atomic)" : "", mapping);
 	if ((uint64_t)n < o->length) {
 		/* a read that ends at the end of a file: what there was is out, but not what was asked */
 		fprintf(stderr, "lcloudctl %s: %s: short %s: %" PRId64 " of %" PRIu64 " bytes (%s)\n", cmd, tty_str(path),
@@ -570,10 +612,9 @@ int cmd_write(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	struct io_opts o;
 	int r = parse_io_opts("write", argc, argv, true, &o, cmd_write_usage);
 
-	(void)g;
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	return run_io(ctx, "write", argv[optind], &o, true);
+	return run_io(ctx, "write", argv[optind], &o, true, g->format);
 }
 
 int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
@@ -584,5 +625,5 @@ int cmd_read(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	(void)g;
 	if (r)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	return run_io(ctx, "read", argv[optind], &o, false);
+	return run_io(ctx, "read", argv[optind], &o, false, OUTPUT_NORMAL);
 }

@@ -22,7 +22,8 @@
  * opcode, namespace, LBA range, FUA, Limited Retry, the DSM hint bits
  * (access frequency, latency, sequential, incompressible), the directive type
  * and specific (an FDP placement handle or a stream), and when it was
- * submitted and completed.
+ * submitted and completed, in microseconds from the target's start, whose
+ * CLOCK_MONOTONIC reading the second comment line gives.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -312,6 +313,8 @@ int trace_open(struct target *t, const char *path)
 		return -ENOMEM;
 	}
 	fprintf(t->trace, "# seq opcode nsid slba nlb fua lr dsm dtype dspec submitted_us completed_us status\n");
+	/* the times' zero on CLOCK_MONOTONIC: a program on the same host can line its own events up with them */
+	fprintf(t->trace, "# clock monotonic start_us %" PRIu64 "\n", t->started_us);
 	fflush(t->trace);
 	return 0;
 }

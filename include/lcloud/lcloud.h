@@ -413,6 +413,38 @@ int lcloud_queue_describe_hint(const struct lcloud_queue *queue, const struct lc
 /* A readable name for an NVMe status ("LBA Out of Range"). */
 const char *lcloud_nvme_status_to_string(uint16_t status);
 
+/* Why a write's class or group lands where it does, or is dropped (LCLOUD_0.5). */
+enum lcloud_placement_basis {
+	LCLOUD_PLACEMENT_NOT_ASKED = 0,    /* the write has no class and no group */
+	LCLOUD_PLACEMENT_BY_USE = 1,       /* on a handle the device states is for the write's class */
+	LCLOUD_PLACEMENT_BY_NUMBER = 2,    /* the device states no uses: by class (or group) number */
+	LCLOUD_PLACEMENT_NO_HANDLE = 3,    /* dropped: the device states its handles' uses, none is the class's */
+	LCLOUD_PLACEMENT_NO_PLACEMENT = 4, /* dropped: no FDP on the device, or no write streams on this path */
+	LCLOUD_PLACEMENT_BACKEND = 5,      /* dropped: this backend sends no write stream (sync) */
+	LCLOUD_PLACEMENT_UNMAPPED = 6,     /* dropped: the class's handle is not reachable from this namespace */
+};
+
+/*
+ * Where a write with a hint lands on the queue's device: the write stream
+ * the kernel gets, the FDP placement identifier the device receives and the
+ * reclaim unit handle behind it. Set ->size to sizeof(struct
+ * lcloud_placement) before the call; later versions may grow it at its end.
+ */
+struct lcloud_placement {
+	uint32_t size;        /* in: sizeof(struct lcloud_placement) */
+	uint32_t basis;       /* enum lcloud_placement_basis */
+	int32_t write_stream; /* the io_uring write stream (kernel path); -1: none */
+	int32_t placement_id; /* the placement identifier the device receives (DSPEC); -1: none or not known */
+	int32_t handle;       /* the reclaim unit handle it reaches; -1: none or not known */
+	uint32_t use;         /* what the device states that handle is for (enum lcloud_write_class); 0: nothing */
+};
+
+/* Where a write with HINT lands on QUEUE's device, and why (lcloud_queue_describe_hint() says it in words). */
+int lcloud_queue_get_placement(const struct lcloud_queue *queue, const struct lcloud_hint *hint,
+			       struct lcloud_placement *ret_placement);
+/* "by_use", "by_number", "no_handle"... (the enumerator's name, lowercase); NULL for an unknown basis. */
+const char *lcloud_placement_basis_to_string(enum lcloud_placement_basis basis);
+
 /* ---- enumeration ----------------------------------------------------------- */
 
 /*

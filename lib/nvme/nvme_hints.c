@@ -80,7 +80,7 @@ int nvme_fdp_config_decode(const uint8_t *log, size_t len, unsigned int index, s
 	return -EBADMSG;
 }
 
-int nvme_ruh_status_decode(const uint8_t *buf, size_t len, uint16_t *pids, int max)
+int nvme_ruh_status_decode(const uint8_t *buf, size_t len, uint16_t *pids, uint16_t *ruhids, int max)
 {
 	uint16_t n;
 	int out = 0;
@@ -93,6 +93,9 @@ int nvme_ruh_status_decode(const uint8_t *buf, size_t len, uint16_t *pids, int m
 
 		if (off + 32 > len)
 			return -EBADMSG;
+		/* a descriptor: PID 1:0, RUHID 3:2, earliest reclaim unit time, RUAMW */
+		if (ruhids)
+			ruhids[out] = nvme_le16(buf, len, off + 2);
 		pids[out++] = nvme_le16(buf, len, off);
 	}
 	return out;
@@ -173,23 +176,28 @@ static int probe_fdp(struct lcloud_probe *p, int index, struct nvme_conn *conn, 
 	/* Placement identifiers this namespace may use: the reclaim unit handle status. */
 	{
 		uint8_t status[16 + 32 * 128];
-		uint16_t pids[128];
-		char list[128 * 6 + 1] = "";
+		uint16_t pids[128], ruhids[128];
+		char list[128 * 6 + 1] = "", handles[128 * 6 + 1] = "";
 		int n;
 
 		r = conn->ops->ruh_status(conn->handle, conn->nsid, status, sizeof(status));
 		if (r != 0)
 			return command_failed(p, index, "I/O Management Receive (reclaim unit handle status)", r);
-		n = nvme_ruh_status_decode(status, sizeof(status), pids, (int)ARRAY_SIZE(pids));
+		n = nvme_ruh_status_decode(status, sizeof(status), pids, ruhids, (int)ARRAY_SIZE(pids));
 		if (n < 0)
 			return report_note(p, NOTE_NVME_MALFORMED, index,
 					   "reclaim unit handle status is malformed");
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u", i ? "," : "", pids[i]);
+			snprintf(handles + strlen(handles), sizeof(handles) - strlen(handles), "%s%u", i ? "," : "",
+				 ruhids[i]);
+		}
 		l = report_layer(p, index);
 		r = layer_add_u64(l, FACT_FDP_PLACEMENT_ID_COUNT, (uint64_t)n, "nvme:ruh-status:nruhsd");
 		if (r >= 0)
 			r = layer_add_string(l, FACT_FDP_PLACEMENT_IDS, list, "nvme:ruh-status:pid");
+		if (r >= 0)
+			r = layer_add_string(l, FACT_FDP_PLACEMENT_HANDLES, handles, "nvme:ruh-status:ruhid");
 	}
 	return r;
 }

@@ -22,7 +22,11 @@ struct fdp_config {
 };
 /* Finds configuration INDEX in an FDP configurations log (0x20); -EBADMSG when malformed. */
 int nvme_fdp_config_decode(const uint8_t *log, size_t len, unsigned int index, struct fdp_config *ret);
-/* Placement identifiers from a reclaim unit handle status buffer; returns their count or -EBADMSG. */
-int nvme_ruh_status_decode(const uint8_t *buf, size_t len, uint16_t *pids, int max);
+/*
+ * Placement identifiers from a reclaim unit handle status buffer, and (RUHIDS
+ * not NULL) the reclaim unit handle each reaches, in the buffer's order (the
+ * order Linux numbers write streams in); returns their count or -EBADMSG.
+ */
+int nvme_ruh_status_decode(const uint8_t *buf, size_t len, uint16_t *pids, uint16_t *ruhids, int max);
 
 #endif

@@ -19,6 +19,14 @@ static const char *const handle_use[] = {
 	[LCLOUD_EXT_USE_BACKGROUND] = "background",
 };
 
+int nvme_lcloud_ext_use_from_name(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(handle_use) / sizeof(handle_use[0]); i++)
+		if (strlen(handle_use[i]) == len && !memcmp(handle_use[i], name, len))
+			return (int)i;
+	return -1;
+}
+
 /* Little-endian reads inside the block, whose 64 bytes of version 1 the caller has checked are there. */
 static uint16_t ext16(const uint8_t *ext, size_t at)
 {

@@ -44,6 +44,9 @@ enum lcloud_ext_handle_use {
 
 struct lcloud_layer;
 
+/* A handle's use by the name the lcloud_ext_placement fact gives it ("journal", LEN bytes); -1 unknown. */
+int nvme_lcloud_ext_use_from_name(const char *name, size_t len);
+
 /*
  * Adds the extension's facts to L when CTRL (LEN bytes of Identify
  * Controller) carries it; nothing when it does not, or when its length says

@@ -12,12 +12,12 @@
 #include <sys/types.h>
 
 #include "guard.h"
+#include "hint_placement.h"
 #include "lcloud/lcloud.h"
 #include "queue_backend.h"
 #include "queue_error.h"
 #include "queue_uring.h"
 
-#define QUEUE_FDP_PIDS_MAX 16
 /* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
 #define QUEUE_IO_MAX 0x7ffff000ULL
 
@@ -25,9 +25,9 @@
 struct hint_caps {
 	bool nvme;               /* passthrough: DSM bits, DTYPE/DSPEC, FUA */
 	bool nvme_dsm;
-	uint16_t fdp_pids[QUEUE_FDP_PIDS_MAX];
-	unsigned int n_fdp_pids; /* FDP enabled when > 0 */
-	uint32_t max_write_streams; /* io_uring write streams (6.16+) */
+	struct hint_placement placement; /* FDP: the handles' uses, the identifiers and their handles */
+	uint32_t max_write_streams; /* io_uring write streams (6.16+) this queue can send */
+	uint32_t device_write_streams; /* the device's, whether or not this backend can send them */
 	bool regular_file;       /* fcntl lifetime hints */
 };
 
@@ -83,6 +83,8 @@ int queue_passthrough_span(const struct lcloud_probe *p, const struct lcloud_lay
 
 /* hint_map.c */
 void hint_caps_read(struct lcloud_queue *q);
+/* Where a write with H lands (lcloud_queue_get_placement() without its checks). */
+void hint_place(const struct lcloud_queue *q, const struct lcloud_hint *h, struct lcloud_placement *ret);
 void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool write, struct hint_map *ret);
 
 /*

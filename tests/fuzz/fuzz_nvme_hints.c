@@ -105,7 +105,7 @@ static void decode_exact(const struct fuzz_archive *a)
 {
 	const struct fuzz_record *r;
 	struct fdp_config cfg;
-	uint16_t pids[128];
+	uint16_t pids[128], ruhids[128];
 	uint8_t *b;
 
 	r = fuzz_archive_find(a, 'f', "log-20.bin");
@@ -118,8 +118,8 @@ static void decode_exact(const struct fuzz_archive *a)
 	r = fuzz_archive_find(a, 'f', "ruh-status.bin");
 	if (r && (b = malloc(r->len ? r->len : 1))) {
 		memcpy(b, r->data, r->len);
-		(void)nvme_ruh_status_decode(b, r->len, pids, 128);
-		(void)nvme_ruh_status_decode(b, r->len, pids, 1);
+		(void)nvme_ruh_status_decode(b, r->len, pids, ruhids, 128);
+		(void)nvme_ruh_status_decode(b, r->len, pids, NULL, 1);
 		free(b);
 	}
 }

@@ -15,7 +15,7 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_FILE = os.path.join(HERE, "..", "..", "cli", "lcloudctl.schema.json")
-DOCS = ("probe", "list", "check", "advise", "torture_verify")
+DOCS = ("probe", "list", "check", "advise", "torture_verify", "write")
 
 with open(SCHEMA_FILE) as f:
     SCHEMA = json.load(f)

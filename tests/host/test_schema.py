@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Real JSON output of lcloudctl probe, list, check, advise and torture verify,
+"""Real JSON output of lcloudctl probe, list, check, advise, torture verify and write,
 over the captured sysfs trees (--sysroot) and this host's files and devices,
 validates against cli/lcloudctl.schema.json (the file meson installs under
 share/lcloud/, as test_installed checks) with python3-jsonschema; the schema
@@ -132,6 +132,12 @@ def test_live_host():
         assert p.returncode == 0, p.stderr
         assert json.loads(p.stdout)["schema"] == 1
         json_of("torture_verify", "torture", "verify", data, "--record", record, "--format", "json", "--all")
+        # a classed write to a file: no write streams, the class dropped and said to be
+        doc = json_of("write", "-o", "json", "write", "--hint", "journal", "--offset", "0", "--length", "4096",
+                      "--pattern", "1", data)
+        assert doc["placement"]["basis"] == "no_placement" and "class journal dropped" in doc["hints"], doc
+        json_of("write", "-o", "json", "write", "--offset", "4096", "--length", "4096", "--pattern", "1", "--backend",
+                "sync", data)
         # a torn page on purpose: half of page 3 from another generation's image is no longer its own
         with open(data, "r+b") as f:
             f.seek(3 * 16384 + 8192)

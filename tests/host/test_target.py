@@ -421,6 +421,7 @@ def test_write_log_and_trace():
             a, cntlid = admin(port)
             q = io_queue(port, cntlid)
             data = os.urandom(16384)
+            before_us = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
             assert q.command(0x01, nsid=1, cdw=(8, 0, 3 | 1 << 30), write=data, inline=False)[0] == 0  # FUA
             assert q.command(0x01, nsid=1, cdw=(20, 0, 0 | 2 << 20, 5 << 16), write=data[:4096])[0] == 0  # DTYPE 2
             assert q.command(0x08, nsid=1, cdw=(30, 0, 1))[0] == 0                      # Write Zeroes
@@ -428,6 +429,7 @@ def test_write_log_and_trace():
             assert q.command(0x09, nsid=1, cdw=(0, 1 << 2), write=struct.pack("<IIQ", 0, 2, 40))[0] == 0
             assert q.command(0x02, nsid=1, cdw=(8, 0, 0 | 1 << 31, 0x07), read=4096)[0] == 0  # LR, DSM prefetch
             assert q.command(0x01, nsid=1, cdw=(300, 0, 0), write=data[:4096])[0] & 0x7FF == 0x080
+            after_us = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
             # a refused write is traced, never logged
         assert os.path.exists(wlog)
         ss, entries = read_write_log(wlog)
@@ -440,7 +442,12 @@ def test_write_log_and_trace():
                            capture_output=True, text=True)
         assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
         with open(trace) as f:
-            lines = [l.split() for l in f if not l.startswith("#")]
+            text = f.read()
+        lines = [l.split() for l in text.splitlines() if not l.startswith("#")]
+        # the second comment line puts the times on this host's CLOCK_MONOTONIC
+        clock = text.splitlines()[1].split()
+        assert clock[:4] == ["#", "clock", "monotonic", "start_us"], text[:200]
+        start_us = int(clock[4])
         cols = ["seq", "opcode", "nsid", "slba", "nlb", "fua", "lr", "dsm", "dtype", "dspec", "sub", "comp", "status"]
         rows = [dict(zip(cols, l)) for l in lines]
         assert [r["opcode"] for r in rows] == ["0x01", "0x01", "0x08", "0x00", "0x09", "0x02", "0x01"], rows
@@ -449,6 +456,8 @@ def test_write_log_and_trace():
         assert (rows[5]["lr"], rows[5]["dsm"]) == ("1", "0x07")
         assert rows[6]["status"] == "0x080"
         assert all(int(r["sub"]) <= int(r["comp"]) for r in rows)
+        assert before_us <= start_us + int(rows[0]["sub"]) and start_us + int(rows[-1]["comp"]) <= after_us, \
+            (before_us, start_us, rows[0]["sub"], rows[-1]["comp"], after_us)
         # both are new files, never an existing one
         with open(os.path.join(d, "ns"), "wb") as f:
             f.truncate(1 << 20)

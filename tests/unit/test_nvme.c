@@ -151,6 +151,8 @@ static void test_fdp_controller(void **state)
 	assert_int_equal(fact_u64(l, "fdp_reclaim_unit_bytes"), 64ull << 20);
 	assert_int_equal(fact_u64(l, "fdp_placement_id_count"), 2);
 	assert_string_equal(fact_str(l, "fdp_placement_ids"), "0,1");
+	/* placement handle 0 of this namespace reaches reclaim unit handle 1, and 1 reaches 0 */
+	assert_string_equal(fact_str(l, "fdp_placement_handles"), "1,0");
 	lcloud_probe_free(p);
 }
 
@@ -222,7 +224,7 @@ static void test_garbage_buffers(void **state)
 		assert_int_equal(report_add_layer(p, LCLOUD_LAYER_NVME, "nvme9n1", -1), 0);
 		assert_int_equal(nvme_identity_fill_layer(p, 0, &id), 0);
 		(void)nvme_fdp_config_decode(buf, len, buf[0] % 4, &cfg);
-		assert_true(nvme_ruh_status_decode(buf, len, pids, 8) <= 8);
+		assert_true(nvme_ruh_status_decode(buf, len, pids, NULL, 8) <= 8);
 		lcloud_probe_free(p);
 	}
 	/* a log whose descriptor claims more than the buffer holds */
@@ -241,7 +243,7 @@ static void test_garbage_buffers(void **state)
 	{
 		uint16_t pids[8];
 
-		assert_int_equal(nvme_ruh_status_decode(buf, 64, pids, 8), -EBADMSG);
+		assert_int_equal(nvme_ruh_status_decode(buf, 64, pids, NULL, 8), -EBADMSG);
 	}
 }
 

@@ -29,7 +29,7 @@ refusals carry the library's explanation as strerror.
 from ._ffi import library_name
 from ._probe import (Check, FactValue, Layer, Note, Probe, blockdevs, check, plan_page_writes, probe,
                      probe_blockdev, probe_fd, version)
-from ._queue import Completion, Hint, Queue
+from ._queue import Completion, Hint, Placement, Queue
 
 __all__ = [
     "Check",
@@ -38,6 +38,7 @@ __all__ = [
     "Hint",
     "Layer",
     "Note",
+    "Placement",
     "Probe",
     "Queue",
     "blockdevs",
@@ -50,4 +51,4 @@ __all__ = [
     "version",
 ]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

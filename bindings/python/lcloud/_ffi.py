@@ -130,6 +130,8 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "lcloud_queue_read": (ctypes.c_int64, [_vp, _vp, _u64, _u64, _vp, ctypes.POINTER(ctypes.c_uint16)]),
     "lcloud_queue_describe_hint": (_int, [_vp, _vp, _int, _cp, ctypes.c_size_t]),
     "lcloud_nvme_status_to_string": (_cp, [ctypes.c_uint16]),
+    "lcloud_queue_get_placement": (_int, [_vp, _vp, _vp]),
+    "lcloud_placement_basis_to_string": (_cp, [_int]),
 }
 
 # enum lcloud_backend
@@ -148,6 +150,10 @@ LIFETIMES = {"none": 0, "short": 1, "medium": 2, "long": 3, "extreme": 4}
 IO_ATOMIC = 1 << 0
 IO_FUA = 1 << 1
 
+# enum lcloud_placement_basis (LCLOUD_0.5), as lcloud_placement_basis_to_string(3) names them
+PLACEMENT_BASES = {0: "not_asked", 1: "by_use", 2: "by_number", 3: "no_handle", 4: "no_placement", 5: "backend",
+                   6: "unmapped"}
+
 
 class HintStruct(ctypes.Structure):
     """struct lcloud_hint"""
@@ -159,6 +165,18 @@ class HintStruct(ctypes.Structure):
         ("flags", ctypes.c_uint32),
         ("group", ctypes.c_uint32),
         ("reserved2", ctypes.c_uint32),
+    ]
+
+
+class PlacementStruct(ctypes.Structure):
+    """struct lcloud_placement"""
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("basis", ctypes.c_uint32),
+        ("write_stream", ctypes.c_int32),
+        ("placement_id", ctypes.c_int32),
+        ("handle", ctypes.c_int32),
+        ("use", ctypes.c_uint32),
     ]
 
 

@@ -63,6 +63,33 @@ class Hint:
         return h
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a write with a hint lands on a queue's device, and why (lcloud_queue_get_placement(3)).
+
+    basis: "by_use" (on a handle the device states is for the write's class), "by_number" (the device
+    states no uses), "not_asked" (no class, no group), or why it was dropped: "no_handle" (no handle
+    is for the class), "no_placement" (no FDP, no write streams here), "backend" (the sync backend
+    sends no stream), "unmapped" (the class's handle is not reachable from this namespace), as
+    lcloud_placement_basis_to_string(3) names it;
+    write_stream: the io_uring write stream (kernel path), None when there is none;
+    placement_id: the FDP placement identifier the device receives, None when none or not known;
+    handle: the reclaim unit handle behind it, None when none or not known;
+    use: what the device states that handle is for ("journal", ...), "none" when it states nothing.
+    """
+
+    basis: str
+    write_stream: Optional[int]
+    placement_id: Optional[int]
+    handle: Optional[int]
+    use: str
+
+    @property
+    def dropped(self) -> bool:
+        """A class or group was asked for and lands nowhere."""
+        return self.basis not in ("by_use", "by_number", "not_asked")
+
+
 def _byte_count(value: int, what: str) -> int:
     """An offset or length as the uint64_t the library takes (ctypes would wrap a negative one)."""
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
@@ -405,6 +432,22 @@ class Queue:
         if r < 0:
             self._raise(r)
         return self._collect(out, r)
+
+    def placement(self, hint: Optional[Hint] = None) -> Placement:
+        """Where a write with HINT lands on this queue's device, and why (lcloud_queue_get_placement(3)):
+        the same placement describe_hint() says in words."""
+        out = _ffi.PlacementStruct()
+        out.size = ctypes.sizeof(out)
+        r = _ffi.lib().lcloud_queue_get_placement(self._handle(), _hint_ref(hint), ctypes.byref(out))
+        if r < 0:
+            raise OSError(-r, os.strerror(-r), self.path)
+        uses = {v: k for k, v in _ffi.WRITE_CLASSES.items()}
+        basis = _ffi.lib().lcloud_placement_basis_to_string(out.basis)
+        return Placement(basis=str(_ffi.text(basis)) if basis else "unknown",
+                         write_stream=out.write_stream if out.write_stream >= 0 else None,
+                         placement_id=out.placement_id if out.placement_id >= 0 else None,
+                         handle=out.handle if out.handle >= 0 else None,
+                         use=uses.get(out.use, "unknown"))
 
     def describe_hint(self, hint: Optional[Hint] = None, write: bool = True) -> str:
         """What HINT becomes on this queue's target for a write (or a read), and what is dropped

@@ -69,6 +69,21 @@ def test_hint_struct_layout() -> None:
     assert (c.user_data.offset, c.result.offset, c.nvme_status.offset) == (0, 8, 12)
 
 
+def test_placement_struct_layout() -> None:
+    """struct lcloud_placement: size, basis, write_stream, placement_id, handle, use (24 bytes), as lcloud.h has
+    them; the bases as enum lcloud_placement_basis numbers them."""
+    s = _ffi.PlacementStruct
+    assert ctypes.sizeof(s) == 24
+    assert [(n, getattr(s, n).offset) for n, _ in s._fields_] == [
+        ("size", 0), ("basis", 4), ("write_stream", 8), ("placement_id", 12), ("handle", 16), ("use", 20)]
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "include", "lcloud",
+                           "lcloud.h")) as f:
+        header = f.read()
+    for value, name in _ffi.PLACEMENT_BASES.items():
+        assert "LCLOUD_PLACEMENT_%s = %d," % (name.upper(), value) in header, name
+        assert _ffi.text(_ffi.lib().lcloud_placement_basis_to_string(value)) == name
+
+
 def test_hint_to_struct() -> None:
     h = lcloud.Hint(write_class="journal", lifetime="long", atomic=True, fua=True, group=7)._to_c()
     assert (h.write_class, h.read_kind, h.lifetime, h.flags, h.group) == (3, 0, 3, 3, 7)

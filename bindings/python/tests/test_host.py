@@ -221,6 +221,11 @@ def test_write_hints_described_as_lcloudctl_write(xfs_file: str, options: Tuple[
     with lcloud.Queue(xfs_file, write=True) as q:
         assert q.describe_hint(hint) == described
         assert q.write(b"\x5a" * 4096, 0, hint) == 4096  # and the hint is accepted as lcloudctl's was
+        # a file has no write streams: a class or group is dropped, and both say so
+        pl = q.placement(hint)
+        asked = hint.write_class != "none" or hint.group != 0
+        assert (pl.basis, pl.write_stream, pl.placement_id) == ("no_placement" if asked else "not_asked", None, None)
+        assert pl.dropped == asked and ("dropped (max_write_streams 0)" in described) == asked, (pl, described)
 
 
 @pytest.mark.parametrize("kind", ["sync", "readahead"])

@@ -164,7 +164,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	int span, r;
 
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
-	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
+	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE | LCLOUD_QUEUE_OWN_FILE)))
 		return -EINVAL;
 	ctx->error[0] = '\0';
 	if (ctx_has_sysroot(ctx)) {
@@ -179,6 +179,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		return -ENOMEM;
 	q->fd = -1;
 	q->hold_fd = -1;
+	q->watch = (struct storage_watch)STORAGE_WATCH_INIT;
 	q->depth = depth;
 	q->file_lifetime = -1;
 	q->writable = flags & LCLOUD_QUEUE_WRITE;
@@ -199,6 +200,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	}
 	if (q->writable) {
 		r = write_guard_check(ctx, q, flags & LCLOUD_QUEUE_FORCE);
+		if (r < 0)
+			goto fail;
+		r = queue_watch_open(ctx, q, path, flags);
 		if (r < 0)
 			goto fail;
 	}
@@ -287,6 +291,7 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		if (q->backend_state != &q->inline_ring)
 			free(q->backend_state);
 	}
+	queue_watch_free(q); /* the lease goes before the descriptor that holds it */
 	if (q->fd >= 0)
 		close(q->fd);
 	if (q->hold_fd >= 0)
@@ -388,6 +393,8 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 	if (!q || !buf)
 		return -EINVAL;
 	q->error.text[0] = '\0';
+	if (q->stopped)
+		return queue_watch_check(q);
 	if (!h)
 		h = &none;
 	r = validate(q, write, buf, len, offset, h);
@@ -478,6 +485,9 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 	if (!q)
 		return -EINVAL;
 	if (!q->ring) {
+		/* the watch first: a stopped queue submits nothing (queue_watch.c) */
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
 		r = q->backend->submit(q->backend_state, &q->slots_back, &q->error);
 		take_slots_back(q);
 		if (r < 0)
@@ -492,7 +502,11 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 {
 	if (__builtin_expect(q && q->ring, 1)) {
-		int r = io_uring_submit(&q->inline_ring.ring);
+		int r;
+
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
+		r = io_uring_submit(&q->inline_ring.ring);
 
 		if (__builtin_expect(r >= 0, 1)) {
 			q->inflight += (uint32_t)r;
@@ -514,6 +528,8 @@ static __attribute__((noinline, cold)) int reap_slow(struct lcloud_queue *q, str
 	take_slots_back(q);
 	if (r > 0)
 		q->inflight -= (uint32_t)r < q->inflight ? (uint32_t)r : q->inflight;
+	if (q->stopped)
+		queue_watch_drained(q);
 	return r;
 }
 
@@ -524,6 +540,8 @@ static inline int reap_ring(struct lcloud_queue *q, struct lcloud_completion *ou
 
 	if (__builtin_expect(r > 0, 1))
 		q->inflight -= (uint32_t)r;
+	if (__builtin_expect(q->stopped, 0))
+		queue_watch_drained(q); /* the last write of a stopped queue is done: its new user may proceed */
 	return r;
 }
 
@@ -541,7 +559,11 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 		return -EINVAL;
 	if (__builtin_expect(q->ring != NULL, 1)) {
 		/* one io_uring_enter() submits and waits until the ring holds MIN (counted from its head) */
-		int r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
+		int r;
+
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
+		r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));

@@ -60,7 +60,7 @@ def test_outside_program_prints_atomic_limits():
                             "print(lcloud.version(), lcloud.check(sys.argv[2], 4096).answer, lcloud.Hint(write_class='data').write_class)", found[0], prefix],
                            env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib", "x86_64-linux-gnu") + ":" +
                                     os.path.join(prefix, "lib")), capture_output=True, text=True)
-        assert p.returncode == 0 and p.stdout.split()[0] == "0.4.0" and p.stdout.split()[-1] == "data", (p.stdout, p.stderr)
+        assert p.returncode == 0 and p.stdout.split()[0] == "0.5.0" and p.stdout.split()[-1] == "data", (p.stdout, p.stderr)
         # a default install (/usr/local) goes where Debian's python3 searches
         local = os.path.join(d, "build-local")
         run(["meson", "setup", "--prefix", "/usr/local", "-Dtests=false", local, SOURCE_ROOT], check=True)
@@ -107,7 +107,7 @@ def test_prefix_install_runs_as_is():
 
         tool = os.path.join(prefix, "sbin", "lcloudctl")
         p = sh([tool, "--version"])
-        assert p.returncode == 0 and "0.4.0" in p.stdout, (p.returncode, p.stdout, p.stderr)
+        assert p.returncode == 0 and "0.5.0" in p.stdout, (p.returncode, p.stdout, p.stderr)
         target = os.path.join(elsewhere, "page-file")
         with open(target, "wb") as f:
             f.write(bytes(65536))
@@ -129,7 +129,7 @@ def test_prefix_install_runs_as_is():
                 "print(lcloud.version(), c.answer, lcloud.library_name())", target], {"PYTHONPATH": pythonpath})
         assert p.returncode == 0, (p.stdout, p.stderr)
         version, answer, library = p.stdout.split()
-        assert version == "0.4.0" and answer in ("untorn", "no", "unknown"), p.stdout
+        assert version == "0.5.0" and answer in ("untorn", "no", "unknown"), p.stdout
         assert library.startswith(prefix + "/"), library  # the installed library, not another one
 
         # bash completion: sourced in a real bash, lcloudctl typed by name (not on PATH) and by path

@@ -50,4 +50,4 @@ __all__ = [
     "version",
 ]
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns_guard.h"
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
@@ -140,6 +141,8 @@ static int apply_write(struct conn *c, struct target_namespace *ns, struct comma
 		conn_fail(c, "the power is off");
 		return r;
 	}
+	if (r == -EROFS)
+		return SC_NS_WRITE_PROTECTED;
 	if (r < 0)
 		return SC_WRITE_FAULT;
 	count(t, true, cmd->data_len);
@@ -179,24 +182,26 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 	return SC_SUCCESS;
 }
 
-static int zero_range(const struct target_namespace *ns, uint64_t offset, uint64_t len)
+/* Zeros over the range, through the namespace's write gate (ns_guard.h); -EROFS when it is write protected. */
+static int zero_range(struct target *t, unsigned int index, uint64_t offset, uint64_t len)
 {
 	static const uint8_t zeros[65536];
+	int r = ns_write_begin(t, index);
 
-	if (fallocate(ns->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len) == 0)
-		return 0;
-	while (len) {
-		size_t chunk = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
-		ssize_t n = pwrite(ns->fd, zeros, chunk, (off_t)offset);
+	if (r < 0)
+		return r;
+	if (fallocate(t->ns[index].fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len) == 0)
+		r = ns_settle(t, index);
+	else
+		while (len && r == 0) {
+			uint64_t chunk = len < sizeof(zeros) ? len : sizeof(zeros);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		offset += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
+			r = ns_pwrite(t, index, zeros, chunk, offset);
+			offset += chunk;
+			len -= chunk;
+		}
+	ns_write_end(t, index);
+	return r;
 }
 
 static int write_zeroes(struct conn *c, struct target_namespace *ns, struct command *cmd)
@@ -206,12 +211,16 @@ static int write_zeroes(struct conn *c, struct target_namespace *ns, struct comm
 
 	if (status)
 		return status;
+	/* its storage gained a user after the start (ns_watch.c): reads go on, changes are refused */
+	if (ns_write_protected(c->t, (unsigned int)(ns - c->t->ns)))
+		return SC_NS_WRITE_PROTECTED;
 	wlog_append(c->t, (unsigned int)(ns - c->t->ns), offset / c->t->cfg.lba_size,
 		    (uint32_t)(len / c->t->cfg.lba_size), NULL, get32(cmd->sqe + SQE_CDW12) & RW_FUA ? WLOG_FUA : 0);
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
-	if (zero_range(ns, offset, len) < 0)
-		return SC_WRITE_FAULT;
+	status = zero_range(c->t, (unsigned int)(ns - c->t->ns), offset, len);
+	if (status < 0)
+		return status == -EROFS ? SC_NS_WRITE_PROTECTED : SC_WRITE_FAULT;
 	return settle(c, ns, get32(cmd->sqe + SQE_CDW12) & RW_FUA);
 }
 
@@ -231,6 +240,8 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 	}
 	if (!(get32(cmd->sqe + SQE_CDW11) & DSM_DEALLOCATE))
 		return SC_SUCCESS; /* access hints only: noted by nothing yet */
+	if (ns_write_protected(c->t, (unsigned int)(ns - c->t->ns)))
+		return SC_NS_WRITE_PROTECTED;
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -240,9 +251,11 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 		/* deallocation is advisory (DLFEAT says nothing of what reads return): a failed punch is no error */
 		if (nlb)
 			wlog_append(c->t, (unsigned int)(ns - c->t->ns), slba, (uint32_t)nlb, NULL, WLOG_DISCARD);
-		if (nlb)
+		if (nlb && ns_write_begin(c->t, (unsigned int)(ns - c->t->ns)) == 0) {
 			(void)fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(slba * lba),
 					(off_t)(nlb * lba));
+			ns_write_end(c->t, (unsigned int)(ns - c->t->ns));
+		}
 	}
 	return SC_SUCCESS;
 }
@@ -253,6 +266,10 @@ static int flush(struct conn *c, uint32_t nsid)
 
 	if (nsid != 0xffffffff && !target_namespace(t, nsid))
 		return SC_INVALID_NS;
+	/* the cached writes of a namespace whose storage gained a user never reach it (power.c, destage) */
+	for (unsigned int i = 0; i < t->n_ns; i++)
+		if ((nsid == 0xffffffff || nsid == i + 1) && ns_write_protected(t, i))
+			return SC_NS_WRITE_PROTECTED;
 	/* each namespace's log has the flushes it received */
 	for (unsigned int i = 0; i < t->n_ns; i++)
 		if (nsid == 0xffffffff || nsid == i + 1)

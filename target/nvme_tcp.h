@@ -104,6 +104,7 @@ enum {
 #define SC_INVALID_NS 0x00b
 #define SC_SGL_LENGTH_INVALID 0x00f
 #define SC_SGL_TYPE_INVALID 0x011
+#define SC_NS_WRITE_PROTECTED 0x020 /* Namespace is Write Protected */
 #define SC_LBA_RANGE 0x080
 #define SC_INVALID_LOG_PAGE 0x109
 #define SC_CONNECT_INVALID_PARAM 0x182

@@ -61,7 +61,8 @@ def assert_same_refusal(e: OSError, stderr: str) -> None:
 
 
 def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
-    with lcloud.Queue(xfs_file, write=True) as q:
+    # the test reads the file itself while the queue is open: it is this program's own
+    with lcloud.Queue(xfs_file, write=True, own_file=True) as q:
         assert q.backend == "io_uring"
         # the queue's own probe, whose verdict decides, is what probe() finds for the same file
         assert q.probe().verdict == lcloud.probe(xfs_file).verdict

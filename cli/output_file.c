@@ -19,6 +19,7 @@
 
 #include "cli_facts.h"
 #include "exit_codes.h"
+#include "held_file.h"
 #include "lab_error.h"
 #include "output_file.h"
 
@@ -56,6 +57,22 @@ static uint64_t probe_device_size(const struct lcloud_probe *p)
 	return 0;
 }
 
+/*
+ * A regular file at PATH that another program has open is not replaced: the rename would leave that
+ * program writing a file nobody can reach by name, and hand it this one at its next open (a database's
+ * data file, a loop device's image). Asked at open and again just before the rename.
+ */
+static int refuse_held_name(const char *path, char *err, size_t err_size)
+{
+	char why[1500];
+	int r = held_file_check_path(path, why, sizeof(why));
+
+	if (r >= 0)
+		return 0;
+	return lab_fail(err, err_size, r, "%s; it is not replaced: a program that has it open would go on with a file "
+			"no name reaches, and find this one at its next start; --force does not override this", why);
+}
+
 static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err, size_t err_size)
 {
 	enum lcloud_target_type t;
@@ -89,6 +106,7 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 {
 	struct stat lst, st;
 	bool exists = true;
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->fd = -1;
@@ -120,6 +138,9 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 		if ((flags & OUTPUT_FILE_NO_REPLACE) || ((flags & OUTPUT_FILE_KEEP_LINKS) && S_ISLNK(lst.st_mode)))
 			return lab_fail(err, err_size, -EEXIST, "%s exists%s", path,
 					S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
+		r = refuse_held_name(path, err, err_size);
+		if (r < 0)
+			return r;
 	}
 	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
 		ret->tmp[0] = '\0';
@@ -247,6 +268,8 @@ int output_file_commit(struct output_file *of, char *err, size_t err_size)
 		else if ((errno != EPERM && errno != EOPNOTSUPP) ||
 			 renameat2(AT_FDCWD, of->tmp, AT_FDCWD, of->path, RENAME_NOREPLACE) < 0)
 			r = lab_fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
+	} else if (r == 0 && (r = refuse_held_name(of->path, err, err_size)) < 0) {
+		/* opened by a program since output_file_open() looked: the temporary goes, the name stays */
 	} else if (r == 0 && rename(of->tmp, of->path) < 0) {
 		r = lab_fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
 	}

@@ -293,7 +293,7 @@ static int take_lease(int fd)
 	return 0;
 }
 
-int held_file_check(int fd, const char *name, bool keep_lease, char *why, size_t why_size)
+int held_file_check(int fd, const char *name, bool keep_lease, const char *remedy, char *why, size_t why_size)
 {
 	char who[1024], hidden[160];
 	struct held_scan s;
@@ -317,9 +317,8 @@ int held_file_check(int fd, const char *name, bool keep_lease, char *why, size_t
 	hidden_part(&s, hidden, sizeof(hidden));
 	if (who[0]) {
 		snprintf(why, why_size, "%s is open elsewhere: %s%s. A write under a running program corrupts "
-			 "what it keeps there, and it would not know; --force does not override this: stop it first "
-			 "(a program that writes its own data file says so to the library: LCLOUD_QUEUE_OWN_FILE)",
-			 name, who, hidden);
+			 "what it keeps there, and it would not know; --force does not override this: %s",
+			 name, who, hidden, remedy);
 		return -EBUSY;
 	}
 	if (lease_err == EAGAIN || lease_err == EWOULDBLOCK) {
@@ -343,4 +342,44 @@ int held_file_check(int fd, const char *name, bool keep_lease, char *why, size_t
 		return -EACCES;
 	}
 	return HELD_FREE_NO_LEASE;
+}
+
+int held_file_check_path(const char *path, char *why, size_t why_size)
+{
+	char self[64], who[1024], hidden[160];
+	struct held_scan s;
+	struct stat st;
+	int pfd, fd, r;
+
+	/* O_PATH opens nothing (no lease breaks, no device is touched); a symlink is the link itself */
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return 0;
+	}
+	if (held_file_scan("/proc", st.st_dev, st.st_ino, getpid(), pfd, &s) == 0 && s.n_holders) {
+		close(pfd);
+		held_scan_describe(&s, who, sizeof(who));
+		hidden_part(&s, hidden, sizeof(hidden));
+		snprintf(why, why_size, "%s is open elsewhere: %s%s", path, who, hidden);
+		return -EBUSY;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	r = -errno;
+	close(pfd);
+	if (fd < 0) {
+		if (r == -EWOULDBLOCK) {
+			snprintf(why, why_size, "%s is held open by a program with a lease on it (one that writes it, "
+				 "as lcloud-target and lcloudctl torture run do)", path);
+			return -EBUSY;
+		}
+		snprintf(why, why_size, "%s: whether another program has it open cannot be told: %s", path, strerror(-r));
+		return r == -EACCES || r == -EPERM ? -EACCES : r;
+	}
+	r = held_file_check(fd, path, false, "stop it first", why, why_size);
+	close(fd);
+	return r < 0 ? r : 0;
 }

@@ -49,9 +49,20 @@ enum held_answer {
  * when it cannot be told (neither the owner nor CAP_LEASE; a file system
  * without leases and processes hidden from here), with WHY for a person.
  * FD itself (and its duplicates) is not counted as a holder; any other
- * descriptor of the file, in this process too, is.
+ * descriptor of the file, in this process too, is. REMEDY ends the
+ * sentence that names processes ("stop it first").
  */
-int held_file_check(int fd, const char *name, bool keep_lease, char *why, size_t why_size);
+int held_file_check(int fd, const char *name, bool keep_lease, const char *remedy, char *why, size_t why_size);
+
+/*
+ * The same for the regular file at PATH (a symbolic link there is not
+ * followed: the link is what a rename replaces), for a program about to
+ * replace it by rename: /proc is looked at first, so that a writer whose
+ * lease would break at an open is named and left alone; then the lease is
+ * asked through a read-only, non-blocking open and let go. 0 when no
+ * regular file is there or nobody else has it open; else as above.
+ */
+int held_file_check_path(const char *path, char *why, size_t why_size);
 
 /*
  * The processes under PROC (normally "/proc") that have the inode DEV:INO

@@ -122,7 +122,9 @@ int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char 
 				  q->n_claims > 1 ? " and other loop devices" : "");
 	}
 	if (regular && !(flags & LCLOUD_QUEUE_OWN_FILE)) {
-		r = held_file_check(q->fd, q->watch_name, true, q->error.text, sizeof(q->error.text));
+		r = held_file_check(q->fd, q->watch_name, true,
+				    "stop it first (a program that writes its own data file says so to the library: "
+				    "LCLOUD_QUEUE_OWN_FILE)", q->error.text, sizeof(q->error.text));
 		if (r < 0)
 			return r;
 		leased = r == HELD_FREE_LEASED;

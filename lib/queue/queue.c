@@ -7,6 +7,8 @@
  * rather than which backend it is. Offsets are the target's own; partitions
  * are translated here. The unhinted, aligned I/O of a ring that allows it
  * runs inline (queue_uring.h); slots are handed out and taken back here.
+ * A writing queue asks its watch before each submission (queue_watch.c):
+ * once its storage gained a user it submits nothing again.
  */
 #include <errno.h>
 #include <fcntl.h>

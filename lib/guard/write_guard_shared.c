@@ -163,6 +163,17 @@ static bool other_holder(const struct lcloud_ctx *ctx, const char *dir, const st
 	return found;
 }
 
+/* Does the queue claim DEV already (a check run again while it writes: queue_watch.c)? */
+static bool claimed_already(const struct lcloud_queue *q, dev_t dev)
+{
+	struct stat st;
+
+	for (unsigned int i = 0; i < q->n_claims; i++)
+		if (fstat(q->claims[i], &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
+			return true;
+	return false;
+}
+
 static int claim_add(struct lcloud_queue *q, int fd)
 {
 	int *c = realloc(q->claims, (q->n_claims + 1) * sizeof(*c));
@@ -207,7 +218,7 @@ static int check_sharer(struct check *c, const char *name, const char *dir, dev_
 	int fd;
 
 	/* checked again while writing (queue_watch.c): a device the queue claims already is its own */
-	if (queue_claims_device(c->q, dev))
+	if (claimed_already(c->q, dev))
 		return 0;
 	describe_base(c->target.backing[0] ? &c->target : dm, how, sizeof(how));
 	if (mp)

@@ -117,8 +117,6 @@ int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char 
 int queue_watch_check(struct lcloud_queue *q);
 void queue_watch_drained(struct lcloud_queue *q);
 void queue_watch_free(struct lcloud_queue *q);
-/* Does the queue already claim block device DEV (so that the guard's check again leaves it alone)? */
-bool queue_claims_device(const struct lcloud_queue *q, dev_t dev);
 
 /* queue_target.c: opens PATH once into q->fd (no O_DIRECT yet; O_EXCL for a block device written). */
 int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path);

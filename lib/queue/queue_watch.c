@@ -53,16 +53,6 @@ static void claim_name(const struct lcloud_ctx *ctx, const struct lcloud_queue *
 		snprintf(buf, size, "a device");
 }
 
-bool queue_claims_device(const struct lcloud_queue *q, dev_t dev)
-{
-	struct stat st;
-
-	for (unsigned int i = 0; i < q->n_claims; i++)
-		if (fstat(q->claims[i], &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
-			return true;
-	return false;
-}
-
 /* The target as the write guard names it: the path of a file, /dev/NAME of a device. */
 static char *target_name(const struct lcloud_queue *q, const char *path)
 {

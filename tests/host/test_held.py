@@ -76,6 +76,10 @@ def running(args):
 def python_queue(script, *args):
     """SCRIPT run by a Python with the binding of this tree (LCLOUD_LIBRARY names the build's library)."""
     env = dict(os.environ, PYTHONPATH=BINDING)
+    if os.environ.get("LCLOUD_TEST_SANITIZERS"):
+        # the sanitizer lane's library in a Python built without them: its runtime first, and Python leaks
+        asan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+        env.update(LD_PRELOAD=asan, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
     return subprocess.run([sys.executable, "-c", script] + list(args), capture_output=True, text=True, env=env,
                           timeout=60)
 

@@ -210,7 +210,10 @@ bad:
 	return 0;
 }
 
-/* A file target is created (*CREATED) or grown to hold the pages; a device must be large enough. */
+/*
+ * A missing file target is created (*CREATED); a device must be large enough. An existing file is not
+ * touched before the write guard has looked at it (it may be another program's): extend_target() grows it.
+ */
 static int prepare_target(const struct run_opts *o, bool *created)
 {
 	uint64_t end = o->offset + o->pages * o->page_size;
@@ -221,31 +224,20 @@ static int prepare_target(const struct run_opts *o, bool *created)
 		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(errno));
 		return exit_code_for_error(-errno);
 	}
-	if (sr < 0 || S_ISREG(st.st_mode)) {
-		*created = sr < 0;
-		fd = open(o->target, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || fstat(fd, &st) < 0) {
+	if (sr < 0) {
+		/* O_EXCL: a name that appeared meanwhile is left to the guard, not made here */
+		fd = open(o->target, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST) {
 			fprintf(stderr, "lcloudctl torture run: cannot create %s: %s\n", tty_str(o->target), strerror(errno));
-			if (fd >= 0)
-				close(fd);
 			return exit_code_for_error(-errno);
 		}
-		if (!S_ISREG(st.st_mode)) {
-			/* swapped for something else since stat(): the guard will look at that, not this */
+		*created = fd >= 0;
+		if (fd >= 0)
 			close(fd);
-			fprintf(stderr, "lcloudctl torture run: %s changed while it was being opened: nothing was done\n",
-				tty_str(o->target));
-			return EXIT_REFUSED;
-		}
-		if ((uint64_t)st.st_size < end && ftruncate(fd, (off_t)end) < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot extend %s to %" PRIu64 " bytes: %s\n", tty_str(o->target),
-				end, strerror(errno));
-			close(fd);
-			return EXIT_FAILURE_GENERIC;
-		}
-		close(fd);
 		return 0;
 	}
+	if (S_ISREG(st.st_mode))
+		return 0;
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t size = 0;
 
@@ -271,23 +263,43 @@ static int prepare_target(const struct run_opts *o, bool *created)
 	return EXIT_WRONG_KIND;
 }
 
-/* The queue's own file or device, opened anew through /proc/self/fd (no name lookup), checked to be the same. */
-static int reopen_guarded(const struct lcloud_queue *q, int flags)
+/*
+ * The buffered path's descriptor: the queue's own open file without O_DIRECT. A duplicate, not a new open:
+ * a new open of the file would break the write lease the queue holds on it (it would be a new user), and
+ * no name is looked up again. O_DIRECT is a flag of the open file both share, so the queue's own I/O would
+ * be buffered too; this path submits none (the queue only guards, watches and holds the claims).
+ */
+static int buffered_descriptor(const struct lcloud_queue *q)
 {
-	int qfd = lcloud_queue_get_fd(q), fd;
-	struct stat a, b;
-	char self[64];
+	int fd = fcntl(lcloud_queue_get_fd(q), F_DUPFD_CLOEXEC, 3), fl;
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", qfd);
-	fd = open(self, flags | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(qfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
-	    a.st_rdev != b.st_rdev) {
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0) {
+		int r = -errno;
+
 		close(fd);
-		return -ESTALE;
+		return r;
 	}
 	return fd;
+}
+
+/* A file target grows to hold the pages, through the guarded descriptor once the guard let it be written. */
+static int extend_target(const struct run_state *s)
+{
+	const struct run_opts *o = s->o;
+	uint64_t end = o->offset + o->pages * o->page_size;
+	struct stat st;
+
+	if (fstat(s->flush_fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= end)
+		return 0;
+	if (ftruncate(s->flush_fd, (off_t)end) < 0) {
+		fprintf(stderr, "lcloudctl torture run: cannot extend %s to %" PRIu64 " bytes: %s\n", tty_str(o->target), end,
+			strerror(errno));
+		return EXIT_FAILURE_GENERIC;
+	}
+	return 0;
 }
 
 static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
@@ -323,15 +335,14 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 	}
 	/*
 	 * Never the target's name again: a symlink or node swapped since the guard
-	 * looked would be written or flushed instead. The buffered path reopens the
-	 * guarded descriptor itself (without O_DIRECT), and the queue stays open
-	 * to keep its exclusive claims while the page cache writes.
+	 * looked would be written or flushed instead. The buffered path writes a
+	 * duplicate of the guarded descriptor, and the queue stays open to keep its
+	 * exclusive claims and its watch while the page cache writes.
 	 */
 	if (o->path == LCLOUD_PATH_BUFFERED) {
-		s->data_fd = reopen_guarded(s->q, O_RDWR);
+		s->data_fd = buffered_descriptor(s->q);
 		if (s->data_fd < 0) {
-			fprintf(stderr, "lcloudctl torture run: cannot reopen %s: %s\n", tty_str(o->target),
-				strerror(-s->data_fd));
+			fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(-s->data_fd));
 			return exit_code_for_error(s->data_fd);
 		}
 	}
@@ -340,6 +351,9 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), strerror(errno));
 		return exit_code_for_error(-errno);
 	}
+	r = extend_target(s);
+	if (r)
+		return r;
 	if (o->path == LCLOUD_PATH_RWF_ATOMIC || o->path == LCLOUD_PATH_PASSTHROUGH)
 		s->hint.flags = LCLOUD_IO_ATOMIC;
 	return 0;
@@ -430,6 +444,17 @@ static struct torture_record record_of(const struct run_state *s, uint8_t kind)
 					.offset = s->o->offset };
 }
 
+/*
+ * The queue stopped: its storage gained a user while the run wrote (a loop device, a mount, another
+ * program's open). The batch was not written and the record ends with the last acknowledged one.
+ */
+static int storage_gone(const struct run_state *s)
+{
+	fprintf(stderr, "lcloudctl torture run: %s; the record holds every write acknowledged before\n",
+		tty_str(lcloud_queue_get_error(s->q)));
+	return EXIT_REFUSED;
+}
+
 /* Writes the batch's N pages (batch_pages[i] from bufs[i]) and waits until all of them completed. */
 static int write_batch(struct run_state *s, uint32_t n)
 {
@@ -439,6 +464,10 @@ static int write_batch(struct run_state *s, uint32_t n)
 	int r;
 
 	if (o->path == LCLOUD_PATH_BUFFERED) {
+		/* these writes bypass the queue: its watch is asked before each batch, as a submission would */
+		r = lcloud_queue_check_storage(s->q);
+		if (r < 0)
+			return storage_gone(s);
 		for (uint32_t i = 0; i < n; i++) {
 			ssize_t w = pwrite(s->data_fd, s->bufs[i], o->page_size,
 					   (off_t)(o->offset + s->batch_pages[i] * o->page_size));
@@ -454,6 +483,8 @@ static int write_batch(struct run_state *s, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		r = lcloud_queue_prep_write(s->q, s->bufs[i], o->page_size, o->offset + s->batch_pages[i] * o->page_size,
 					    &s->hint, i);
+		if (r == -EBUSY)
+			return storage_gone(s);
 		if (r < 0) {
 			fprintf(stderr, "lcloudctl torture run: page %" PRIu64 ": %s\n", s->batch_pages[i],
 				lcloud_queue_get_error(s->q)[0] ? tty_str(lcloud_queue_get_error(s->q)) : strerror(-r));
@@ -461,6 +492,8 @@ static int write_batch(struct run_state *s, uint32_t n)
 		}
 	}
 	r = lcloud_queue_submit(s->q);
+	if (r == -EBUSY)
+		return storage_gone(s);
 	if (r < 0) {
 		fprintf(stderr, "lcloudctl torture run: submit failed: %s\n", tty_str(lcloud_queue_get_error(s->q)));
 		return EXIT_FAILURE_GENERIC;
@@ -655,8 +688,10 @@ void cmd_torture_run_usage(FILE *out)
 	      "appends each write the target acknowledged and flushed to the record FILE.\n"
 	      "Cut the power (stop the VM hard) while it runs; then 'lcloudctl torture\n"
 	      "verify' reads every page. A file TARGET is created or extended to hold the\n"
-	      "pages; a device that is in use (mounted, swap, held) is refused, and one\n"
-	      "that carries data (a file system or partition table) unless --force.\n"
+	      "pages; a file or device in use (mounted, swap, held, open in another\n"
+	      "program) is refused, and one that carries data (a file system or partition\n"
+	      "table) unless --force. A run stops when its target gains a user (another\n"
+	      "program opens the file, a loop device or mount appears over it).\n"
 	      "\n"
 	      "Options:\n"
 	      "      --page-size N     page size, 4K to 1M, a power of two (default 16K)\n"

@@ -23,6 +23,7 @@
 
 #include "cli_facts.h"
 #include "exit_codes.h"
+#include "held_file.h"
 #include "lab_error.h"
 #include "output_file.h"
 
@@ -60,6 +61,22 @@ static uint64_t probe_device_size(const struct lcloud_probe *p)
 	return 0;
 }
 
+/*
+ * A regular file at PATH that another program has open is not replaced: the rename would leave that
+ * program writing a file nobody can reach by name, and hand it this one at its next open (a database's
+ * data file, a loop device's image). Asked at open and again just before the rename.
+ */
+static int refuse_held_name(const char *path, char *err, size_t err_size)
+{
+	char why[1500];
+	int r = held_file_check_path(path, why, sizeof(why));
+
+	if (r >= 0)
+		return 0;
+	return lab_fail(err, err_size, r, "%s; it is not replaced: a program that has it open would go on with a file "
+			"no name reaches, and find this one at its next start; --force does not override this", why);
+}
+
 static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err, size_t err_size)
 {
 	enum lcloud_target_type t;
@@ -92,12 +109,17 @@ static int open_device(struct lcloud_ctx *ctx, struct output_file *of, char *err
 static int refuse_replacing_storage_in_use(struct lcloud_ctx *ctx, const char *path, char *err, size_t err_size)
 {
 	struct lcloud_ctx *own = NULL;
+	struct stat st;
 	int fd, r;
 
 	/* the name's own inode: O_PATH opens nothing, O_NOFOLLOW never looks through a link */
 	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : lab_fail(err, err_size, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd); /* a symlink at the name is replaced, what it points at kept */
+		return 0;
+	}
 	if (!ctx || lcloud_ctx_get_sysroot(ctx)[0]) {
 		/* the live system is what a rename changes, whatever the command reads */
 		r = lcloud_ctx_new(&own);
@@ -123,6 +145,7 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 {
 	struct stat lst, st;
 	bool exists = true;
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->fd = -1;
@@ -155,12 +178,11 @@ int output_file_open(struct lcloud_ctx *ctx, const char *path, mode_t mode, uint
 			return lab_fail(err, err_size, -EEXIST, "%s exists%s", path,
 					S_ISLNK(lst.st_mode) ? " (a symbolic link, never followed nor replaced)" : "");
 		/* a symlink at the name is replaced, its target kept; a regular file loses that name */
-		if (S_ISREG(lst.st_mode)) {
-			int r = refuse_replacing_storage_in_use(ctx, path, err, err_size);
-
-			if (r < 0)
-				return r;
-		}
+		if (S_ISREG(lst.st_mode) && (r = refuse_replacing_storage_in_use(ctx, path, err, err_size)) < 0)
+			return r;
+		r = refuse_held_name(path, err, err_size);
+		if (r < 0)
+			return r;
 	}
 	if (snprintf(ret->tmp, sizeof(ret->tmp), "%s.XXXXXX", path) >= (int)sizeof(ret->tmp)) {
 		ret->tmp[0] = '\0';
@@ -288,6 +310,9 @@ int output_file_commit(struct output_file *of, char *err, size_t err_size)
 		else if ((errno != EPERM && errno != EOPNOTSUPP) ||
 			 renameat2(AT_FDCWD, of->tmp, AT_FDCWD, of->path, RENAME_NOREPLACE) < 0)
 			r = lab_fail(err, err_size, -errno, "%s: %s", of->path, strerror(errno));
+	} else if (r == 0 && ((r = refuse_held_name(of->path, err, err_size)) < 0 ||
+				(r = refuse_replacing_storage_in_use(NULL, of->path, err, err_size)) < 0)) {
+		/* opened, or made storage in use, since output_file_open() looked: the temporary goes, the name stays */
 	} else if (r == 0 && rename(of->tmp, of->path) < 0) {
 		r = lab_fail(err, err_size, -errno, "cannot put %s in place: %s", of->path, strerror(errno));
 	}

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns_guard.h"
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
@@ -142,6 +143,8 @@ static int apply_write(struct conn *c, struct target_namespace *ns, struct comma
 		conn_fail(c, "the power is off");
 		return r;
 	}
+	if (r == -EROFS)
+		return SC_NS_WRITE_PROTECTED;
 	if (r < 0)
 		return wlog_status(r); /* the log had no room (nothing was written), or the medium failed */
 	count(t, true, cmd->data_len);
@@ -181,24 +184,26 @@ static int read_write(struct conn *c, struct target_namespace *ns, struct comman
 	return SC_SUCCESS;
 }
 
-static int zero_range(const struct target_namespace *ns, uint64_t offset, uint64_t len)
+/* Zeros over the range, through the namespace's write gate (ns_guard.h); -EROFS when it is write protected. */
+static int zero_range(struct target *t, unsigned int index, uint64_t offset, uint64_t len)
 {
 	static const uint8_t zeros[65536];
+	int r = ns_write_begin(t, index);
 
-	if (fallocate(ns->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len) == 0)
-		return 0;
-	while (len) {
-		size_t chunk = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
-		ssize_t n = pwrite(ns->fd, zeros, chunk, (off_t)offset);
+	if (r < 0)
+		return r;
+	if (fallocate(t->ns[index].fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len) == 0)
+		r = ns_settle(t, index);
+	else
+		while (len && r == 0) {
+			uint64_t chunk = len < sizeof(zeros) ? len : sizeof(zeros);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EIO;
-		offset += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
+			r = ns_pwrite(t, index, zeros, chunk, offset);
+			offset += chunk;
+			len -= chunk;
+		}
+	ns_write_end(t, index);
+	return r;
 }
 
 static int write_zeroes(struct conn *c, struct target_namespace *ns, struct command *cmd)
@@ -210,6 +215,9 @@ static int write_zeroes(struct conn *c, struct target_namespace *ns, struct comm
 
 	if (status)
 		return status;
+	/* its storage gained a user after the start (ns_watch.c): reads go on, changes are refused */
+	if (ns_write_protected(c->t, (unsigned int)(ns - c->t->ns)))
+		return SC_NS_WRITE_PROTECTED;
 	/* one sector however long the range: the range reads as zeros, which is what replay makes of it */
 	e = (struct wlog_entry){offset / c->t->cfg.lba_size, (uint32_t)(len / c->t->cfg.lba_size),
 				WLOG_DISCARD | (fua ? WLOG_FUA : 0), NULL};
@@ -218,8 +226,9 @@ static int write_zeroes(struct conn *c, struct target_namespace *ns, struct comm
 		return wlog_status(status);
 	if (c->t->cfg.vwc && cache_flush(c->t) < 0)
 		return SC_WRITE_FAULT;
-	if (zero_range(ns, offset, len) < 0)
-		return SC_WRITE_FAULT;
+	status = zero_range(c->t, (unsigned int)(ns - c->t->ns), offset, len);
+	if (status < 0)
+		return status == -EROFS ? SC_NS_WRITE_PROTECTED : SC_WRITE_FAULT;
 	return settle(c, ns, fua);
 }
 
@@ -243,6 +252,8 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 	}
 	if (!(get32(cmd->sqe + SQE_CDW11) & DSM_DEALLOCATE))
 		return SC_SUCCESS; /* access hints only: noted by nothing yet */
+	if (ns_write_protected(c->t, (unsigned int)(ns - c->t->ns)))
+		return SC_NS_WRITE_PROTECTED;
 	r = wlog_append(c->t, (unsigned int)(ns - c->t->ns), ranges, n);
 	if (r < 0)
 		return wlog_status(r);
@@ -252,9 +263,12 @@ static int dataset_management(struct conn *c, struct target_namespace *ns, struc
 		off_t at = (off_t)(ranges[i].slba * lba), len = (off_t)((uint64_t)ranges[i].nlb * lba);
 
 		/* zeros from now on, as DLFEAT says: a hole where the file system has them, written zeros elsewhere */
-		if (fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, len) < 0 &&
-		    zero_range(ns, (uint64_t)at, (uint64_t)len) < 0)
-			return SC_WRITE_FAULT;
+		if (ns_write_begin(c->t, (unsigned int)(ns - c->t->ns)) < 0)
+			return SC_NS_WRITE_PROTECTED;
+		r = fallocate(ns->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, len);
+		ns_write_end(c->t, (unsigned int)(ns - c->t->ns));
+		if (r < 0 && (r = zero_range(c->t, (unsigned int)(ns - c->t->ns), (uint64_t)at, (uint64_t)len)) < 0)
+			return r == -EROFS ? SC_NS_WRITE_PROTECTED : SC_WRITE_FAULT;
 	}
 	return SC_SUCCESS;
 }
@@ -268,6 +282,10 @@ static int flush(struct conn *c, uint32_t nsid)
 	if (nsid != 0xffffffff && !target_namespace(t, nsid))
 		return SC_INVALID_NS;
 	mask = nsid == 0xffffffff ? (uint32_t)((1ull << t->n_ns) - 1) : 1u << (nsid - 1);
+	/* the cached writes of a namespace whose storage gained a user never reach it (power.c, destage) */
+	for (unsigned int i = 0; i < t->n_ns; i++)
+		if ((mask & 1u << i) && ns_write_protected(t, i))
+			return SC_NS_WRITE_PROTECTED;
 	/* each namespace's log has the flushes it received, logged first: a Flush the log lacks never completes */
 	r = wlog_flush(t, mask);
 	if (r < 0)

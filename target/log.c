@@ -11,7 +11,7 @@
 
 void tlog(const struct target *t, const char *fmt, ...)
 {
-	char line[512], stamp[32];
+	char line[1024], stamp[32]; /* room for a refusal of the write guard and its path */
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;

@@ -4,12 +4,13 @@
  * namespaces are files, with the geometry and atomic-write promise given on
  * the command line. Each backing file is opened through liblcloud's write
  * guard, so a namespace can never be storage that holds a mounted file
- * system, an active swap area or a device another program holds; the target
- * then does its I/O through that guarded descriptor, reopened. It listens on
- * loopback unless --listen names another address, and then only with a
- * DH-HMAC-CHAP secret, which every host must prove it has; on loopback
- * without one only root (the kernel's host) and the target's own user may
- * connect (server.c).
+ * system, an active swap area, or a file or device another program holds;
+ * the target then does its I/O through that guarded descriptor, duplicated,
+ * and keeps the guard's watch on it while it runs (ns_watch.c): a namespace
+ * whose storage gains a user is write protected. It listens on loopback
+ * unless --listen names another address, and then only with a DH-HMAC-CHAP
+ * secret, which every host must prove it has; on loopback without one only
+ * root (the kernel's host) and the target's own user may connect (server.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@
 #include <openssl/crypto.h>
 
 #include "lcloud/lcloud.h"
+#include "ns_watch.h"
 #include "nvme_lcloud_ext.h"
 #include "power.h"
 #include "server.h"
@@ -249,10 +251,9 @@ static int open_namespace(struct target *t, struct lcloud_ctx *ctx, const char *
 {
 	struct target_namespace *ns = &t->ns[t->n_ns];
 	struct lcloud_queue *q;
-	char self[64];
 	struct stat st;
 	uint64_t size;
-	int r, fd;
+	int r, fd, fl;
 
 	/* the guard decides: a file a mounted loop device uses, a swap file, a mounted disk are refused */
 	r = lcloud_queue_open(ctx, path, 1, LCLOUD_BACKEND_SYNC, LCLOUD_QUEUE_WRITE, &q);
@@ -261,12 +262,17 @@ static int open_namespace(struct target *t, struct lcloud_ctx *ctx, const char *
 			*lcloud_ctx_get_error(ctx) ? lcloud_ctx_get_error(ctx) : strerror(-r));
 		return r;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", lcloud_queue_get_fd(q));
-	/* buffered, and durable at each write when there is no volatile cache to flush */
-	fd = open(self, O_RDWR | O_CLOEXEC | (t->cfg.vwc ? 0 : O_DSYNC));
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	/*
+	 * Buffered I/O through a duplicate of the guarded descriptor, without O_DIRECT (a flag of the open file
+	 * both share; the queue itself does no I/O here): a new open would break the write lease the queue holds
+	 * on a file, as any other opener does. Durable at each write without a volatile cache: RWF_DSYNC
+	 * (ns_guard.c), since O_DSYNC cannot be set on an open file.
+	 */
+	fd = fcntl(lcloud_queue_get_fd(q), F_DUPFD_CLOEXEC, 3);
+	fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0 || fstat(fd, &st) < 0) {
 		r = -errno;
-		fprintf(stderr, "lcloud-target: %s: reopening the guarded descriptor: %s\n", path, strerror(errno));
+		fprintf(stderr, "lcloud-target: %s: duplicating the guarded descriptor: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		lcloud_queue_free(q);
@@ -284,6 +290,8 @@ static int open_namespace(struct target *t, struct lcloud_ctx *ctx, const char *
 	ns->queue = q;
 	snprintf(ns->path, sizeof(ns->path), "%s", path);
 	ns->fd = fd;
+	pthread_mutex_init(&ns->write_lock, NULL);
+	ns->write_protected = false;
 	ns->blocks = size / t->cfg.lba_size;
 	t->n_ns++;
 	make_nguid(ns, t->n_ns, &st);
@@ -296,8 +304,13 @@ static int open_namespace(struct target *t, struct lcloud_ctx *ctx, const char *
 static void release_all(struct target *t, struct lcloud_ctx *ctx)
 {
 	for (unsigned int i = 0; i < t->n_ns; i++) {
+		/* the watch's thread may be looking: it finds the namespace write protected, and its queue unused */
+		pthread_mutex_lock(&t->ns[i].write_lock);
+		t->ns[i].write_protected = true;
 		close(t->ns[i].fd);
 		lcloud_queue_free(t->ns[i].queue);
+		t->ns[i].queue = NULL;
+		pthread_mutex_unlock(&t->ns[i].write_lock);
 	}
 	t->n_ns = 0;
 	wlog_close(t);
@@ -659,6 +672,11 @@ int main(int argc, char **argv)
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	r = ns_watch_start(&t);
+	if (r < 0) {
+		fprintf(stderr, "lcloud-target: no thread to watch the namespaces' storage: %s\n", strerror(-r));
+		goto fail;
+	}
 	fd = server_listen(&t, host, port, name, sizeof(name));
 	if (fd < 0) {
 		fprintf(stderr, "lcloud-target: --listen %s:%s: %s\n", host, port, name);

@@ -108,6 +108,7 @@ enum {
 #define SC_SGL_LENGTH_INVALID 0x00f
 #define SC_SGL_TYPE_INVALID 0x011
 #define SC_COMMAND_SEQUENCE 0x00c
+#define SC_NS_WRITE_PROTECTED 0x020 /* Namespace is Write Protected */
 #define SC_LBA_RANGE 0x080
 #define SC_CAPACITY_EXCEEDED 0x081
 #define SC_INVALID_LOG_PAGE 0x109

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ns_guard.h"
 #include "nvme_tcp.h"
 #include "power.h"
 #include "target.h"
@@ -40,27 +41,17 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static int write_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (uint64_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
+/* A cached write to the medium; dropped when its namespace is write protected (its storage has a new user). */
 static int destage(struct target *t, const struct pending_write *w)
 {
 	uint32_t lba = t->cfg.lba_size;
+	int r;
 
-	return write_all(t->ns[w->ns].fd, w->data, (uint64_t)w->nlb * lba, w->slba * lba);
+	if (ns_write_begin(t, w->ns) < 0)
+		return 0; /* a Flush of that namespace fails: ns_refuses() */
+	r = ns_pwrite(t, w->ns, w->data, (uint64_t)w->nlb * lba, w->slba * lba);
+	ns_write_end(t, w->ns);
+	return r;
 }
 
 /* Takes the oldest cached write off the list and writes it to the medium. Under cache_lock. */
@@ -273,19 +264,33 @@ int power_apply_write(struct target *t, struct command *cmd, bool to_cache, uint
 		free(w);
 		return -ESHUTDOWN;
 	}
+	/* a namespace whose storage gained a user takes no write, cached or not */
+	if (ns_write_begin(t, cmd->ns_index) < 0) {
+		inflight_unlink(t, cmd);
+		pthread_mutex_unlock(&t->cache_lock);
+		free(w ? w->data : NULL);
+		free(w);
+		return -EROFS;
+	}
+	if (to_cache)
+		ns_write_end(t, cmd->ns_index); /* the cache's write-back passes the gate itself */
 	/* logged as it is applied: the log's order is the medium's; a write the log cannot hold is not applied */
 	r = wlog_append(t, cmd->ns_index, &(struct wlog_entry){cmd->slba, cmd->nlb, wlog_flags, cmd->data}, 1);
 	if (r < 0) {
+		if (!to_cache)
+			ns_write_end(t, cmd->ns_index);
 		inflight_unlink(t, cmd); /* it fails now: no later cut may land it */
 		pthread_mutex_unlock(&t->cache_lock);
 		free(w ? w->data : NULL);
 		free(w);
 		return r;
 	}
-	if (to_cache)
+	if (to_cache) {
 		r = cache_insert(t, w);
-	else
-		r = write_all(t->ns[cmd->ns_index].fd, cmd->data, (uint64_t)cmd->nlb * lba, cmd->slba * lba);
+	} else {
+		r = ns_pwrite(t, cmd->ns_index, cmd->data, (uint64_t)cmd->nlb * lba, cmd->slba * lba);
+		ns_write_end(t, cmd->ns_index);
+	}
 	inflight_unlink(t, cmd);
 	pthread_mutex_unlock(&t->cache_lock);
 	return r;
@@ -336,8 +341,10 @@ static enum outcome decide(struct target *t, uint64_t r, unsigned int ns, uint64
 		choice = LOST; /* whole needs data that never arrived */
 	else
 		choice = r % 2 ? TORN : LOST;
+	if (choice != LOST && ns_write_begin(t, ns) < 0)
+		return LOST; /* its storage has a new user: nothing reaches it */
 	if (choice == WHOLE) {
-		write_all(t->ns[ns].fd, data, (uint64_t)nlb * lba, slba * lba);
+		ns_pwrite(t, ns, data, (uint64_t)nlb * lba, slba * lba);
 	} else if (choice == TORN) {
 		/* each block on its own: at least one written and one not, so the tear is real */
 		uint64_t bits = mix(r);
@@ -353,11 +360,13 @@ static enum outcome decide(struct target *t, uint64_t r, unsigned int ns, uint64
 		for (uint32_t b = 0; b < arrived; b++) {
 			if (b != keep && (b == drop || !(mix(bits + b) & 1)))
 				continue;
-			write_all(t->ns[ns].fd, data + (uint64_t)b * lba, lba, (slba + b) * lba);
+			ns_pwrite(t, ns, data + (uint64_t)b * lba, lba, (slba + b) * lba);
 			if (used < blocks_len - 12)
 				used += (size_t)snprintf(blocks + used, blocks_len - used, "%s%u", used ? "," : "", b);
 		}
 	}
+	if (choice != LOST)
+		ns_write_end(t, ns);
 	return choice;
 }
 

@@ -40,9 +40,11 @@
 struct lcloud_queue;
 
 struct target_namespace {
-	struct lcloud_queue *queue; /* held for the target's life: it keeps the block device's claim */
+	struct lcloud_queue *queue; /* held for the target's life: its claims, and the watch on its storage */
 	char path[4096];
-	int fd;             /* the guarded descriptor, reopened for buffered I/O */
+	int fd;             /* the guarded descriptor, duplicated, for buffered I/O */
+	pthread_mutex_t write_lock; /* held across each write to the medium (ns_guard.c) */
+	bool write_protected; /* its storage gained a user: writes refused from then on; under write_lock */
 	uint64_t blocks;    /* NSZE: the file's size in logical blocks */
 	uint8_t nguid[16];
 };
@@ -129,6 +131,8 @@ struct target {
 	uint64_t trace_seq, started_us;
 	int report_fd;        /* --power-report's file, made at start (power_report.c); -1 none */
 	uint64_t buffered;    /* bytes of command data all connections hold (atomic; conn.c) */
+	/* is namespace NS's storage still the target's own? 0, or < 0 to write protect it (ns_watch.c); NULL: yes */
+	int (*storage_check)(struct target *t, unsigned int ns);
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */

@@ -294,8 +294,13 @@ enum lcloud_backend {
 /* Flags for lcloud_queue_open(). */
 enum lcloud_queue_flags {
 	LCLOUD_QUEUE_WRITE = 1u << 0, /* open for writing (reads only without it) */
-	/* write to a device that is mounted or carries a file system or partition table */
+	/* write to a device that carries a file system or partition table (never to storage in use) */
 	LCLOUD_QUEUE_FORCE = 1u << 1,
+	/*
+	 * the regular file is the caller's own (a storage engine's data file): other processes may have it
+	 * open (since 0.5.0; a loop device, a mount or swap over it is still refused)
+	 */
+	LCLOUD_QUEUE_OWN_FILE = 1u << 2,
 };
 
 /* What an I/O is for; the queue maps it onto what the target offers. */
@@ -357,10 +362,22 @@ const char *lcloud_queue_get_error(const struct lcloud_queue *queue);
  * The file or block device the queue guarded and claimed (borrowed: valid
  * until lcloud_queue_free(); do not close it), or -EBADF for NULL: for
  * passthrough and generic nodes, the namespace's block device. For
- * fdatasync() and for reopening the same file or device through
- * /proc/self/fd, never by its name again.
+ * fdatasync() and for duplicating (F_DUPFD_CLOEXEC), never opening it by
+ * its name again: a new open of a watched regular file is a new user, and
+ * stops the queue.
  */
 int lcloud_queue_get_fd(const struct lcloud_queue *queue);
+/*
+ * Whether the queue's storage is still its own (since 0.5.0): 0 while it is
+ * (and for a queue opened for reading), -EBUSY once another program opened
+ * the file or a device or mount over the same storage appeared and the
+ * queue stopped (lcloud_queue_get_error() says why), -EINVAL for NULL.
+ * Every submission asks this itself; a program that writes the queue's
+ * descriptor on its own calls it before each such write, with none of
+ * those writes in progress, and when idle, so that a stopped queue lets go
+ * of its lease and claims.
+ */
+int lcloud_queue_check_storage(struct lcloud_queue *queue);
 /*
  * Whether a write through QUEUE can land in the file or block device open
  * at FD, by any path (the same file; a loop device over it, over another

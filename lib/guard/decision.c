@@ -25,22 +25,27 @@ int guard_fail(struct guard_decision *d, int err, enum guard_refusal kind, const
 	return err;
 }
 
-int guard_claim_add(struct guard_decision *d, int fd, dev_t dev)
+int guard_claim_add(struct guard_decision *d, int fd, dev_t dev, bool may_share)
 {
 	int *fds = realloc(d->claims.fds, (d->claims.n + 1) * sizeof(*fds));
-	dev_t *devs;
+	dev_t *devs = NULL;
+	bool *may = NULL;
 
 	if (fds)
 		d->claims.fds = fds;
 	devs = fds ? realloc(d->claims.devs, (d->claims.n + 1) * sizeof(*devs)) : NULL;
-	if (!devs) {
+	if (devs)
+		d->claims.devs = devs;
+	may = devs ? realloc(d->claims.may_share, (d->claims.n + 1) * sizeof(*may)) : NULL;
+	if (!may) {
 		close(fd);
 		return guard_fail(d, -ENOMEM, GUARD_UNKNOWN, "out of memory while claiming the devices that share "
 				  "the target's storage");
 	}
-	d->claims.devs = devs;
+	d->claims.may_share = may;
 	d->claims.fds[d->claims.n] = fd;
-	d->claims.devs[d->claims.n++] = dev;
+	d->claims.devs[d->claims.n] = dev;
+	d->claims.may_share[d->claims.n++] = may_share;
 	return 0;
 }
 
@@ -60,6 +65,7 @@ void guard_decision_release(struct guard_decision *d)
 		close(d->claims.fds[i]);
 	free(d->claims.fds);
 	free(d->claims.devs);
+	free(d->claims.may_share);
 	d->claims = (struct guard_claims){ 0 };
 	d->error = 0;
 	d->refusal = GUARD_ALLOWED;

@@ -52,6 +52,7 @@ enum guard_refusal {
 struct guard_claims {
 	int *fds;
 	dev_t *devs;
+	bool *may_share; /* claimed because whether it shares the storage could not be told, not because it does */
 	unsigned int n;
 };
 

@@ -25,7 +25,7 @@ __attribute__((format(printf, 4, 5)))
 int guard_fail(struct guard_decision *d, int err, enum guard_refusal kind, const char *fmt, ...);
 
 /* Keeps FD (an O_EXCL claim on DEV) in D; -ENOMEM closes it. */
-int guard_claim_add(struct guard_decision *d, int fd, dev_t dev);
+int guard_claim_add(struct guard_decision *d, int fd, dev_t dev, bool may_share);
 /* Does D already hold a claim on DEV (an earlier decision's, or this one's)? */
 bool guard_claims_hold(const struct guard_decision *d, dev_t dev);
 

@@ -491,7 +491,7 @@ static bool disk_is_ours(const struct check *c, dev_t disk)
 }
 
 /* Keeps an O_EXCL claim (or lets it go at once with GUARD_NO_CLAIMS). */
-static int keep_claim(struct check *c, int fd, dev_t dev, bool disk)
+static int keep_claim(struct check *c, int fd, dev_t dev, bool disk, bool may_share)
 {
 	if (disk && c->n_covered < sizeof(c->covered) / sizeof(c->covered[0]))
 		c->covered[c->n_covered++] = dev;
@@ -499,7 +499,7 @@ static int keep_claim(struct check *c, int fd, dev_t dev, bool disk)
 		close(fd);
 		return 0;
 	}
-	return guard_claim_add(c->d, fd, dev);
+	return guard_claim_add(c->d, fd, dev, may_share);
 }
 
 /* What holds the device in DIR, for a person ("mounted at /m in the mount namespace of process 12", ...). */
@@ -558,7 +558,7 @@ static int check_disk_with_partitions(struct check *c, const struct sharer *s, c
 	int fd = storage_open_dev(c->ctx, s->dev, O_RDONLY | O_EXCL);
 
 	if (fd >= 0)
-		return keep_claim(c, fd, s->dev, true); /* nothing claims it or a partition: now nothing else can */
+		return keep_claim(c, fd, s->dev, true, false); /* nothing claims it or a partition: now nothing else can */
 	if (fd != -EBUSY)
 		return fd == -ENXIO || fd == -ENODEV || fd == -ENOMEDIUM ? 0
 		       : guard_fail(c->d, fd == -EACCES || fd == -EPERM ? -EACCES : fd, GUARD_UNKNOWN,
@@ -609,7 +609,7 @@ static int check_sharer(struct check *c, const struct sharer *s)
 	/* reached with live devices only (no claims under a sysroot): tests/host/test_guard_aliases.py */
 	fd = storage_open_dev(c->ctx, s->dev, O_RDONLY | O_EXCL);
 	if (fd >= 0)
-		return keep_claim(c, fd, s->dev, false);
+		return keep_claim(c, fd, s->dev, false, false);
 	if (fd == -ENXIO || fd == -ENOMEDIUM || fd == -ENODEV)
 		return 0; /* gone or empty: nothing there to corrupt */
 	if (fd == -EBUSY) {
@@ -651,7 +651,7 @@ static int check_unresolved(struct check *c, const struct sharer *s)
 		return 0;
 	fd = storage_open_dev(c->ctx, s->dev, O_RDONLY | O_EXCL);
 	if (fd >= 0)
-		return keep_claim(c, fd, s->dev, s->partitions);
+		return keep_claim(c, fd, s->dev, s->partitions, true);
 	if (fd == -ENXIO || fd == -ENOMEDIUM || fd == -ENODEV)
 		return 0;
 	if (fd == -EBUSY) {

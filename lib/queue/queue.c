@@ -7,6 +7,8 @@
  * rather than which backend it is. Offsets are the target's own; partitions
  * are translated here. The unhinted, aligned I/O of a ring that allows it
  * runs inline (queue_uring.h); slots are handed out and taken back here.
+ * A writing queue asks its watch before each submission (queue_watch.c):
+ * once its storage gained a user it submits nothing again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,19 +156,6 @@ static int open_backend(struct lcloud_queue *q)
 	return 0;
 }
 
-int queue_guard(struct lcloud_ctx *ctx, struct lcloud_queue *q, uint32_t how)
-{
-	int r;
-
-	if (!q->guard && !(q->guard = calloc(1, sizeof(*q->guard))))
-		return queue_fail(q, -ENOMEM, "out of memory for the write guard's decision");
-	/* the descriptor that names the storage: a generic node's claimed block device, else the target */
-	r = guard_decide(ctx, q->hold_fd >= 0 ? q->hold_fd : q->fd, q->probe, how, q->guard);
-	if (r < 0)
-		return queue_fail(q, r, "%s", q->guard->reason);
-	return 0;
-}
-
 LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, uint32_t depth,
 				    enum lcloud_backend backend, uint32_t flags, struct lcloud_queue **ret_queue)
 {
@@ -177,7 +166,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	int span, r;
 
 	if (!ctx || !path || !ret_queue || !depth || depth > QUEUE_DEPTH_MAX || backend > LCLOUD_BACKEND_SYNC ||
-	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE)))
+	    (flags & ~(uint32_t)(LCLOUD_QUEUE_WRITE | LCLOUD_QUEUE_FORCE | LCLOUD_QUEUE_OWN_FILE)))
 		return -EINVAL;
 	ctx->error[0] = '\0';
 	if (ctx_has_sysroot(ctx)) {
@@ -192,6 +181,7 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 		return -ENOMEM;
 	q->fd = -1;
 	q->hold_fd = -1;
+	q->watch = (struct storage_watch)STORAGE_WATCH_INIT;
 	q->depth = depth;
 	q->file_lifetime = -1;
 	q->writable = flags & LCLOUD_QUEUE_WRITE;
@@ -212,6 +202,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 	}
 	if (q->writable) {
 		r = queue_guard(ctx, q, flags & LCLOUD_QUEUE_FORCE ? GUARD_FORCE : 0);
+		if (r < 0)
+			goto fail;
+		r = queue_watch_open(ctx, q, path, flags);
 		if (r < 0)
 			goto fail;
 	}
@@ -300,6 +293,7 @@ LCLOUD_EXPORT void lcloud_queue_free(struct lcloud_queue *q)
 		if (q->backend_state != &q->inline_ring)
 			free(q->backend_state);
 	}
+	queue_watch_free(q); /* the lease goes before the descriptor that holds it */
 	if (q->fd >= 0)
 		close(q->fd);
 	if (q->hold_fd >= 0)
@@ -400,6 +394,8 @@ static int prep(struct lcloud_queue *q, bool write, void *buf, uint64_t len, uin
 	if (!q || !buf)
 		return -EINVAL;
 	q->error.text[0] = '\0';
+	if (q->stopped)
+		return queue_watch_check(q);
 	if (!h)
 		h = &none;
 	r = validate(q, write, buf, len, offset, h);
@@ -490,6 +486,9 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 	if (!q)
 		return -EINVAL;
 	if (!q->ring) {
+		/* the watch first: a stopped queue submits nothing (queue_watch.c) */
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
 		r = q->backend->submit(q->backend_state, &q->slots_back, &q->error);
 		take_slots_back(q);
 		if (r < 0)
@@ -504,7 +503,11 @@ static __attribute__((noinline, cold)) int submit_slow(struct lcloud_queue *q, i
 LCLOUD_EXPORT int lcloud_queue_submit(struct lcloud_queue *q)
 {
 	if (__builtin_expect(q && q->ring, 1)) {
-		int r = io_uring_submit(&q->inline_ring.ring);
+		int r;
+
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
+		r = io_uring_submit(&q->inline_ring.ring);
 
 		if (__builtin_expect(r >= 0, 1)) {
 			q->inflight += (uint32_t)r;
@@ -526,6 +529,8 @@ static __attribute__((noinline, cold)) int reap_slow(struct lcloud_queue *q, str
 	take_slots_back(q);
 	if (r > 0)
 		q->inflight -= (uint32_t)r < q->inflight ? (uint32_t)r : q->inflight;
+	if (q->stopped)
+		queue_watch_drained(q);
 	return r;
 }
 
@@ -536,6 +541,8 @@ static inline int reap_ring(struct lcloud_queue *q, struct lcloud_completion *ou
 
 	if (__builtin_expect(r > 0, 1))
 		q->inflight -= (uint32_t)r;
+	if (__builtin_expect(q->stopped, 0))
+		queue_watch_drained(q); /* the last write of a stopped queue is done: its new user may proceed */
 	return r;
 }
 
@@ -553,7 +560,11 @@ LCLOUD_EXPORT int lcloud_queue_submit_and_reap(struct lcloud_queue *q, struct lc
 		return -EINVAL;
 	if (__builtin_expect(q->ring != NULL, 1)) {
 		/* one io_uring_enter() submits and waits until the ring holds MIN (counted from its head) */
-		int r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
+		int r;
+
+		if (q->watching && (r = queue_watch_check(q)) < 0)
+			return r;
+		r = io_uring_submit_and_wait(&q->inline_ring.ring, min);
 
 		if (__builtin_expect(r < 0, 0))
 			return queue_fail(q, r, "io_uring submit failed: %s", strerror(-r));

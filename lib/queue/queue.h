@@ -17,6 +17,7 @@
 #include "queue_backend.h"
 #include "queue_error.h"
 #include "queue_uring.h"
+#include "watch.h"
 
 /* Linux's MAX_RW_COUNT (INT_MAX & PAGE_MASK): a longer read or write ends short. */
 #define QUEUE_IO_MAX 0x7ffff000ULL
@@ -60,11 +61,17 @@ struct lcloud_queue {
 	struct uring_state *ring; /* &inline_ring when the backend has QUEUE_CAP_INLINE_RING, else NULL */
 	struct uring_state inline_ring; /* that backend's state, at a fixed offset for the fast path */
 	bool fast_write, fast_read;
+	bool watching; /* a writing queue: its watch is looked at before each submission (queue_watch.c) */
+	bool stopped;  /* its storage gained a user: nothing more is submitted */
 	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
 	int file_lifetime; /* last F_SET_RW_HINT applied */
 	const struct lcloud_verdict *atomic_verdict;
 	struct queue_error error;
+	struct storage_watch watch;   /* the lease, or the devices and mounts (watch.h) */
+	struct lcloud_ctx *watch_ctx; /* the guard's checks after open need a context of their own */
+	char *watch_name;             /* the target as the guard names it */
+	char *stop_reason;            /* why the queue stopped, kept apart from the last call's error */
 };
 
 /* Sets the queue's error and returns ERR (queue_error.c: nothing in the queue family calls back into queue.c). */
@@ -94,6 +101,19 @@ void hint_map(const struct lcloud_queue *q, const struct lcloud_hint *h, bool wr
  * queue (GUARD_USE_ONLY) the claims taken before stay the queue's own.
  */
 int queue_guard(struct lcloud_ctx *ctx, struct lcloud_queue *q, uint32_t how);
+
+/*
+ * queue_watch.c: after the write guard, refuses a regular file that a loop
+ * device maps or (without LCLOUD_QUEUE_OWN_FILE) that another program has
+ * open, and starts the watch. queue_watch_check() looks at it before a
+ * submission: 0, or -EBUSY once the queue stopped (the reason in
+ * q->error). queue_watch_drained() lets go of the lease and claims of a
+ * stopped queue with nothing in flight.
+ */
+int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path, uint32_t flags);
+int queue_watch_check(struct lcloud_queue *q);
+void queue_watch_drained(struct lcloud_queue *q);
+void queue_watch_free(struct lcloud_queue *q);
 
 /* queue_target.c: opens PATH once into q->fd (no O_DIRECT yet; O_EXCL for a block device written). */
 int queue_open_target(const struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path);

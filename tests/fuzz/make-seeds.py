@@ -125,6 +125,17 @@ def seeds_overlay_options():
                  if b' - overlay ' in l]
         if lines:
             yield b'\n'.join(lines) + b'\n'
+def seeds_proc_lines():
+    yield b'\0pos:\t0\nflags:\t0100002\nmnt_id:\t26\nino:\t10960972\n'
+    yield b'\0pos:\t0\nflags:\t02\nmnt_id:\t16\nino:\t1057\ntfd:        5 events:       19 data: 5\n'
+    yield (b'\1' + b'55d0c000-55d0d000 r--p 00000000 fd:01 1310731 /usr/sbin/mariadbd\n'
+           b'7f1c2a000000-7f1c2a021000 rw-s 00004000 fd:01 10960972   /var/lib/mysql/ib_logfile0\n'
+           b'7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n')
+    if os.path.isfile('/proc/self/maps'):
+        yield b'\1' + read('/proc/self/maps')
+    yield (b'\2' + b'change@/devices/virtual/block/loop7\0ACTION=change\0DEVPATH=/devices/virtual/block/loop7\0'
+           b'SUBSYSTEM=block\0DISK_MEDIA_CHANGE=1\0MAJOR=7\0MINOR=448\0DEVNAME=loop7\0DEVTYPE=disk\0SEQNUM=5120\0')
+    yield b'\2' + b'add@/devices/virtual/net/veth0\0ACTION=add\0SUBSYSTEM=net\0INTERFACE=veth0\0'
 
 
 def seeds_dm_table():
@@ -341,6 +352,7 @@ HARNESSES = {
     'fuzz_scsi_pages': seeds_scsi_pages,
     'fuzz_mountinfo': seeds_mountinfo,
     'fuzz_overlay_options': seeds_overlay_options,
+    'fuzz_proc_lines': seeds_proc_lines,
     'fuzz_dm_table': seeds_dm_table,
     'fuzz_sysroot': seeds_sysroot,
     'fuzz_writelog': seeds_writelog,

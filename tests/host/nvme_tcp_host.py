@@ -237,15 +237,22 @@ def dhchap_response(secret, hashid, challenge, seq, tid, role, first, second):
     return hmac.new(key, msg, HASHES[hashid]).digest()
 
 
+def pattern(size=1 << 20):
+    """What target() writes into a namespace's file before the target starts."""
+    return bytes(range(256)) * (size // 256)
+
+
 @contextlib.contextmanager
 def target(*args, size=1 << 20, listen="127.0.0.1:0", folder=None, preexec_fn=None, user=None):
-    """lcloud-target on an ephemeral loopback port over a SIZE-byte file of a known pattern, in FOLDER (a
-    scratch folder by default), run as USER (setpriv) when given."""
+    """lcloud-target on an ephemeral loopback port over a SIZE-byte file of a known pattern (pattern()), in
+    FOLDER (a scratch folder by default), run as USER (setpriv) when given. While it runs, opening the file
+    is a new user of its storage: the target write-protects the namespace (test_held.py), so a test reads
+    the file only after its last write, and knows what was there before."""
     with contextlib.ExitStack() as stack:
         d = folder or stack.enter_context(scratch_dir())
         path = os.path.join(d, "ns1")
         with open(path, "wb") as f:
-            f.write(bytes(range(256)) * (size // 256))
+            f.write(pattern(size))
         log = open(os.path.join(d, "log"), "w+")
         cmd = [TARGET, "--listen", listen, "--nqn", NQN, "--ns", path] + list(args)
         if user:

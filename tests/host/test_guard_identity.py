@@ -390,11 +390,15 @@ def test_loop_chain_deeper_than_followed():
     with scratch_dir() as d, contextlib.ExitStack() as stack:
         img = os.path.join(d, "img")
         make_image(img, 32 << 20)
-        dev = img
+        chain = [img]
         for _ in range(18):
-            dev = stack.enter_context(loop_over(dev))
-        # nobody uses the chain: the write goes through, and the chain is claimed meanwhile
+            chain.append(stack.enter_context(loop_over(chain[-1])))
+        # the image itself is a loop device's backing file, which that loop keeps open: refused, used or not
         p = write(img, "--force")
+        assert p.returncode == 7 and "backing file of %s" % chain[1] in p.stderr, (p.returncode, p.stderr)
+        # nobody uses the chain: a write to its first loop device goes through, and the rest of the chain,
+        # deeper than the guard follows, is claimed meanwhile
+        p = write(chain[1], "--force")
         assert p.returncode == 0, p.stderr
 
 
@@ -436,8 +440,11 @@ def test_mounted_loop_without_node_over_a_deleted_file_kept_by_a_link():
                     with node_removed(dev):
                         assert "(deleted)" in open("/sys/block/%s/loop/backing_file" % os.path.basename(dev)).read()
                         assert_refused(keep, "/dev/" + os.path.basename(dev), keep)
+                # unmounted, the loop still keeps the file open: its backing file is not written
                 p = write_when_free(keep, "--force")
-                assert p.returncode == 0, p.stderr
+                assert p.returncode == 7 and "backing file of " + dev in p.stderr, (p.returncode, p.stderr)
+            p = write_when_free(keep, "--force")
+            assert p.returncode == 0, p.stderr
 
 
 @contextlib.contextmanager

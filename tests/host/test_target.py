@@ -15,7 +15,7 @@ import subprocess
 import time
 
 from hostlib import main, scratch_dir, need_root, loop_device, run
-from nvme_tcp_host import TARGET, NQN, Closed, Host, target, log_text, admin, io_queue, identify, dhchap_secret
+from nvme_tcp_host import TARGET, NQN, Closed, Host, target, pattern, log_text, admin, io_queue, identify, dhchap_secret
 
 
 def u16(b, off):
@@ -138,21 +138,14 @@ def test_read_write_paths():
             st, _, _, back = q.command(0x02, nsid=1, cdw=(8, 0, 31), read=128 * 1024)
             assert st == 0 and back == big
             assert q.command(0x00, nsid=1)[0] == 0
-            with open(path, "rb") as f:
-                f.seek(3 * 4096)
-                assert f.read(4096) == small
-                f.seek(8 * 4096)
-                assert f.read(128 * 1024) == big
         q = io_queue(port, cntlid, qid=3)
         assert q.command(0x08, nsid=1, cdw=(100, 0, 1))[0] == 0           # Write Zeroes, 2 blocks
-        with open(path, "rb") as f:
-            f.seek(100 * 4096)
-            assert f.read(8192) == bytes(8192)
         rng = struct.pack("<IIQ", 0, 1, 200)
         assert q.command(0x09, nsid=1, cdw=(0, 1 << 2), write=rng)[0] == 0  # DSM deallocate
         assert q.command(0x00, nsid=0xFFFFFFFF)[0] == 0
-        # refusals with a status, and nothing written
-        before = hashlib.sha256(open(path, "rb").read()).digest()
+        # refusals with a status, and nothing written: the whole namespace read through the target before
+        # and after, and the file itself once the last write is done
+        before = namespace_digest(q, 256)
         assert q.command(0x01, nsid=1, cdw=(255, 0, 1), write=bytes(8192))[0] & 0x7FF == 0x080  # past the end
         assert q.command(0x01, nsid=2, cdw=(0, 0, 0), write=bytes(4096))[0] & 0x7FF == 0x00B
         assert q.command(0x01, nsid=1, cdw=(0, 0, 1), write=bytes(4096))[0] & 0x7FF == 0x00F    # length != NLB
@@ -161,10 +154,26 @@ def test_read_write_paths():
         q.capsule(q.sqe(0x01, 1, (0, 0, 63), 0x5A, 256 * 1024))  # over MDTS: refused before any R2T
         assert q.response()[0] & 0x7FF == 0x00F
         assert q.command(0x99, nsid=1)[0] & 0x7FF == 0x001
-        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        assert namespace_digest(q, 256) == before
+        with open(path, "rb") as f:
+            data = f.read()
+        assert data[3 * 4096:4 * 4096] == small and data[8 * 4096:40 * 4096] == big
+        assert data[100 * 4096:102 * 4096] == bytes(8192)
+        assert hashlib.sha256(data).digest() == before
         # an I/O queue of a controller that does not exist
         st, dw0, _, _ = Host(port).connect(qid=1, cntlid=0x7777, sqsize=127)
         assert st & 0x7FF == 0x182 and dw0 == (1 << 16 | 16), (hex(st), hex(dw0))
+
+
+def namespace_digest(q, blocks, nsid=1):
+    """sha256 of the first BLOCKS 4 KiB blocks of the namespace, read through the target in 128 KiB reads."""
+    h = hashlib.sha256()
+    for slba in range(0, blocks, 32):
+        n = min(32, blocks - slba)
+        st, _, _, data = q.command(0x02, nsid=nsid, cdw=(slba, 0, n - 1), read=n * 4096)
+        assert st == 0, hex(st)
+        h.update(data)
+    return h.digest()
 
 
 def hdr(t, flags, hlen, pdo, plen):
@@ -198,7 +207,7 @@ def malformed_cases(h):
 
 def test_malformed_pdus_close_and_write_nothing():
     with target("--volatile-write-cache", "on") as (port, path, p, log):
-        before = hashlib.sha256(open(path, "rb").read()).digest()
+        before = hashlib.sha256(pattern()).digest()
         a, cntlid = admin(port)
         assert a.command(0x09, cdw=(0x07, 1 | 1 << 16))[0] == 0
         names = [n for n, _ in malformed_cases(Host(port))]
@@ -316,7 +325,7 @@ def cut_once(seed, liar=False):
         with target("--volatile-write-cache", "on", "--nawupf", "16K", "--nawun", "16K", "--nabspf", "32K",
                     "--nabsn", "32K", "--cut-after", "10", "--seed", str(seed), "--power-report", report,
                     *extra) as (port, path, p, log):
-            old = open(path, "rb").read()
+            old = pattern()
             power_session(port, cached, durable)
             assert p.wait(10) == 0, log_text(log)
             new = open(path, "rb").read()
@@ -567,9 +576,6 @@ def test_fdp_writes_are_placed_and_counted():
         assert ruamw == [FDP_RU_BLOCKS - 1, FDP_RU_BLOCKS - 4, FDP_RU_BLOCKS, FDP_RU_BLOCKS - 1], ruamw
         # a placement identifier past the handles: written, placed on handle 0, and an event says so
         assert q.command(0x01, nsid=1, cdw=(48, 0, 0 | 2 << 20, 9 << 16), write=data[:4096])[0] == 0
-        with open(path, "rb") as f:
-            f.seek(48 * 4096)
-            assert f.read(4096) == data[:4096]
         st, events = get_log(a, 0x23, 4096, lsi=1, lsp=1)                 # LSP bit 0: host events
         assert st == 0 and struct.unpack_from("<I", events, 0)[0] == 1, events[:8].hex()
         assert get_log(a, 0x23, 4096, lsi=1, lsp=0)[1] == bytes(4096)     # controller events: none
@@ -584,9 +590,12 @@ def test_fdp_writes_are_placed_and_counted():
         st, stats = get_log(a, 0x22, 64, lsi=1)
         assert int.from_bytes(stats[0:16], "little") == 28672
         # directive types it does not offer (Streams): refused, and nothing is written
-        before = hashlib.sha256(open(path, "rb").read()).digest()
         assert q.command(0x01, nsid=1, cdw=(60, 0, 0 | 1 << 20, 1 << 16), write=data[:4096])[0] & 0x7FF == 0x002
-        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        with open(path, "rb") as f:  # the last write done: the file may be opened
+            f.seek(48 * 4096)
+            assert f.read(4096) == data[:4096]
+            f.seek(60 * 4096)
+            assert f.read(4096) == pattern()[60 * 4096:61 * 4096]
 
 
 def test_fdp_off_refuses_placement():
@@ -603,12 +612,13 @@ def test_fdp_off_refuses_placement():
         for lid in (0x20, 0x21, 0x22, 0x23):
             assert get_log(h, lid, 64, lsi=1)[0] == 0x109, hex(lid)
         q = io_queue(port, cntlid)
-        before = hashlib.sha256(open(path, "rb").read()).digest()
         st = q.command(0x01, nsid=1, cdw=(5, 0, 0 | 2 << 20, 0), write=b"\x55" * 4096)[0]
         assert st & 0x7FF == 0x002, hex(st)
-        assert hashlib.sha256(open(path, "rb").read()).digest() == before
+        assert namespace_digest(q, 256) == hashlib.sha256(pattern()).digest()
         assert ruh_status(q, 144)[0] == 0x001
         assert q.command(0x01, nsid=1, cdw=(5, 0, 0), write=b"\x55" * 4096)[0] == 0  # the same write, undirected
+        with open(path, "rb") as f:
+            assert f.read() == pattern()[:5 * 4096] + b"\x55" * 4096 + pattern()[6 * 4096:]
 
 
 def blocks_state(old, new, data, slba, nlb):
@@ -633,7 +643,7 @@ def inflight_cut(seed, slba, nlb, extra=()):
         with target("--nawupf", "16K", "--nawun", "16K", "--nabspf", "32K", "--nabsn", "32K", "--cut-after", "2",
                     "--seed", str(seed), "--max-r2t-bytes", "8K", "--power-report", report,
                     *extra) as (port, path, p, log):
-            old = open(path, "rb").read()
+            old = pattern()
             a, cntlid = admin(port)
             q = io_queue(port, cntlid)
             assert q.command(0x01, nsid=1, cdw=(200, 0, 0), write=b"\x11" * 4096)[0] == 0
@@ -696,7 +706,7 @@ def test_sigusr1_while_a_writes_data_arrives():
     with scratch_dir() as d:
         report = os.path.join(d, "report")
         with target("--max-r2t-bytes", "8K", "--power-report", report, "--seed", "3") as (port, path, p, log):
-            old = open(path, "rb").read()
+            old = pattern()
             a, cntlid = admin(port)
             q = io_queue(port, cntlid)
             data = os.urandom(32768)
@@ -785,9 +795,6 @@ def test_several_r2ts_per_write():
         r2ts, st = write_by_r2ts(q, 16, data)
         assert st == 0 and [(o, l) for o, l, _ in r2ts] == [(i * 32768, 32768) for i in range(4)], r2ts
         assert len(set(t for _, _, t in r2ts)) == 4, r2ts  # each R2T its own tag
-        with open(path, "rb") as f:
-            f.seek(16 * 4096)
-            assert f.read(len(data)) == data
         # MAXR2T 3: all four R2Ts come before any data is sent
         h = Host(port, maxr2t=3)
         st, _, _, _ = h.connect(qid=2, cntlid=cntlid, sqsize=127)
@@ -799,6 +806,11 @@ def test_several_r2ts_per_write():
             for x in range(o, o + l, h.maxdata):
                 h.h2c_data(ttag, x, data[x:min(x + h.maxdata, o + l)], x + h.maxdata >= o + l)
         assert h.response()[0] == 0
+        with open(path, "rb") as f:  # the last write done: the file may be opened
+            f.seek(16 * 4096)
+            assert f.read(len(data)) == data
+            f.seek(48 * 4096)
+            assert f.read(len(data)) == data
         before = hashlib.sha256(open(path, "rb").read()).digest()
         for case in ("offset", "ttag", "last"):
             q = io_queue(port, cntlid, qid=3)

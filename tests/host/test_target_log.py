@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 
 from hostlib import main, scratch_dir, need_root, run
-from nvme_tcp_host import TARGET, target, log_text, admin, io_queue, identify
+from nvme_tcp_host import TARGET, target, pattern, log_text, admin, io_queue, identify
 
 LCLOUDCTL = os.environ.get("LCLOUDCTL", "lcloudctl")
 
@@ -94,9 +94,9 @@ def test_a_full_log_file_system_fails_what_it_cannot_log():
             ss, entries = read_log(wlog)
             assert [(e[0], e[1], e[2], e[3]) for e in entries] == [(s, 1, 0, data) for s, data in done], \
                 (len(entries), len(done))
-            with open(path, "rb") as f:
-                f.seek(refused_slba * 4096)
-                assert f.read(4096) == (bytes(range(256)) * 16), "a write the log lacks reached the namespace"
+            # read through the target: opening the file now would be a new user of it (write protected)
+            st, _, _, back = q.command(0x02, nsid=1, cdw=(refused_slba, 0, 0), read=4096)
+            assert st == 0 and back == pattern()[:4096], "a write the log lacks reached the namespace"
             text = log_text(log)
             assert "No space left on device" in text and "Capacity Exceeded" in text, text
             assert text.count("write log %s" % wlog) == 1, text  # said once, not per refused write
@@ -139,8 +139,8 @@ def test_write_zeroes_of_the_whole_namespace():
     with scratch_dir() as d:
         wlog, base = os.path.join(d, "ns1.log"), os.path.join(d, "base")
         with target("--write-log", wlog, "--volatile-write-cache", "on", size=size) as (port, path, p, log):
-            with open(path, "rb") as f, open(base, "wb") as out:
-                out.write(f.read())
+            with open(base, "wb") as out:  # what target() put there (its file is not opened while it runs)
+                out.write(pattern(size))
             a, cntlid = admin(port)
             st, ns = identify(a, 0, nsid=1)
             assert st == 0 and ns[33] & 0x7 == 0x1, ns[33]  # DLFEAT: deallocated blocks read as zeros

@@ -104,11 +104,13 @@ class Server:
         self.env = dict(os.environ, LD_LIBRARY_PATH=libdir) if libdir else None
         self.proc = None
         self.log_offset = 0
+        # PLUGIN_DIR None: a server without the plugin (a database some other test needs running)
+        plugin = "plugin-dir = %s\nplugin-load-add = lcloud.so\n" % plugin_dir if plugin_dir else ""
         with open(self.host(self.cnf), "w") as f:
             f.write("[mariadbd]\nuser = %s\ndatadir = %s\nsocket = %s\nport = %d\nbind-address = 127.0.0.1\n"
-                    "pid-file = %s/mysqld.pid\nlog-error = %s\nplugin-dir = %s\nplugin-load-add = lcloud.so\n"
+                    "pid-file = %s/mysqld.pid\nlog-error = %s\n%s"
                     "innodb_buffer_pool_size = 16M\ninnodb_log_file_size = 8M\n"
-                    % (MD_USER, datadir, self.socket, self.port, self.dir, self.log, plugin_dir))
+                    % (MD_USER, datadir, self.socket, self.port, self.dir, self.log, plugin))
 
     def host(self, path):
         return (self.root or "") + path

@@ -73,10 +73,8 @@ for s in a b; do
     dev=$(cat /out/dev-$s)
     dd if=/dev/urandom of=/tmp/pattern-$s bs=4096 count=40 2>/dev/null
     dd if=/tmp/pattern-$s of=/dev/$dev bs=4096 seek=100 oflag=direct conv=fsync 2>/dev/null; echo "dd-$s $?" >> /out/writes
-    dd if=/srv/$s.img bs=4096 skip=100 count=40 2>/dev/null | cmp - /tmp/pattern-$s; echo "cmp-$s $?" >> /out/writes
 done
 head -c 16384 /dev/zero | tr '\0' Z > /tmp/atomic-pattern  # direct_write's byte, 0x5a
-dd if=/srv/a.img bs=4096 skip=16 count=4 2>/dev/null | cmp - /tmp/atomic-pattern; echo "cmp-atomic $?" >> /out/writes
 # FDP on b: nvme-cli's view (raw pages), then write stream 3 (placement handle 2) and 5 (past the 4 streams)
 b=$(cat /out/dev-b); bc=/dev/${b%n*}
 nvme fdp configs $bc -e 1 -b > /out/fdp-configs.bin; echo "configs $?" >> /out/fdp
@@ -90,6 +88,11 @@ nvme fdp status /dev/$b -b > /out/fdp-status1.bin; echo "status1 $?" >> /out/fdp
 nvme fdp events $bc -e 1 -E -b > /out/fdp-events.bin; echo "events $?" >> /out/fdp
 nvme fdp configs $bc -e 1 -o json > /out/fdp-configs.json 2>&1
 nvme fdp status /dev/$b -o json > /out/fdp-status.json 2>&1
+# the backing files once every write is done: an open of one while the target runs write-protects it
+for s in a b; do
+    dd if=/srv/$s.img bs=4096 skip=100 count=40 2>/dev/null | cmp - /tmp/pattern-$s; echo "cmp-$s $?" >> /out/writes
+done
+dd if=/srv/a.img bs=4096 skip=16 count=4 2>/dev/null | cmp - /tmp/atomic-pattern; echo "cmp-atomic $?" >> /out/writes
 dd if=/srv/b.img bs=512 skip=4096 count=16 2>/dev/null | cmp -n 8192 - /tmp/atomic-pattern; echo "cmp-stream $?" >> /out/fdp
 # DH-HMAC-CHAP: c wants every host to prove the secret nvme-cli made for it, and proves itself with its own
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:''' + HOSTID + r'''

@@ -17,7 +17,8 @@ context manager).
     [('filesystem', 'xfs'), ('partition', 'nvme0n1p1'), ('disk', 'nvme0n1')]
     >>> lcloud.check("/var/lib/mysql", 16384).answer
     'untorn'
-    >>> with lcloud.Queue("/var/lib/mysql/ibdata1", write=True) as q:
+    >>> # only in the storage engine that owns the file: another program must not write it
+    >>> with lcloud.Queue("/var/lib/mysql/ibdata1", write=True, own_file=True) as q:
     ...     q.write(page, 0, lcloud.Hint(write_class="data", atomic=True))
     16384
 

@@ -122,6 +122,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "lcloud_backend_to_string": (_cp, [_int]),
     "lcloud_queue_get_error": (_cp, [_vp]),
     "lcloud_queue_get_probe": (_vp, [_vp]),
+    "lcloud_queue_check_storage": (_int, [_vp]),
     "lcloud_queue_prep_write": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
     "lcloud_queue_prep_read": (_int, [_vp, _vp, _u64, _u64, _vp, _u64]),
     "lcloud_queue_submit": (_int, [_vp]),
@@ -140,6 +141,7 @@ BACKENDS = {"auto": 0, "passthrough": 1, "io_uring": 2, "sync": 3}
 # enum lcloud_queue_flags
 QUEUE_WRITE = 1 << 0
 QUEUE_FORCE = 1 << 1
+QUEUE_OWN_FILE = 1 << 2
 
 # enum lcloud_write_class, lcloud_read_kind, lcloud_lifetime: names as lcloudctl's options spell them
 WRITE_CLASSES = {"none": 0, "data": 1, "metadata": 2, "journal": 3, "background": 4}

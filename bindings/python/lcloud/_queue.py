@@ -187,14 +187,18 @@ class _Pending:
 class Queue:
     """A file or device opened for hinted, aligned direct I/O (lcloud_queue_open(3)).
 
-    Queue(path, depth=1, backend="auto", write=False, force=False), or the
-    same through Queue.open(...). PATH is a regular file, a block device or
-    partition, or an NVMe generic node /dev/ngXnY. DEPTH is how many I/Os may
-    be in flight (1 to 4096). BACKEND is "auto", "passthrough", "io_uring" or
-    "sync". WRITE opens for writing; a block device is then claimed with O_EXCL
-    and refused while mounted or in use, and while it carries a file system
-    or partition table unless FORCE. Failures raise OSError with the library's
-    own explanation as strerror.
+    Queue(path, depth=1, backend="auto", write=False, force=False,
+    own_file=False), or the same through Queue.open(...). PATH is a regular
+    file, a block device or partition, or an NVMe generic node /dev/ngXnY.
+    DEPTH is how many I/Os may be in flight (1 to 4096). BACKEND is "auto",
+    "passthrough", "io_uring" or "sync". WRITE opens for writing; a block
+    device is then claimed with O_EXCL and refused while mounted or in use,
+    and while it carries a file system or partition table unless FORCE. A
+    regular file that another program has open is refused unless OWN_FILE
+    says it is this program's own (a storage engine's data file, which its
+    own processes share: LCLOUD_QUEUE_OWN_FILE); without it, anyone who
+    opens the file later stops the queue (check_storage()). Failures raise
+    OSError with the library's own explanation as strerror.
 
     Use it as a context manager, or call close(). Buffers are copied into and
     out of page-aligned memory the queue owns (see the module's notes), so
@@ -202,7 +206,7 @@ class Queue:
     """
 
     def __init__(self, path: StrPath, depth: int = 1, backend: str = "auto", *, write: bool = False,
-                 force: bool = False) -> None:
+                 force: bool = False, own_file: bool = False) -> None:
         self._q: Optional[ctypes.c_void_p] = None
         self._pending: Dict[int, _Pending] = {}
         self._tokens = itertools.count(1)
@@ -213,7 +217,8 @@ class Queue:
         self.path: str = os.fsdecode(os.fspath(path))
         self.depth: int = depth
         data = _cbytes(path, "path")
-        flags = (_ffi.QUEUE_WRITE if write else 0) | (_ffi.QUEUE_FORCE if force else 0)
+        flags = ((_ffi.QUEUE_WRITE if write else 0) | (_ffi.QUEUE_FORCE if force else 0)
+                 | (_ffi.QUEUE_OWN_FILE if own_file else 0))
         lib = _ffi.lib()
         ctx = ctypes.c_void_p()
         r = lib.lcloud_ctx_new(ctypes.byref(ctx))
@@ -230,9 +235,9 @@ class Queue:
 
     @classmethod
     def open(cls, path: StrPath, depth: int = 1, backend: str = "auto", *, write: bool = False,
-             force: bool = False) -> "Queue":
-        """The same as Queue(path, depth, backend, write=..., force=...)."""
-        return cls(path, depth, backend, write=write, force=force)
+             force: bool = False, own_file: bool = False) -> "Queue":
+        """The same as Queue(path, depth, backend, write=..., force=..., own_file=...)."""
+        return cls(path, depth, backend, write=write, force=force, own_file=own_file)
 
     def __enter__(self) -> "Queue":
         return self
@@ -295,6 +300,14 @@ class Queue:
     def last_error(self) -> str:
         """Why the last call on this queue failed, for a person; "" when it did not."""
         return str(_ffi.text(_ffi.lib().lcloud_queue_get_error(self._handle())) or "")
+
+    def check_storage(self) -> None:
+        """Raises OSError(EBUSY) with the reason once the queue's storage gained another user and the
+        queue stopped (lcloud_queue_check_storage(3)); returns None while it is the queue's own. Every
+        submission asks this itself; call it while idle, so that a stopped queue lets the new user go on."""
+        r = _ffi.lib().lcloud_queue_check_storage(self._handle())
+        if r < 0:
+            self._raise(r)
 
     def _raise(self, r: int, status: int = 0) -> None:
         if status:

@@ -60,8 +60,37 @@ def assert_same_refusal(e: OSError, stderr: str) -> None:
     assert e.strerror and line.endswith(e.strerror), (line, e.strerror)
 
 
-def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
+def test_a_new_opener_stops_the_queue(xfs_file: str) -> None:
+    """Another process opens the file while a queue writes it: its open waits for the queue, the queue stops
+    (check_storage and every write raise EBUSY with the reason), and the opener proceeds."""
     with lcloud.Queue(xfs_file, write=True) as q:
+        assert q.write(b"\x44" * 4096, 0) == 4096
+        q.check_storage()  # nobody else yet
+        opener = subprocess.Popen([sys.executable, "-c", "import sys; open(sys.argv[1], 'rb').close()", xfs_file])
+        try:
+            for _ in range(500):
+                try:
+                    q.check_storage()
+                except OSError as e:
+                    assert e.errno == errno.EBUSY and "another program opened it" in e.strerror, e
+                    break
+                assert opener.poll() is None, "the opener did not wait for the queue's lease"
+                __import__("time").sleep(0.01)
+            else:
+                raise AssertionError("the queue never saw the opener")
+            assert opener.wait(10) == 0  # let go once nothing was in flight
+            with pytest.raises(OSError) as e:
+                q.write(b"\x45" * 4096, 0)
+            assert e.value.errno == errno.EBUSY and "gained a user" in (e.value.strerror or "")
+        finally:
+            if opener.poll() is None:
+                opener.kill()
+    assert pread(xfs_file, 4096, 0) == b"\x44" * 4096
+
+
+def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
+    # the test reads the file itself while the queue is open: it is this program's own
+    with lcloud.Queue(xfs_file, write=True, own_file=True) as q:
         assert q.backend == "io_uring"
         # the queue's own probe, whose verdict decides, is what probe() finds for the same file
         assert q.probe().verdict == lcloud.probe(xfs_file).verdict

@@ -57,8 +57,8 @@ static int not_followed(const struct lcloud_probe *p, const struct lcloud_layer 
 	int r;
 
 	if (why || (f && f->state != LCLOUD_FACT_PRESENT)) {
-		r = unknown(v, "ioctl:LOOP_GET_STATUS64", "%s does direct I/O to its backing file, but what it is bound "
-			    "to could not be read (%s), so the file its writes reach is unknown; run as root", l->name,
+		r = unknown(v, "ioctl:LOOP_GET_STATUS64", "%s: what it is bound to could not be read (%s), so the file "
+			    "its direct writes reach is unknown; run as root", l->name,
 			    why ? why : f->reason ? f->reason : "not read");
 		return r < 0 ? r : PD_LOOP_UNKNOWN;
 	}
@@ -69,8 +69,8 @@ static int not_followed(const struct lcloud_probe *p, const struct lcloud_layer 
 			   l->name, dev);
 		return r < 0 ? r : PD_LOOP_NONE;
 	}
-	r = unknown(v, "loop:backing_file", "%s does direct I/O to its backing file, but that file could not be "
-		    "probed as the one it is bound to (%s)", l->name,
+	r = unknown(v, "loop:backing_file", "%s: the backing file it does direct I/O to could not be probed as the "
+		    "one it is bound to (%s)", l->name,
 		    has_note(p, NOTE_LOOP_BACKING_NOT_FOLLOWED) ? "the loop-backing-not-followed note of 'lcloudctl "
 								 "probe' says why" : "it was not followed");
 	return r < 0 ? r : PD_LOOP_UNKNOWN;

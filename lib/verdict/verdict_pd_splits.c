@@ -120,6 +120,11 @@ static int dm_target_splits(const struct lcloud_probe *p, const struct lcloud_la
 		uint64_t cap = UINT64_MAX, param = 0;
 
 		if (seg->stripes) {
+			r = reason(v, "dm:table", "%s: dm-striped sends a write inside one %" PRIu64 "-byte chunk whole to "
+				   "one of its %u members, at that member's offset plus whole chunks (Linux 7.3, "
+				   "dm-stripe.c: stripe_map)", l->name, seg->chunk * 512, seg->stripes);
+			if (r < 0)
+				return r;
 			cap = pow2_dividing(seg->chunk * 512);
 			st->natural = true;
 			if (cap < st->limit) {
@@ -134,6 +139,11 @@ static int dm_target_splits(const struct lcloud_probe *p, const struct lcloud_la
 		}
 		if (!seg->crypt)
 			continue;
+		r = reason(v, "dm:table", "%s: dm-crypt encrypts a write into one write of the same size at its offset "
+			   "on %u:%u, in %" PRIu64 "-byte sectors (Linux 7.3, dm-crypt.c: one clone per write, "
+			   "crypt_alloc_buffer)", l->name, seg->major, seg->minor, seg->crypt_sector);
+		if (r < 0)
+			return r;
 		if (layer_get_bytes(l, FACT_DM_CRYPT_MAX_WRITE_SIZE, &param) <= 0) {
 			const struct lcloud_fact *f = layer_fact(l, FACT_DM_CRYPT_MAX_WRITE_SIZE);
 

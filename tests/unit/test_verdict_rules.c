@@ -1420,6 +1420,14 @@ static void plain_direct_loop_follows_its_backing_file(void **state)
 	assert_true(sb_reason_has(p, PD, "allocates in 4096-byte units"));
 	lcloud_probe_free(p);
 
+	/* a backing file whose own sizes have a merge gap (its namespace merges, max_sectors_kb 16): so has the loop */
+	p = loop_over(backing_file("xfs", 16 * KIB, 16), true, KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	lcloud_probe_free(p);
+
 	/* the loop 4 KiB into its file: a 16 KiB write lands 4 KiB off the file's blocks */
 	p = loop_over(backing_file("xfs", 16 * KIB, 0), true, KERNEL_7_3);
 	sb_set_u64(p, 0, FACT_LOOP_OFFSET, 4 * KIB);

@@ -2,8 +2,9 @@
 /*
  * The device stack, walked down from the device a path lives on: a partition
  * leads to its disk, dm and md devices to the devices in their slaves/ folder.
- * A loop device ends the walk: its backing file is reported, not followed,
- * because the file's own stack is a different question (probe the file).
+ * A loop device ends the walk: its backing file's stack is another probe's
+ * (probe.c follows it, as a target of its own, where the loop writes to it
+ * with direct I/O), so no layer here belongs to it.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -68,6 +68,14 @@ CAP16 = "echo 16 > /sys/block/{0}/queue/max_sectors_kb; echo 0 > /sys/block/{0}/
 MERGES_ON = "echo 0 > /sys/block/{0}/queue/nomerges"
 
 
+def striped_on_two(chunk_sectors, name):
+    """Setup shell: namespaces N0 and N1 merging up to 16 KiB, dm-striped over both with chunks of
+    CHUNK_SECTORS, as /dev/mapper/NAME."""
+    return (CAP16.format("${N0##*/}n1") + "; " + CAP16.format("${N1##*/}n1") + "; "
+            'echo "0 32768 striped 2 %d ${N0}n1 0 ${N1}n1 0" | dmsetup create --noudevsync %s '
+            '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes %s' % (chunk_sectors, name, name))
+
+
 def loop_on_xfs(direct_io):
     """Setup shell: XFS on namespace N0 (merges on), an 8 MiB file on it, a loop device over the file
     with direct I/O "on" or "off" in $LOOPDEV, and what the kernel says it does in loop-dio."""
@@ -217,16 +225,12 @@ BOOTS = {
             dict(name="dm-striped-16k", what="dm-striped, 16 KiB chunks, over two NAWUPF-16K, 32 KiB-boundary "
                  "namespaces with merges on and max_sectors_kb 16", kind="raw",
                  nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K] * 2,
-                 setup=CAP16.format("${N0##*/}n1") + "; " + CAP16.format("${N1##*/}n1") + "; "
-                       'echo "0 32768 striped 2 32 ${N0}n1 0 ${N1}n1 0" | dmsetup create --noudevsync mxst16 '
-                       '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes mxst16',
+                 setup=striped_on_two(32, "mxst16"),
                  target="/dev/mapper/mxst16", model="${N0}n1", logs=["N0", "N1"], paths=["plain_direct"]),
             dict(name="dm-striped-8k", what="dm-striped, 8 KiB chunks, over the same namespaces: a 16 KiB page "
                  "reaches two members (negative control)", kind="raw", control=True, ci=False,
                  nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K] * 2,
-                 setup=CAP16.format("${N0##*/}n1") + "; " + CAP16.format("${N1##*/}n1") + "; "
-                       'echo "0 32768 striped 2 16 ${N0}n1 0 ${N1}n1 0" | dmsetup create --noudevsync mxst8 '
-                       '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes mxst8',
+                 setup=striped_on_two(16, "mxst8"),
                  target="/dev/mapper/mxst8", model="${N0}n1", logs=["N0", "N1"], paths=["plain_direct"]),
             # the null cipher keeps the torture stamps readable in the namespace's log: dm-crypt's write
             # path (one clone per write, split above max_write_size) is the same for every cipher

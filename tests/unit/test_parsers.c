@@ -386,6 +386,7 @@ static void test_dm_params(void **state)
 		{ "linear", "259:0 2048 extra", 0, false, false, 0 },
 		{ "striped", "2 32 259:0 0 259:1 2048", 2, false, false, 0 },
 		{ "striped", "2 32 259:0 0", 0, false, false, 0 },              /* fewer members than it says */
+		{ "striped", "2 32 259:0 0 259:1 0 259:2 0", 0, false, false, 0 }, /* more */
 		{ "striped", "2 0 259:0 0 259:1 0", 0, false, false, 0 },       /* a chunk of 0 */
 		{ "striped", "1 4294967296 259:0 0", 0, false, false, 0 },      /* a chunk no unsigned int holds */
 		{ "striped", "17 8 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 "

@@ -253,6 +253,10 @@ BOOTS = {
                  setup=loop_on_xfs("off"),
                  target="$LOOPDEV", model="${N0}n1", logs=["N0"], paths=["plain_direct"], ci=False,
                  teardown="/usr/sbin/losetup -d $LOOPDEV; sync"),
+            dict(name="pd-maxio-8k-8k", what="Google PD scsi-hd, 8 KiB maximum transfer (max_sectors_kb 8), merges "
+                 "on, 8 KiB pages: each is max_sectors_kb itself, inside one physical block", kind="raw", page=8192,
+                 ci=False, scsi=[PD + ",size=16M,max_io_size=8192" + LOG512], target="$S0", logs=["S0"],
+                 paths=["plain_direct"]),
             dict(name="pd-whole-8k", what="Google PD scsi-hd, whole disk, merges on, 8 KiB pages: two share a "
                  "physical block with a neighbour's part in a merged command across one (negative control)",
                  kind="raw", page=8192, control=True, ci=False, scsi=[PD + ",size=16M" + LOG512], target="$S0",

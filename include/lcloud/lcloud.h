@@ -127,8 +127,9 @@ int lcloud_layer_get_parent(const struct lcloud_layer *layer);
 /*
  * A loop device with direct I/O: the probe of its backing file or device,
  * followed as a target of its own (the verdict's plain_direct rests on it);
- * NULL for any other layer, or where it could not be followed (a
- * loop-backing-not-followed note says why). Owned by the outer probe. (0.5)
+ * NULL for any other layer, on kernels before Linux 7.3, or where it could
+ * not be followed (a loop-backing-not-followed note says why). Owned by
+ * the outer probe. (0.5)
  */
 const struct lcloud_probe *lcloud_layer_get_backing_probe(const struct lcloud_layer *layer);
 unsigned int lcloud_layer_get_fact_count(const struct lcloud_layer *layer);

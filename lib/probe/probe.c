@@ -273,7 +273,12 @@ static int follow_loops(const struct lcloud_ctx *ctx, struct lcloud_probe *p, ui
 		bool dio = false;
 		int fd, r;
 
+		const char *release = NULL;
+
 		if (p->layers[i].kind != LCLOUD_LAYER_LOOP || layer_get_bool(&p->layers[i], FACT_LOOP_DIO, &dio) <= 0 || !dio)
+			continue;
+		/* an older kernel's loop device is not followed (the verdict says why): its file needs no probe */
+		if (layer_get_string(&p->layers[i], FACT_KERNEL_RELEASE, &release) > 0 && kernel_release_followed(release) == 0)
 			continue;
 		(void)layer_get_string(&p->layers[i], FACT_LOOP_BACKING_FILE, &path);
 		if (depth >= BACKING_DEPTH_MAX) {

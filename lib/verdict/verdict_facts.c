@@ -121,7 +121,7 @@ const char *fs_type(const struct lcloud_layer *fs)
 int followed_kernel(const struct lcloud_layer *l, const char **ret_release)
 {
 	const char *release = NULL;
-	unsigned int major, minor;
+	int k;
 
 	if (layer_get_string(l, FACT_KERNEL_RELEASE, &release) <= 0 || !release) {
 		const struct lcloud_fact *f = layer_fact(l, FACT_KERNEL_RELEASE);
@@ -130,9 +130,8 @@ int followed_kernel(const struct lcloud_layer *l, const char **ret_release)
 		return -ENODATA;
 	}
 	*ret_release = release;
-	if (sscanf(release, "%u.%u", &major, &minor) != 2)
-		return -ENODATA;
-	return major > FOLLOWED_KERNEL_MAJOR || (major == FOLLOWED_KERNEL_MAJOR && minor >= FOLLOWED_KERNEL_MINOR);
+	k = kernel_release_followed(release);
+	return k < 0 ? -ENODATA : k;
 }
 
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l)

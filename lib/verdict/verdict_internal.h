@@ -58,9 +58,6 @@ const char *fs_type(const struct lcloud_layer *fs);
 	"data=journal or a data-journalled file, inline data, or encryption without inline crypto)"
 
 
-/* The oldest kernel whose code the rules for dm-striped, dm-crypt and loop devices were checked against. */
-#define FOLLOWED_KERNEL_MAJOR 7
-#define FOLLOWED_KERNEL_MINOR 3
 /*
  * Does layer L's kernel_release say the kernel runs the code those rules were
  * checked against (FOLLOWED_KERNEL_*, or later)? 1 yes, 0 an older one, -ENODATA

@@ -262,6 +262,9 @@ static int build_model(const struct replay_opts *o, uint32_t log_sector, struct 
 		m->m.atomic_bytes = m->m.lba;
 		snprintf(m->src_atomic, sizeof(m->src_atomic), "default: one logical block");
 	}
+	/* a unit or boundary given here is a model of its own: no provider's whole blocks in it */
+	if (o->have_atomic || o->have_boundary)
+		m->m.whole_block = 0;
 	if (o->have_boundary) {
 		m->m.boundary = o->boundary;
 		m->m.boundary_offset = 0;

@@ -53,6 +53,9 @@ static json_object *layer_to_json(const struct lcloud_probe *p, unsigned int ind
 	json_object_object_add(obj, "facts", facts);
 	json_object_object_add(obj, "sources", sources);
 	json_object_object_add(obj, "unavailable", unavailable);
+	/* a loop device's backing file, probed as a target of its own */
+	if (lcloud_layer_get_backing_probe(l))
+		json_object_object_add(obj, "backing_file", probe_to_json(lcloud_layer_get_backing_probe(l)));
 	return obj;
 }
 
@@ -80,6 +83,14 @@ static json_object *verdict_to_json(const struct lcloud_probe *p)
 				       json_object_new_uint64(lcloud_verdict_get_hardware_max_bytes(v)));
 		json_object_object_add(jv, "boundary_bytes", json_object_new_uint64(lcloud_verdict_get_boundary(v)));
 		json_object_object_add(jv, "boundary_offset_bytes", json_object_new_uint64(lcloud_verdict_get_boundary_offset(v)));
+		{
+			/* sizes above .._above and below .._below are "no" (merges); 0 and 0: no such sizes */
+			uint64_t above = 0, below = 0;
+
+			(void)lcloud_verdict_get_merge_gap(v, &above, &below);
+			json_object_object_add(jv, "merge_gap_above_bytes", json_object_new_uint64(above));
+			json_object_object_add(jv, "merge_gap_below_bytes", json_object_new_uint64(below));
+		}
 		for (unsigned int i = 0; i < lcloud_verdict_get_reason_count(v); i++) {
 			json_object *r = json_object_new_object();
 

@@ -99,6 +99,22 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct gl
 			max ? size : lcloud_verdict_get_unknown_reason(v) ? "unknown" : "none", color_end(opts));
 		if (max && lcloud_verdict_get_boundary(v))
 			fprintf(out, ", not crossing %" PRIu64 "-byte boundaries", lcloud_verdict_get_boundary(v));
+		{
+			uint64_t above, below;
+			char a[32], b[32];
+
+			/* the sizes merges take out: name both ends, in the units the sizes use */
+			if (max && lcloud_verdict_get_merge_gap(v, &above, &below) > 0) {
+				if (bytes) {
+					snprintf(a, sizeof(a), "%" PRIu64, above);
+					snprintf(b, sizeof(b), "%" PRIu64, below);
+				} else {
+					format_size(above, a, sizeof(a));
+					format_size(below, b, sizeof(b));
+				}
+				fprintf(out, "; not between %s and %s (merged writes)", a, b);
+			}
+		}
 		if (max && lcloud_verdict_get_unknown_reason(v))
 			fputs("; larger: unknown", out);
 		if (max && path == LCLOUD_PATH_RWF_ATOMIC) {
@@ -134,5 +150,16 @@ void print_probe_normal(FILE *out, const struct lcloud_probe *p, const struct gl
 			fputs_escaped(lcloud_note_get_message(note), out);
 			fputc('\n', out);
 		}
+	}
+	/* a loop device's backing file, probed as a target of its own: the verdict above rests on it */
+	for (unsigned int i = 0; i < n_layers; i++) {
+		const struct lcloud_probe *backing = lcloud_layer_get_backing_probe(lcloud_probe_get_layer(p, i));
+
+		if (!backing)
+			continue;
+		fputs("\nbacking file of ", out);
+		fputs_escaped(lcloud_layer_get_name(lcloud_probe_get_layer(p, i)), out);
+		fputs(": ", out);
+		print_probe_normal(out, backing, opts);
 	}
 }

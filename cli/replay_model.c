@@ -154,7 +154,8 @@ static int facts_from_layers(struct json_in *in, json_object *layers, struct pow
 
 /*
  * The oracle's model from the one power-fail model (power_fail.c), the verdict's own: the device's logical
- * block, the unit every plain write is kept whole up to, its alignment and boundary. A SCSI disk's atomic
+ * block, the unit every plain write is kept whole up to, its alignment and boundary, and the block a
+ * provider keeps whole in any command. A SCSI disk's atomic
  * limits are WRITE ATOMIC(16)'s only, and the log does not say which command a write was: none counts.
  */
 static int model_from_doc(struct json_in *in, json_object *doc, struct replay_model *m)
@@ -206,6 +207,8 @@ static int model_from_doc(struct json_in *in, json_object *doc, struct replay_mo
 		else
 			snprintf(m->src_atomic, sizeof(m->src_atomic), "probe:nvme:%s:atomic_write_power_fail_bytes (%s)",
 				 f.nvme_name, pf.evidence ? pf.evidence : "source not given");
+		/* a promise per physical block: each whole block of a command that breaks it is still kept */
+		m->m.whole_block = pf.whole_block;
 		if (pf.boundary && pf.from_cloud)
 			snprintf(m->src_boundary, sizeof(m->src_boundary), "probe:cloud:%s:promise_boundary_bytes",
 				 f.cloud_name);

@@ -210,6 +210,7 @@ json_object *replay_model_json(const struct replay_model *rm)
 	json_object_object_add(j, "boundary", u64_json(rm->m.boundary));
 	json_object_object_add(j, "boundary_offset", u64_json(rm->m.boundary_offset));
 	json_object_object_add(j, "aligned_to_size", json_object_new_boolean(rm->m.natural));
+	json_object_object_add(j, "whole_block", u64_json(rm->m.whole_block));
 	json_object_object_add(j, "volatile_cache", json_object_new_boolean(rm->m.volatile_cache));
 	json_object_object_add(src, "lba", json_object_new_string(rm->src_lba));
 	json_object_object_add(src, "atomic_bytes", json_object_new_string(rm->src_atomic));
@@ -230,6 +231,9 @@ void replay_print_model(const struct replay_model *rm)
 		printf("no boundary (%s), ", tty_str(rm->src_boundary));
 	if (rm->m.natural)
 		printf("only writes aligned to their own size (%s), ", tty_str(rm->src_atomic));
+	if (rm->m.whole_block)
+		printf("each whole %" PRIu64 "-byte block of any command kept whole (%s), ", rm->m.whole_block,
+		       tty_str(rm->src_boundary));
 	printf("%s (%s)\n", rm->m.volatile_cache ? "volatile write cache" : "no volatile write cache", tty_str(rm->src_cache));
 }
 

@@ -124,6 +124,14 @@ const char *lcloud_layer_kind_to_string(enum lcloud_layer_kind kind);
 const char *lcloud_layer_get_name(const struct lcloud_layer *layer);
 /* Index of the layer this one sits under, -1 for the top layer. */
 int lcloud_layer_get_parent(const struct lcloud_layer *layer);
+/*
+ * A loop device with direct I/O: the probe of its backing file or device,
+ * followed as a target of its own (the verdict's plain_direct rests on it);
+ * NULL for any other layer, on kernels before Linux 7.3, or where it could
+ * not be followed (a loop-backing-not-followed note says why). Owned by
+ * the outer probe. (0.5)
+ */
+const struct lcloud_probe *lcloud_layer_get_backing_probe(const struct lcloud_layer *layer);
 unsigned int lcloud_layer_get_fact_count(const struct lcloud_layer *layer);
 const struct lcloud_fact *lcloud_layer_get_fact(const struct lcloud_layer *layer,
 						unsigned int index);
@@ -239,6 +247,16 @@ uint64_t lcloud_verdict_get_hardware_max_bytes(const struct lcloud_verdict *verd
  * verdict rests on everything it needs.
  */
 const char *lcloud_verdict_get_unknown_reason(const struct lcloud_verdict *verdict);
+/*
+ * Sizes between the largest proved one and the smallest are not always all
+ * untorn: where the block layer may merge a write with its neighbours into
+ * a command the device does not keep whole, sizes above *RET_ABOVE and below
+ * *RET_BELOW are not, while sizes up to *RET_ABOVE (a block every command
+ * keeps whole) and *RET_BELOW itself (a write no merge can grow) are.
+ * Returns 1 with both set (either may be NULL), 0 when there is no such gap,
+ * -EINVAL. (0.5)
+ */
+int lcloud_verdict_get_merge_gap(const struct lcloud_verdict *verdict, uint64_t *ret_above, uint64_t *ret_below);
 
 /*
  * Is an aligned write of SIZE bytes untorn on PATH (LCLOUD_PATH_BEST: on any

@@ -131,6 +131,11 @@ LCLOUD_EXPORT int lcloud_layer_get_parent(const struct lcloud_layer *l)
 	return l ? l->parent : -1;
 }
 
+LCLOUD_EXPORT const struct lcloud_probe *lcloud_layer_get_backing_probe(const struct lcloud_layer *l)
+{
+	return l ? l->backing : NULL;
+}
+
 LCLOUD_EXPORT unsigned int lcloud_layer_get_fact_count(const struct lcloud_layer *l)
 {
 	return l ? l->n_facts : 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "dm_params.h"
 #include "util.h"
 
 struct lcloud_probe *report_new(const char *path)
@@ -132,7 +133,8 @@ int layer_add_dm_segment(struct lcloud_layer *l, uint64_t start, uint64_t length
 {
 	struct layer_dm_segment *segs = realloc(l->dm_segments, (l->n_dm_segments + 1) * sizeof(*segs));
 	struct layer_dm_segment *s;
-	char name[32], value[320];
+	char name[48], value[320];
+	int r;
 
 	if (!segs)
 		return -ENOMEM;
@@ -143,13 +145,27 @@ int layer_add_dm_segment(struct lcloud_layer *l, uint64_t start, uint64_t length
 	s->length = length;
 	snprintf(s->type, sizeof(s->type), "%s", type);
 	snprintf(s->params, sizeof(s->params), "%s", params);
-	/* the one target whose placement is a plain shift: "major:minor offset" */
-	s->linear = streq(s->type, "linear") &&
-		    sscanf(s->params, "%u:%u %" SCNu64, &s->major, &s->minor, &s->offset) == 3;
+	/* its placement, where the verdict follows it: linear, striped, crypt */
+	dm_params_parse(s);
 	snprintf(name, sizeof(name), "dm_target_%u", l->n_dm_segments);
 	snprintf(value, sizeof(value), "%" PRIu64 " %" PRIu64 " %s %s", start, length, s->type, s->params);
+	r = layer_add_string_named(l, FACT_DM_TARGET, name, value, source);
+	if (r >= 0 && s->stripes) {
+		snprintf(name, sizeof(name), "dm_stripes_%u", l->n_dm_segments);
+		r = layer_add_u64_named(l, FACT_DM_STRIPES, name, s->stripes, source);
+		snprintf(name, sizeof(name), "dm_stripe_chunk_bytes_%u", l->n_dm_segments);
+		if (r >= 0)
+			r = layer_add_u64_named(l, FACT_DM_STRIPE_CHUNK_BYTES, name, s->chunk * 512, source);
+	}
+	if (r >= 0 && s->crypt) {
+		snprintf(name, sizeof(name), "dm_crypt_sector_bytes_%u", l->n_dm_segments);
+		r = layer_add_u64_named(l, FACT_DM_CRYPT_SECTOR_BYTES, name, s->crypt_sector, source);
+		snprintf(name, sizeof(name), "dm_crypt_integrity_%u", l->n_dm_segments);
+		if (r >= 0)
+			r = layer_add_u64_named(l, FACT_DM_CRYPT_INTEGRITY, name, s->crypt_integrity, source);
+	}
 	l->n_dm_segments++;
-	return layer_add_string_named(l, FACT_DM_TARGET, name, value, source);
+	return r;
 }
 
 int layer_add_md_member(struct lcloud_layer *l, const char *member, uint64_t data_offset, const char *source)
@@ -341,7 +357,7 @@ int report_note_as(struct lcloud_probe *p, enum note_code code, enum lcloud_note
 	return r;
 }
 
-/* The report's own parts: the verdicts attached to it are the pipeline's to free (probe.c). */
+/* The report's own parts: the verdicts and backing probes attached to it are the pipeline's to free (probe.c). */
 void report_free(struct lcloud_probe *p)
 {
 	if (!p)

@@ -29,13 +29,28 @@ struct lcloud_fact {
  * readers; the public facts (dm_target_N, md_data_offset_MEMBER,
  * promise_alignment) are rendered from it when it is added.
  */
+#define DM_STRIPES_MAX 16 /* members of a striped target liblcloud follows */
+
+struct layer_dm_stripe {
+	unsigned int major, minor;
+	uint64_t offset; /* sectors: where this member's part of the target starts on it */
+};
+
 struct layer_dm_segment {     /* one device-mapper table line, as DM_TABLE_STATUS gives it */
 	uint64_t start, length; /* sectors, in the dm device */
 	char type[16];          /* "linear", "striped", ... */
-	char params[256];       /* as dmsetup table prints them */
+	char params[256];       /* as dmsetup table prints them, any key left out */
 	bool linear;            /* a linear target whose params read "major:minor offset" */
 	unsigned int major, minor;
-	uint64_t offset;        /* sectors, on major:minor (linear only) */
+	uint64_t offset;        /* sectors, on major:minor (linear and crypt) */
+	/* striped, its table read whole: STRIPES members taking CHUNK sectors each in turn (0: not so) */
+	unsigned int stripes;
+	uint64_t chunk;         /* sectors */
+	struct layer_dm_stripe stripe[DM_STRIPES_MAX];
+	/* crypt, its table read whole: data on major:minor at offset, encrypted in CRYPT_SECTOR bytes */
+	bool crypt;
+	uint64_t crypt_sector;  /* its sector_size option, 512 without one */
+	bool crypt_integrity;   /* authenticated encryption: tags written beside the data (integrity:) */
 };
 
 struct layer_md_member {
@@ -66,6 +81,12 @@ struct lcloud_layer {
 	struct layer_md_member *md_members;
 	unsigned int n_md_members;
 	enum layer_promise_alignment promise_alignment; /* a cloud layer's promise */
+	/*
+	 * A loop device with direct I/O: the probe of its backing file or
+	 * device, as a target of its own (NULL: not followed). Like the
+	 * verdicts, the pipeline attaches and frees it (probe.c).
+	 */
+	struct lcloud_probe *backing;
 };
 
 struct lcloud_note {

@@ -26,3 +26,12 @@ const char *path_basename(const char *path)
 
 	return slash ? slash + 1 : path;
 }
+
+int kernel_release_followed(const char *release)
+{
+	unsigned int major, minor;
+
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return -EINVAL;
+	return major > FOLLOWED_KERNEL_MAJOR || (major == FOLLOWED_KERNEL_MAJOR && minor >= FOLLOWED_KERNEL_MINOR);
+}

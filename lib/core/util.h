@@ -32,4 +32,14 @@ int path_printf(char *buf, size_t size, const char *fmt, ...) __attribute__((for
 /* Last component of PATH (no allocation). */
 const char *path_basename(const char *path);
 
+/*
+ * The oldest kernel whose code the verdict's rules for dm-striped, dm-crypt
+ * and loop devices were checked against (its block/, drivers/md/ and
+ * drivers/block/loop.c), and whether RELEASE (uname -r) is that or later:
+ * 1 yes, 0 older, -EINVAL when RELEASE says no version.
+ */
+#define FOLLOWED_KERNEL_MAJOR 7
+#define FOLLOWED_KERNEL_MINOR 3
+int kernel_release_followed(const char *release);
+
 #endif

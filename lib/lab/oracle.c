@@ -24,6 +24,9 @@ int oracle_model_check(const struct oracle_model *m, char *err, size_t err_size)
 	if (m->atomic_bytes < m->lba || m->atomic_bytes % m->lba)
 		return lab_fail(err, err_size, -EINVAL, "atomic unit %" PRIu64 " is not a multiple of the logical block (%"
 			    PRIu64 ")", m->atomic_bytes, m->lba);
+	if (m->whole_block && (m->whole_block % m->lba || (m->whole_block & (m->whole_block - 1))))
+		return lab_fail(err, err_size, -EINVAL, "whole block %" PRIu64 " is not a power of two of whole logical "
+			    "blocks (%" PRIu64 ")", m->whole_block, m->lba);
 	if (m->boundary && (m->boundary % m->lba || m->boundary_offset % m->lba))
 		return lab_fail(err, err_size, -EINVAL, "boundary %" PRIu64 " at offset %" PRIu64 " is not in whole logical "
 			    "blocks (%" PRIu64 ")", m->boundary, m->boundary_offset, m->lba);
@@ -217,20 +220,40 @@ static uint64_t round_down(uint64_t v, uint64_t a)
 	return v / a * a;
 }
 
+/* Does command [CS, CE) cover the whole-block unit around byte C entirely, with C strictly inside it? */
+static bool inside_covered_block(const struct oracle_model *m, uint64_t cs, uint64_t ce, uint64_t c)
+{
+	uint64_t b;
+
+	if (!m->whole_block || c % m->whole_block == 0)
+		return false;
+	b = round_down(c, m->whole_block);
+	return b >= cs && ce - b >= m->whole_block;
+}
+
 /*
  * A cut inside the page's bytes [PS, PE) of command [CS, CE): a logical block
- * boundary strictly inside, near the middle. Returns false when the page's
- * part lies within one logical block.
+ * boundary strictly inside, not inside a block the command writes whole
+ * (whole_block): the last one up to the middle, else the first after it.
+ * Returns false when there is none: the page's part lies within one logical
+ * block, or within one such block.
  */
-static bool cut_inside(const struct oracle_model *m, uint64_t cs, uint64_t ps, uint64_t pe, uint64_t *ret_bytes)
+static bool cut_inside(const struct oracle_model *m, uint64_t cs, uint64_t ce, uint64_t ps, uint64_t pe,
+		       uint64_t *ret_bytes)
 {
-	uint64_t c = round_down(ps + (pe - ps) / 2, m->lba);
+	uint64_t mid = ps + (pe - ps) / 2, below = 0, above = 0;
 
-	if (c <= ps)
-		c = round_down(ps, m->lba) + m->lba;
-	if (c <= ps || c >= pe || c <= cs)
+	for (uint64_t c = round_down(ps, m->lba) + m->lba; c < pe; c += m->lba) {
+		if (c <= cs || inside_covered_block(m, cs, ce, c))
+			continue;
+		if (c <= mid)
+			below = c;
+		else if (!above)
+			above = c;
+	}
+	if (!below && !above)
 		return false;
-	*ret_bytes = c - cs;
+	*ret_bytes = (below ? below : above) - cs;
 	return true;
 }
 
@@ -270,8 +293,8 @@ static void judge(struct oracle_page_write *w, const struct writelog *const *log
 				ps = s < ps ? s : ps;
 				pe = en > pe ? en : pe;
 			}
-		if (!cut_inside(m, cs, ps, pe, &cut))
-			continue; /* one logical block of the page: it cannot tear */
+		if (!cut_inside(m, cs, cs + len, ps, pe, &cut))
+			continue; /* one logical block of the page (or one block written whole): it cannot tear */
 		w->rules |= len > m->atomic_bytes ? ORACLE_OVER_UNIT
 			    : crosses_boundary(m, cs, len) ? ORACLE_BOUNDARY : ORACLE_MISALIGNED;
 		if (!have_cut) {

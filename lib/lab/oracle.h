@@ -15,8 +15,10 @@
  *
  * A command that breaks the atomic unit or a boundary promises nothing
  * beyond each logical block, so the cut points considered are logical block
- * boundaries. A page that spans one logical block only cannot tear in one
- * command. With a volatile write cache, a page write not followed by a FLUSH
+ * boundaries; under a promise per aligned physical block (whole_block), not
+ * those inside a block the command covers entirely. A page that spans one
+ * logical block only, or lies inside one such covered block, cannot tear in
+ * one command. With a volatile write cache, a page write not followed by a FLUSH
  * (and not carried by FUA commands only) is "not durable": it may be lost,
  * which is not a tear.
  *
@@ -53,6 +55,12 @@ struct oracle_model {
 	uint64_t boundary_offset; /* where the boundaries start, in bytes */
 	bool volatile_cache;      /* completed writes are durable only after a FLUSH (or with FUA) */
 	bool natural;             /* a command is atomic only when aligned to its own (power-of-two) size */
+	/*
+	 * A command that is not atomic still writes each aligned block of this
+	 * size that it covers entirely as a whole (a provider's promise per
+	 * physical block); 0: only each logical block.
+	 */
+	uint64_t whole_block;
 };
 
 enum oracle_rule {

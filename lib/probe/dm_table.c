@@ -2,7 +2,9 @@
 /*
  * dm tables through /dev/mapper/control. sysfs shows which devices a dm device
  * sits on but not where on them: the target offsets needed for alignment
- * checks are only in the table, and reading it needs CAP_SYS_ADMIN.
+ * checks are only in the table, and reading it needs CAP_SYS_ADMIN. The
+ * kernel prints a crypt target's key in its table line: it is left out here,
+ * before anything keeps it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dm_params.h"
 #include "dm_table.h"
 #include "util.h"
 
@@ -62,20 +65,30 @@ static int dm_table_ioctl(const struct lcloud_ctx *ctx, unsigned int major, unsi
 		const struct dm_target_spec *spec = (const void *)base;
 
 		for (uint32_t i = 0; i < io->target_count && n < max; i++) {
+			char whole[1024];
+			int len;
+
 			if ((const char *)(spec + 1) > end)
 				break;
 			targets[n].start = spec->sector_start;
 			targets[n].length = spec->length;
 			snprintf(targets[n].type, sizeof(targets[n].type), "%.*s",
 				 (int)sizeof(spec->target_type), spec->target_type);
-			snprintf(targets[n].params, sizeof(targets[n].params), "%.*s",
-				 (int)(end - (const char *)(spec + 1)), (const char *)(spec + 1));
+			len = snprintf(whole, sizeof(whole), "%.*s", (int)(end - (const char *)(spec + 1)),
+				       (const char *)(spec + 1));
+			/* no key is kept, shown or saved; a line too long to keep whole is kept as nothing, so none of it is followed */
+			dm_params_redact(targets[n].type, whole, sizeof(whole));
+			if (len < 0 || (size_t)len >= sizeof(whole) || strlen(whole) >= sizeof(targets[n].params))
+				whole[0] = '\0';
+			snprintf(targets[n].params, sizeof(targets[n].params), "%s", whole);
+			explicit_bzero(whole, sizeof(whole));
 			n++;
 			if (!spec->next)
 				break;
 			spec = (const void *)(base + spec->next);
 		}
 	}
+	explicit_bzero(io, size);
 	free(io);
 	return n;
 }
@@ -90,5 +103,10 @@ void dm_table_set_reader(dm_table_reader reader)
 int dm_table_read(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
 		  struct dm_target_line *targets, int max)
 {
-	return table_reader(ctx, major, minor, targets, max);
+	int n = table_reader(ctx, major, minor, targets, max);
+
+	/* whatever the reader: no key leaves here */
+	for (int i = 0; i < n; i++)
+		dm_params_redact(targets[i].type, targets[i].params, sizeof(targets[i].params));
+	return n;
 }

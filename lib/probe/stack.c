@@ -2,8 +2,9 @@
 /*
  * The device stack, walked down from the device a path lives on: a partition
  * leads to its disk, dm and md devices to the devices in their slaves/ folder.
- * A loop device ends the walk: its backing file is reported, not followed,
- * because the file's own stack is a different question (probe the file).
+ * A loop device ends the walk: its backing file's stack is another probe's
+ * (probe.c follows it, as a target of its own, where the loop writes to it
+ * with direct I/O), so no layer here belongs to it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "dm_table.h"
+#include "kernel_release.h"
+#include "loop_status.h"
 #include "block_limits.h"
 #include "stack.h"
 #include "sysfs.h"
@@ -105,6 +108,30 @@ static int fill_partition(int dirfd, struct lcloud_layer *l)
 	return add_sysfs_u64(dirfd, l, "alignment_offset", FACT_ALIGNMENT_OFFSET);
 }
 
+/*
+ * A striped or crypt target is followed only as the kernel code checked runs
+ * it: the kernel's release, and for crypt the size above which it splits a
+ * write (module parameter max_write_size; 0 is its default).
+ */
+static int add_followed_dm_facts(const struct lcloud_ctx *ctx, struct lcloud_layer *l)
+{
+	bool striped = false, crypt = false;
+	uint64_t v;
+	int r;
+
+	for (unsigned int i = 0; i < l->n_dm_segments; i++) {
+		striped = striped || l->dm_segments[i].stripes;
+		crypt = crypt || l->dm_segments[i].crypt;
+	}
+	if (!striped && !crypt)
+		return 0;
+	r = kernel_release_add(ctx, l);
+	if (r < 0 || !crypt)
+		return r;
+	r = sysfs_read_attr_u64(ctx, "/sys/module/dm_crypt/parameters", "max_write_size", &v);
+	return add_u64_read(l, "module/dm_crypt/parameters/max_write_size", FACT_DM_CRYPT_MAX_WRITE_SIZE, r, v);
+}
+
 static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int index, int dirfd)
 {
 	struct lcloud_layer *l = report_layer(p, index);
@@ -135,7 +162,7 @@ static int fill_dm(const struct lcloud_ctx *ctx, struct lcloud_probe *p, int ind
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return add_followed_dm_facts(ctx, l);
 }
 
 /* Where each member's data starts (md/dev-NAME/offset, sectors): md metadata sits before it. */
@@ -185,7 +212,8 @@ static int fill_md(int dirfd, struct lcloud_layer *l)
 }
 
 /* BACKING: loop/backing_file as read to tell the kind (NULL when it was not read). */
-static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *backing, bool verdict_facts)
+static int fill_loop(const struct lcloud_ctx *ctx, int dirfd, struct lcloud_layer *l, bool bound, const char *backing,
+		     bool verdict_facts)
 {
 	char buf[8];
 	int r;
@@ -211,9 +239,14 @@ static int fill_loop(int dirfd, struct lcloud_layer *l, bool bound, const char *
 	if (r < 0)
 		return r;
 	/* Buffered loop I/O goes through the backing file's page cache: nothing is untorn there. */
-	if (sysfs_read_at(dirfd, "loop/dio", buf, sizeof(buf)) > 0)
-		return layer_add_bool(l, FACT_LOOP_DIO, streq(buf, "1"), "sysfs:loop/dio");
-	return 0;
+	if (sysfs_read_at(dirfd, "loop/dio", buf, sizeof(buf)) <= 0)
+		return 0;
+	r = layer_add_bool(l, FACT_LOOP_DIO, streq(buf, "1"), "sysfs:loop/dio");
+	if (r < 0 || !streq(buf, "1"))
+		return r;
+	/* direct I/O: the verdict follows the backing file (probe.c), as the kernel it checked runs it */
+	r = kernel_release_add(ctx, l);
+	return r < 0 ? r : loop_status_add(ctx, l);
 }
 
 static int fill_disk(int dirfd, struct lcloud_layer *l)
@@ -335,7 +368,7 @@ static int resolve_at(const struct lcloud_ctx *ctx, struct lcloud_probe *p, cons
 		r = fill_md(dirfd, report_layer(p, index));
 		break;
 	case LCLOUD_LAYER_LOOP:
-		r = fill_loop(dirfd, report_layer(p, index), has_loop, have_backing ? backing : NULL,
+		r = fill_loop(ctx, dirfd, report_layer(p, index), has_loop, have_backing ? backing : NULL,
 			      !(p->flags & LCLOUD_PROBE_NO_VERDICT));
 		break;
 	default:

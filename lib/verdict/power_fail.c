@@ -4,7 +4,9 @@
  * size (NAWUPF, or the controller's AWUPF, the smallest of every controller
  * on a shared namespace) with its boundary, raised by a cloud provider's
  * documented promise where there is one, with its own alignment and
- * granularity. A SCSI disk's atomic limits are WRITE ATOMIC(16)'s only.
+ * granularity; a promise per aligned physical block also keeps each whole
+ * block of a larger or merged command whole. A SCSI disk's atomic limits
+ * are WRITE ATOMIC(16)'s only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -73,6 +75,8 @@ void power_fail_model(const struct power_fail_facts *f, bool include_cloud, stru
 		m->natural = f->promise_alignment != LAYER_PROMISE_INSIDE_BOUNDARY;
 		m->boundary = f->promise_boundary_bytes;
 		m->boundary_offset = 0;
+		/* Google's promise is the physical block's: whatever command carries a whole block, it lands whole */
+		m->whole_block = m->natural ? 0 : f->promise_boundary_bytes;
 		m->evidence = f->promise_source;
 		m->from_cloud = true;
 		snprintf(m->what, sizeof(m->what), "%s (%s) promises untorn writes up to %" PRIu64 " bytes, %s",

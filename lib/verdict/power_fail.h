@@ -51,6 +51,13 @@ struct power_fail_model {
 	uint64_t lba;            /* the promise's block (granularity); the device's logical block without one */
 	bool natural;            /* ... when aligned to their own size (else: inside one aligned block) */
 	uint64_t boundary, boundary_offset; /* ... and not across a boundary at offset + k * boundary */
+	/*
+	 * A command that breaks the promise (larger than BYTES, across a
+	 * boundary) still leaves each aligned block of this size that it covers
+	 * whole, whole: a provider that keeps each physical block whole (Google);
+	 * 0: only each logical block (LBA).
+	 */
+	uint64_t whole_block;
 	int volatile_cache;      /* completed writes need a flush to survive: 1, 0, -1 unknown */
 	uint64_t write_atomic_bytes; /* SCSI WRITE ATOMIC(16) only: no plain write is covered by it */
 	bool from_cloud;         /* the provider's promise, not the device's own */

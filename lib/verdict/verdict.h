@@ -29,6 +29,15 @@ struct lcloud_verdict {
 	unsigned int unknown_reason; /* index into reasons when unknown */
 	/* sizes above this are "no" whatever could not be read: a limit that was read says so */
 	uint64_t no_above;
+	/*
+	 * Sizes above merge_gap_above and below merge_gap_below are "no": the
+	 * block layer may merge such a write with a neighbour into a command the
+	 * device does not keep whole, while a write of merge_gap_below (the merge
+	 * cap, or one whole block of a per-block promise) and one no larger than
+	 * a block stay whole. Both 0: no such gap.
+	 */
+	uint64_t merge_gap_above, merge_gap_below;
+	unsigned int merge_gap_reason; /* index into reasons: the rule that made the gap */
 };
 
 /* Joins the probe's layers into one verdict per path (stored in the probe). */

@@ -86,6 +86,26 @@ LCLOUD_EXPORT const char *lcloud_verdict_get_reason_evidence(const struct lcloud
 	return v && index < v->n_reasons ? v->reasons[index].evidence : NULL;
 }
 
+/* Is SIZE in the verdict's merge gap: larger than a block, smaller than a write the block layer never merges? */
+static bool in_merge_gap(const struct lcloud_verdict *v, uint64_t size)
+{
+	return v->merge_gap_below && size > v->merge_gap_above && size < v->merge_gap_below;
+}
+
+LCLOUD_EXPORT int lcloud_verdict_get_merge_gap(const struct lcloud_verdict *v, uint64_t *ret_above,
+					       uint64_t *ret_below)
+{
+	if (!v)
+		return -EINVAL;
+	if (!v->merge_gap_below)
+		return 0;
+	if (ret_above)
+		*ret_above = v->merge_gap_above;
+	if (ret_below)
+		*ret_below = v->merge_gap_below;
+	return 1;
+}
+
 LCLOUD_EXPORT int lcloud_verdict_allows(const struct lcloud_verdict *v, uint64_t offset, uint64_t size,
 					char *why, size_t why_size)
 {
@@ -109,6 +129,12 @@ LCLOUD_EXPORT int lcloud_verdict_allows(const struct lcloud_verdict *v, uint64_t
 	if (size < v->min_untorn) {
 		snprintf(why, why_size, "%" PRIu64 " bytes is less than the smallest atomic write on %s, %" PRIu64 " bytes",
 			 size, lcloud_io_path_to_string(v->path), v->min_untorn);
+		return 0;
+	}
+	if (in_merge_gap(v, size)) {
+		snprintf(why, why_size, "%" PRIu64 " bytes is more than %" PRIu64 " and less than %" PRIu64 " bytes: the "
+			 "block layer may merge such a write with a neighbour into a command that is not kept whole",
+			 size, v->merge_gap_above, v->merge_gap_below);
 		return 0;
 	}
 	if (!v->alignment && (!is_power_of_2(size) || offset % size)) {
@@ -139,7 +165,7 @@ LCLOUD_EXPORT int lcloud_verdict_allows(const struct lcloud_verdict *v, uint64_t
 /* An aligned SIZE-byte write: naturally aligned, so it stays inside a boundary only if SIZE divides its grid. */
 static bool untorn(const struct lcloud_verdict *v, uint64_t size)
 {
-	if (v->max_untorn < size || size < v->min_untorn)
+	if (v->max_untorn < size || size < v->min_untorn || in_merge_gap(v, size))
 		return false;
 	return !v->boundary || (v->boundary % size == 0 && v->boundary_offset % size == 0);
 }
@@ -217,6 +243,11 @@ static void describe(const struct lcloud_verdict *v, uint64_t size, enum lcloud_
 			 " bytes; %s [%s]", name, size, v->path == LCLOUD_PATH_RWF_ATOMIC ? "atomic" : "untorn",
 			 v->min_untorn, floor_reason(v) ? floor_reason(v)->text : first,
 			 floor_reason(v) ? floor_reason(v)->evidence : evidence);
+	else if (in_merge_gap(v, size))
+		snprintf(why, why_size, "not untorn on %s: %" PRIu64 " bytes is more than %" PRIu64 " and less than %" PRIu64
+			 " bytes, so the block layer may merge such a write with a neighbour into one command the device "
+			 "does not keep whole; %s [%s]", name, size, v->merge_gap_above, v->merge_gap_below,
+			 v->reasons[v->merge_gap_reason].text, v->reasons[v->merge_gap_reason].evidence);
 	else if (size <= v->max_untorn && v->boundary)
 		snprintf(why, why_size, "not untorn on %s: aligned %" PRIu64 "-byte writes cross the device's %" PRIu64
 			 "-byte atomic boundaries, which fall at %" PRIu64 " + k * %" PRIu64 " [%s]", name, size,

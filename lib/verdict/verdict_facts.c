@@ -118,6 +118,22 @@ const char *fs_type(const struct lcloud_layer *fs)
 	return fs && layer_get_string(fs, FACT_FSTYPE, &type) > 0 && type ? type : "";
 }
 
+int followed_kernel(const struct lcloud_layer *l, const char **ret_release)
+{
+	const char *release = NULL;
+	int k;
+
+	if (layer_get_string(l, FACT_KERNEL_RELEASE, &release) <= 0 || !release) {
+		const struct lcloud_fact *f = layer_fact(l, FACT_KERNEL_RELEASE);
+
+		*ret_release = f && f->reason ? f->reason : "not read";
+		return -ENODATA;
+	}
+	*ret_release = release;
+	k = kernel_release_followed(release);
+	return k < 0 ? -ENODATA : k;
+}
+
 int index_of(const struct lcloud_probe *p, const struct lcloud_layer *l)
 {
 	return l ? (int)(l - p->layers) : -1;
@@ -217,6 +233,7 @@ void device_promise(const struct lcloud_probe *p, int disk, bool include_cloud, 
 	pr->natural = m.natural;
 	pr->boundary = m.boundary;
 	pr->boundary_offset = m.boundary_offset;
+	pr->whole_block = m.whole_block;
 	pr->evidence = m.evidence;
 	snprintf(pr->what, sizeof(pr->what), "%s", m.what);
 }

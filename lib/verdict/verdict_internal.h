@@ -58,11 +58,21 @@ const char *fs_type(const struct lcloud_layer *fs);
 	"data=journal or a data-journalled file, inline data, or encryption without inline crypto)"
 
 
+/*
+ * Does layer L's kernel_release say the kernel runs the code those rules were
+ * checked against (FOLLOWED_KERNEL_*, or later)? 1 yes, 0 an older one, -ENODATA
+ * when the release was not read or not understood; *RET_RELEASE gets it, or
+ * why it is missing.
+ */
+int followed_kernel(const struct lcloud_layer *l, const char **ret_release);
+
 struct promise {
 	uint64_t bytes; /* largest untorn write the device/provider promises */
 	uint64_t lba;
 	bool natural;   /* the start must be aligned to the write's size */
 	uint64_t boundary, boundary_offset;
+	uint64_t whole_block; /* each aligned block of this size a command covers stays whole (power_fail.h) */
+	bool no_whole_lba;    /* a command the device tears keeps no size of write whole, not even LBA's */
 	const char *evidence;
 	char what[512];
 };

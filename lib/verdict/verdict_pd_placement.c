@@ -3,8 +3,8 @@
  * plain_direct's placement rule: every disk a write may reach must promise
  * to keep it whole, and the target must land on each disk where the promise
  * holds: partition starts, md member data offsets and dm linear offsets move
- * the write, the promise's alignment and boundary must still be met, and
- * merges must not join writes across them.
+ * the write, the promise's alignment and boundary must still be met; then
+ * the merge rule (verdict_pd_merges.c) on each disk.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,25 +40,138 @@ static bool add_placement(int64_t *x, int64_t y)
 	return true;
 }
 
+/* Why a dm target of DM's table is not followed, for the reason: a sentence's end. */
+static const char *unfollowed_why(const struct layer_dm_segment *seg)
+{
+	if (seg->crypt && seg->crypt_integrity)
+		return "dm-crypt with authenticated encryption (integrity:) writes tags beside the data through "
+		       "dm-integrity, which liblcloud does not follow";
+	if (streq(seg->type, "striped") || streq(seg->type, "crypt"))
+		return "liblcloud could not read its table line whole (more than 16 stripes, an option it does not "
+		       "know, or a line too long to keep)";
+	/* thin, mirror, snapshot, cache...: data moves, is remapped or is written more than once */
+	return "liblcloud follows only linear, striped and crypt targets";
+}
+
+/*
+ * How a dm sector maps onto the device DEVNO below dm layer DM, for every
+ * segment on it: a dm sector s in a segment starting at ts lands at
+ * s - ts + offset, for a linear or crypt target, and for a striped one at the
+ * member's offset plus whole chunks (the chunk edges are the split rule's).
+ * Striped and crypt targets are followed as Linux 7.3's code runs them
+ * (dm-stripe.c maps a write inside a chunk to one member; dm-crypt.c
+ * submits it as one encrypted clone): the kernel must be that or later.
+ * *CRYPT_SECTOR is raised to the largest crypt sector on the way. Returns
+ * 1 with the shifts, 0 when decided (no or unknown, with a reason), -ENOMEM.
+ */
+static int dm_shifts(const struct lcloud_layer *dm, const dev_t *devno, const struct lcloud_layer *leaf,
+		     int64_t *shifts, int *ret_n, uint64_t *crypt_sector, struct lcloud_verdict *v)
+{
+	bool needs_kernel = false;
+	int n = 0, r;
+
+	for (unsigned int s = 0; s < dm->n_dm_segments && devno; s++) {
+		const struct layer_dm_segment *seg = &dm->dm_segments[s];
+		uint64_t ts = seg->start, offsets[DM_STRIPES_MAX];
+		int n_offsets = 0;
+
+		if (seg->linear || (seg->crypt && !seg->crypt_integrity)) {
+			if (makedev(seg->major, seg->minor) == *devno)
+				offsets[n_offsets++] = seg->offset;
+		} else if (seg->stripes) {
+			for (unsigned int k = 0; k < seg->stripes; k++)
+				if (makedev(seg->stripe[k].major, seg->stripe[k].minor) == *devno)
+					offsets[n_offsets++] = seg->stripe[k].offset;
+		} else {
+			r = reason(v, "dm:table", "%s maps its data through a %s target, and %s: where writes land on %s, "
+				   "and whether they reach it whole, is not known, so no promise is claimed", dm->name,
+				   seg->type, unfollowed_why(seg), leaf->name);
+			return r < 0 ? r : 0;
+		}
+		if (n_offsets && !seg->linear)
+			needs_kernel = true;
+		if (n_offsets && seg->crypt && seg->crypt_sector > *crypt_sector)
+			*crypt_sector = seg->crypt_sector;
+		for (int k = 0; k < n_offsets; k++) {
+			if (n == STARTS_MAX) {
+				r = reason(v, "dm:table", "%s: its device-mapper table is too fragmented, so liblcloud does "
+					   "not follow where writes land on %s", dm->name, leaf->name);
+				return r < 0 ? r : 0;
+			}
+			if (offsets[k] > (uint64_t)PLACEMENT_MAX / 512 || ts > (uint64_t)PLACEMENT_MAX / 512) {
+				r = unknown(v, "stack", "%s: the offsets of the layers above it add up to more than 1 EiB, "
+					    "which no device holds, so where writes land on it is unknown", leaf->name);
+				return r < 0 ? r : 0;
+			}
+			shifts[n++] = (int64_t)offsets[k] * 512 - (int64_t)ts * 512;
+		}
+	}
+	if (n == 0 && !has_dm_table(dm)) {
+		r = unknown(v, "dm:table", "%s: its device-mapper table could not be read (it needs root), so where "
+			    "writes land on %s is unknown; run as root", dm->name, leaf->name);
+		return r < 0 ? r : 0;
+	}
+	if (n == 0) {
+		r = reason(v, "dm:table", "%s: no segment of its device-mapper table is on %s, so liblcloud does not "
+			   "follow where writes land there", dm->name, leaf->name);
+		return r < 0 ? r : 0;
+	}
+	if (needs_kernel) {
+		const char *release;
+		int k = followed_kernel(dm, &release);
+
+		if (k < 0) {
+			r = unknown(v, "proc:sys/kernel/osrelease", "%s: which kernel runs its striped or crypt target "
+				    "could not be told (kernel_release: %s), and liblcloud follows them only as Linux "
+				    "%d.%d and later run them", dm->name, release, FOLLOWED_KERNEL_MAJOR,
+				    FOLLOWED_KERNEL_MINOR);
+			return r < 0 ? r : 0;
+		}
+		if (!k) {
+			r = reason(v, "proc:sys/kernel/osrelease", "%s: Linux %s runs its striped or crypt target, and "
+				   "liblcloud follows them only as Linux %d.%d and later run them (whose code it was "
+				   "checked against), so no promise is claimed", dm->name, release,
+				   FOLLOWED_KERNEL_MAJOR, FOLLOWED_KERNEL_MINOR);
+			return r < 0 ? r : 0;
+		}
+	}
+	*ret_n = n;
+	return 1;
+}
+
 /*
  * Where byte 0 of layer TOP may land on disk layer LEAF: walk up from the
- * disk adding partition starts, md member data offsets and dm linear
- * offsets. A dm device with several linear segments on one disk gives
- * several candidates. Returns how many (>= 1), 0 when unknown (with a
- * reason), or -ENOMEM. Starts are signed: a dm segment may shift backwards.
+ * disk adding partition starts, md member data offsets and dm offsets
+ * (dm_shifts). A dm device with several segments on one disk gives several
+ * candidates. *CRYPT_SECTOR gets the largest dm-crypt sector on the way (0:
+ * none). Returns how many (>= 1), 0 when unknown (with a reason), or
+ * -ENOMEM. Starts are signed: a dm segment may shift backwards.
  */
 static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf, int64_t *starts,
-				 struct lcloud_verdict *v)
+				 uint64_t *crypt_sector, struct lcloud_verdict *v)
 {
 	int n = 1, r;
 
+	/* a loop device at the bottom writes to its backing file from its offset on */
 	starts[0] = 0;
+	if (p->layers[leaf].kind == LCLOUD_LAYER_LOOP) {
+		uint64_t offset = 0;
+
+		if (layer_get_bytes(&p->layers[leaf], FACT_LOOP_OFFSET, &offset) < 0) {
+			r = unknown(v, "sysfs:loop/offset", "%s: where in its backing file it starts (loop/offset) could "
+				    "not be read", p->layers[leaf].name);
+			return r < 0 ? r : 0;
+		}
+		if (offset > (uint64_t)PLACEMENT_MAX)
+			goto out_of_range;
+		starts[0] = (int64_t)offset;
+	}
+	*crypt_sector = 0;
 	for (int i = leaf; i != top && p->layers[i].parent >= 0; i = p->layers[i].parent) {
 		const struct lcloud_layer *up = &p->layers[p->layers[i].parent];
 		dev_t devno;
 		bool has_devno = layer_get_devno(&p->layers[i], &devno) > 0;
 		int64_t shifts[STARTS_MAX];
-		char unfollowed[16] = "";
 		int n_shifts = 0;
 
 		if (up->kind == LCLOUD_LAYER_PARTITION) {
@@ -91,41 +204,12 @@ static int target_starts_on_disk(const struct lcloud_probe *p, int top, int leaf
 		}
 		if (up->kind != LCLOUD_LAYER_DM)
 			continue;
-		for (unsigned int s = 0; s < up->n_dm_segments && has_devno; s++) {
-			const struct layer_dm_segment *seg = &up->dm_segments[s];
-			uint64_t ts = seg->start, off = seg->offset;
-
-			if (!seg->linear) {
-				n_shifts = -1; /* a target type whose placement is not a plain shift */
-				snprintf(unfollowed, sizeof(unfollowed), "%s", seg->type);
-				break;
-			}
-			if (makedev(seg->major, seg->minor) != devno)
-				continue;
-			if (n_shifts == STARTS_MAX) {
-				n_shifts = -1;
-				break;
-			}
-			if (off > (uint64_t)PLACEMENT_MAX / 512 || ts > (uint64_t)PLACEMENT_MAX / 512)
-				goto out_of_range;
-			/* a dm sector s in this segment is sector s - ts + off below */
-			shifts[n_shifts++] = (int64_t)off * 512 - (int64_t)ts * 512;
-		}
-		if (n_shifts == 0 && !has_dm_table(up)) {
-			r = unknown(v, "dm:table", "%s: its device-mapper table could not be read (it needs root), so "
-				    "where writes land on %s is unknown; run as root", up->name, p->layers[leaf].name);
-			return r < 0 ? r : 0;
-		}
-		if (n_shifts < 0 && unfollowed[0]) {
-			/* crypt, thin, striped, mirror...: data moves, is remapped or is written more than once */
-			r = reason(v, "dm:table", "%s maps its data through a %s target, and liblcloud follows only "
-				   "linear ones: where writes land on %s, and whether they reach it whole, is not known, "
-				   "so no promise is claimed", up->name, unfollowed, p->layers[leaf].name);
-			return r < 0 ? r : 0;
-		}
-		if (n_shifts <= 0 || n * n_shifts > STARTS_MAX) {
-			r = reason(v, "dm:table", "%s: its device-mapper table is not linear or is too fragmented, so "
-				   "liblcloud does not follow where writes land on %s", up->name, p->layers[leaf].name);
+		r = dm_shifts(up, has_devno ? &devno : NULL, &p->layers[leaf], shifts, &n_shifts, crypt_sector, v);
+		if (r <= 0)
+			return r;
+		if (n * n_shifts > STARTS_MAX) {
+			r = reason(v, "dm:table", "%s: its device-mapper table is too fragmented, so liblcloud does not "
+				   "follow where writes land on %s", up->name, p->layers[leaf].name);
 			return r < 0 ? r : 0;
 		}
 		{
@@ -158,59 +242,6 @@ uint64_t pd_fits_from(int64_t x, uint64_t offset, uint64_t b)
 	if (b)
 		d = ((d % (int64_t)b) + (int64_t)b) % (int64_t)b;
 	return pow2_dividing((uint64_t)d);
-}
-
-/*
- * The block layer merges writes in flight together that are neighbours on
- * the disk into one request of up to max_sectors_kb, unless queue/nomerges
- * is 2. A device keeps a command whole only up to its promise and inside
- * its atomic boundaries: a merged command larger than the promise, or one
- * that crosses a boundary (two writes on either side of it, however small
- * the command), holds each logical block whole, nothing more, whichever
- * writes it carries. Caps *OK at the logical block when merges can build
- * such a command.
- */
-static int merge_limit(const struct lcloud_probe *p, int leaf, const struct promise *pr, struct lcloud_verdict *v,
-		       uint64_t *ok)
-{
-	const struct lcloud_layer *d = &p->layers[leaf];
-	const struct lcloud_fact *nomerges = fact(d, FACT_NOMERGES);
-	uint64_t max_bytes = 0, lba = pr->lba ? pr->lba : 512;
-	/* commands no larger than the promise are whole, unless one can cross a boundary; unread: not known small */
-	bool small = layer_get_bytes(d, FACT_MAX_SECTORS_KB, &max_bytes) > 0 && max_bytes && max_bytes <= pr->bytes;
-
-	if (*ok <= lba || (small && !pr->boundary))
-		return 0;
-	if (nomerges && nomerges->u64 == 2)
-		return reason(v, "sysfs:queue/nomerges", "%s merges no writes (queue/nomerges 2), so each write "
-			      "reaches the device as its own command; this rests on that setting, which the kernel "
-			      "resets when the disk appears again (a udev rule setting ATTR{queue/nomerges}=\"2\" "
-			      "keeps it)", d->name);
-	*ok = lba;
-	if (!nomerges)
-		return reason(v, "sysfs:queue/nomerges", "%s: queue/nomerges could not be read, so whether the block "
-			      "layer merges neighbouring writes into one command larger than the %" PRIu64 " bytes the "
-			      "device keeps whole is unknown: only each %" PRIu64 "-byte block is sure to be untorn",
-			      d->name, pr->bytes, lba);
-	if (pr->boundary) {
-		char larger[96] = "";
-
-		if (!small)
-			snprintf(larger, sizeof(larger), ", more than the %" PRIu64 " bytes the device keeps whole,", pr->bytes);
-		return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one "
-			      "command of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 ")%s "
-			      "and two writes on either side of one of the device's %" PRIu64 "-byte atomic boundaries "
-			      "make a command that crosses it: such a command is untorn only per %" PRIu64 "-byte block; "
-			      "echo 2 > /sys/block/%s/queue/nomerges keeps each write its own command, and a udev rule "
-			      "keeps that across reboots", d->name, max_bytes / 1024, nomerges->u64, max_bytes / 1024,
-			      larger, pr->boundary, lba, d->name);
-	}
-	return reason(v, "sysfs:queue/nomerges", "%s merges neighbouring writes in flight together into one command "
-		      "of up to %" PRIu64 " KiB (queue/nomerges %" PRIu64 ", max_sectors_kb %" PRIu64 "), more than the "
-		      "%" PRIu64 " bytes the device keeps whole: such a command is untorn only per %" PRIu64 "-byte "
-		      "block; echo 2 > /sys/block/%s/queue/nomerges (or a max_sectors_kb of at most %" PRIu64 ") keeps "
-		      "each write its own command, and a udev rule keeps that across reboots", d->name, max_bytes / 1024,
-		      nomerges->u64, max_bytes / 1024, pr->bytes, lba, d->name, pr->bytes / 1024);
 }
 
 /* A SCSI cloud disk whose provider's promise was not given: the probe's cloud-* notes say why. */
@@ -277,10 +308,27 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 		const struct lcloud_layer *d = &p->layers[st->leaves[k]];
 		int64_t starts[STARTS_MAX];
 		struct promise pr;
-		uint64_t ok;
+		uint64_t ok, crypt_sector, backing_sizes = UINT64_MAX;
 		int n_starts;
 
-		device_promise(p, st->leaves[k], true, &pr);
+		if (d->kind == LCLOUD_LAYER_LOOP) {
+			/* a loop device: what its backing file keeps whole, where it writes to it directly */
+			uint64_t definite;
+			int why;
+
+			r = pd_loop_promise(p, st->leaves[k], v, &pr, &backing_sizes, &definite, &why);
+			if (r < 0)
+				return r;
+			if (why >= 0 && st->merge_reason < 0)
+				st->merge_reason = why;
+			st->definite = min_u64(st->definite, r == PD_LOOP_NONE ? 0 : definite);
+			if (r != PD_LOOP_PROMISE) {
+				st->limit = 0;
+				continue;
+			}
+		} else {
+			device_promise(p, st->leaves[k], true, &pr);
+		}
 		if (!pr.bytes) {
 			bool unread = stack_child_layer(p, st->leaves[k], LCLOUD_LAYER_NVME) != NULL;
 
@@ -298,8 +346,7 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 					    "size, and its cloud provider's documented promise does not apply to this "
 					    "disk (the cloud-* notes of 'lcloudctl probe' say why)", d->name)
 				   : reason(v, "device", "%s promises no untorn writes: it states no power-fail atomic "
-					    "size and is no cloud disk with a documented promise%s", d->name,
-					    d->kind == LCLOUD_LAYER_LOOP ? " (a loop device passes writes on to a file)" : "");
+					    "size and is no cloud disk with a documented promise", d->name);
 			if (r < 0)
 				return r;
 			continue;
@@ -307,7 +354,7 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 		r = reason(v, pr.evidence, "%s", pr.what);
 		if (r < 0)
 			return r;
-		n_starts = target_starts_on_disk(p, st->top, st->leaves[k], starts, v);
+		n_starts = target_starts_on_disk(p, st->top, st->leaves[k], starts, &crypt_sector, v);
 		if (n_starts < 0)
 			return n_starts;
 		if (n_starts == 0) {
@@ -330,10 +377,26 @@ int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd
 				pr = own;
 			}
 		}
-		r = merge_limit(p, st->leaves[k], &pr, v, &ok);
-		if (r < 0)
-			return r;
+		{
+			uint64_t sizes, floor = pr.lba ? pr.lba : 512;
+			int why;
+
+			/*
+			 * A command the device tears keeps each logical block whole; a dm-crypt sector across two
+			 * of them, torn, decrypts as garbage: no write smaller than the command is whole there.
+			 */
+			if (crypt_sector > floor || pr.no_whole_lba)
+				floor = 0;
+			r = pd_merges(p, st->leaves[k], &pr, floor, v, &ok, &sizes, &why);
+			if (r < 0)
+				return r;
+			st->sizes &= sizes & backing_sizes;
+			if (why >= 0 && st->merge_reason < 0)
+				st->merge_reason = why;
+		}
 		st->align = pr.lba > st->align ? pr.lba : st->align;
+		/* dm-crypt takes writes in whole sectors of its own */
+		st->align = crypt_sector > st->align ? crypt_sector : st->align;
 		st->limit = min_u64(st->limit, ok);
 		st->definite = min_u64(st->definite, ok);
 		st->natural = st->natural || pr.natural;

@@ -98,6 +98,81 @@ static int64_t segment_limit(const struct lcloud_probe *p, uint64_t limit, struc
 }
 
 
+/* dm-crypt's default write split in Linux 7.3 (DM_CRYPT_DEFAULT_MAX_WRITE_SIZE), and its bio's page limit */
+#define DM_CRYPT_DEFAULT_MAX_WRITE 131072
+#define BIO_MAX_VECS 256
+
+/*
+ * dm splits a write where its targets do (Linux 7.3): dm-stripe at its chunk
+ * edges (dm_set_target_max_io_len, counted from the segment's start), and
+ * dm-crypt above max_write_size (0: 128 KiB), at most BIO_MAX_VECS pages
+ * (get_max_request_sectors; rounded down to its sector, which a power of two
+ * up to it keeps). Lowers ST's limit with a reason; a max_write_size not read
+ * leaves sizes above the crypt sector unknown.
+ */
+static int dm_target_splits(const struct lcloud_probe *p, const struct lcloud_layer *l, struct lcloud_verdict *v,
+			    struct pd_state *st)
+{
+	int r;
+
+	for (unsigned int s = 0; s < l->n_dm_segments; s++) {
+		const struct layer_dm_segment *seg = &l->dm_segments[s];
+		uint64_t cap = UINT64_MAX, param = 0;
+
+		if (seg->stripes) {
+			r = reason(v, "dm:table", "%s: dm-striped sends a write inside one %" PRIu64 "-byte chunk whole to "
+				   "one of its %u members, at that member's offset plus whole chunks (Linux 7.3, "
+				   "dm-stripe.c: stripe_map)", l->name, seg->chunk * 512, seg->stripes);
+			if (r < 0)
+				return r;
+			cap = pow2_dividing(seg->chunk * 512);
+			st->natural = true;
+			if (cap < st->limit) {
+				st->limit = cap;
+				st->definite = min_u64(st->definite, cap);
+				r = reason(v, "dm:table", "%s: dm-striped splits writes at its %" PRIu64 "-byte chunk edges, "
+					   "and each chunk goes to one member: a write larger than %" PRIu64 " bytes reaches "
+					   "two of them", l->name, seg->chunk * 512, cap);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (!seg->crypt)
+			continue;
+		r = reason(v, "dm:table", "%s: dm-crypt encrypts a write into one write of the same size at its offset "
+			   "on %u:%u, in %" PRIu64 "-byte sectors (Linux 7.3, dm-crypt.c: one clone per write, "
+			   "crypt_alloc_buffer)", l->name, seg->major, seg->minor, seg->crypt_sector);
+		if (r < 0)
+			return r;
+		if (layer_get_bytes(l, FACT_DM_CRYPT_MAX_WRITE_SIZE, &param) <= 0) {
+			const struct lcloud_fact *f = layer_fact(l, FACT_DM_CRYPT_MAX_WRITE_SIZE);
+
+			if (st->limit > seg->crypt_sector) {
+				st->limit = seg->crypt_sector;
+				r = unknown(v, "sysfs:module/dm_crypt/parameters/max_write_size", "%s: dm-crypt's "
+					    "max_write_size could not be read (%s), so above which size it splits a write "
+					    "is unknown", l->name, f && f->reason ? f->reason : "not read");
+				if (r < 0)
+					return r;
+			}
+			continue;
+		}
+		cap = param ? param : DM_CRYPT_DEFAULT_MAX_WRITE;
+		cap = pow2_floor(min_u64(cap, BIO_MAX_VECS * p->page_size));
+		if (cap < st->limit) {
+			st->limit = cap;
+			st->definite = min_u64(st->definite, cap);
+			r = reason(v, "sysfs:module/dm_crypt/parameters/max_write_size", "%s: dm-crypt splits writes above "
+				   "%" PRIu64 " bytes (max_write_size %" PRIu64 "%s, at most %d pages), each part its own "
+				   "encrypted write", l->name, cap, param, param ? "" : ": its default, 128 KiB",
+				   BIO_MAX_VECS);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 /*
  * The block layer splits writes larger than max_sectors_kb, and writes that
  * cross a chunk (chunk_sectors, md chunks) or a dm segment's edge: only
@@ -163,6 +238,9 @@ int pd_splits(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_
 			}
 		}
 		if (l->kind == LCLOUD_LAYER_DM) {
+			r = dm_target_splits(p, l, v, st);
+			if (r < 0)
+				return r;
 			/* each segment's start in the dm device is an edge too */
 			for (unsigned int s = 0; s < l->n_dm_segments; s++) {
 				uint64_t ts = l->dm_segments[s].start, cap;

@@ -28,10 +28,36 @@ static bool parity_raid(const struct lcloud_layer *l)
 	       (streq(level->string, "raid4") || streq(level->string, "raid5") || streq(level->string, "raid6"));
 }
 
+/*
+ * The largest untorn size from LIMIT and the sizes merges left: every size up
+ * to a block, and above it only the one write the block layer never merges
+ * (the verdict's merge gap between them).
+ */
+static void untorn_sizes(const struct pd_state *st, struct lcloud_verdict *v)
+{
+	uint64_t sizes = st->limit == UINT64_MAX ? 0 : st->sizes & pd_sizes_up_to(st->limit);
+	uint64_t run = 0, top = sizes ? pow2_floor(sizes) : 0;
+
+	/* the sizes from 512 bytes up that merges left in one run */
+	for (uint64_t s = 512; s && (sizes & s); s <<= 1)
+		run = s;
+	v->max_untorn = top;
+	if (top == run || !top)
+		return;
+	if ((sizes & ~pd_sizes_up_to(run)) != top) {
+		v->max_untorn = run; /* more than one size above the run: not a shape merges make; keep the run */
+		return;
+	}
+	v->merge_gap_above = run;
+	v->merge_gap_below = top;
+	v->merge_gap_reason = st->merge_reason >= 0 ? (unsigned int)st->merge_reason : 0;
+}
+
 int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 {
 	const struct lcloud_layer *fs = stack_first_layer(p, LCLOUD_LAYER_FILESYSTEM);
-	struct pd_state st = { .top = top_block(p), .limit = UINT64_MAX, .definite = UINT64_MAX, .align = 512 };
+	struct pd_state st = { .top = top_block(p), .limit = UINT64_MAX, .definite = UINT64_MAX, .align = 512,
+			       .sizes = UINT64_MAX, .merge_reason = -1 };
 	int r;
 
 	if (p->target_type == LCLOUD_TARGET_NVME_CHAR)
@@ -75,10 +101,12 @@ int verdict_plain_direct(const struct lcloud_probe *p, struct lcloud_verdict *v)
 		if (r < 0)
 			return r;
 	}
-	v->max_untorn = st.limit == UINT64_MAX ? 0 : pow2_floor(st.limit);
+	untorn_sizes(&st, v);
 	r = pd_direct_io_floor(fs, st.align, v);
 	if (r < 0)
 		return r;
+	if (!v->max_untorn || v->min_untorn >= v->merge_gap_below)
+		v->merge_gap_above = v->merge_gap_below = 0; /* nothing untorn, or no size of the gap writable */
 	v->no_above = st.definite;
 	v->alignment = st.natural ? 0 : st.align;
 	v->boundary = st.natural ? 0 : st.boundary;

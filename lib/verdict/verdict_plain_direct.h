@@ -5,15 +5,18 @@
 /*
  * plain_direct, rule by rule: verdict_plain_direct.c runs the stages over one
  * state, each stage in a file of its own: where the target lands on each
- * disk and what the disk promises there (verdict_pd_placement.c), where the
- * block layer splits a write (verdict_pd_splits.c), and what the file system
- * does with it (verdict_pd_file_system.c). A stage only lowers LIMIT, and
- * says why in the verdict's reasons.
+ * disk and what the disk promises there (verdict_pd_placement.c), which
+ * writes the block layer may merge into a command the disk does not keep
+ * whole (verdict_pd_merges.c), where it splits a write (verdict_pd_splits.c),
+ * and what the file system does with it (verdict_pd_file_system.c). A stage
+ * only lowers LIMIT or takes sizes out of SIZES, and says why in the
+ * verdict's reasons.
  */
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "report.h"
+#include "verdict_internal.h"
 
 #define STARTS_MAX 16 /* where a target may land on one disk: a dm device with several linear segments */
 
@@ -26,9 +29,44 @@ struct pd_state {
 	uint64_t align;          /* writes aligned to this (the promise's block) */
 	bool natural;            /* ... or aligned to their own size */
 	uint64_t boundary, boundary_offset; /* one disk, one start: the promise's boundary in the target's terms */
+	/*
+	 * The sizes merges leave untorn, a mask: bit k for 2^k bytes
+	 * (UINT64_MAX: merges took none out). Some sizes between one block and
+	 * LIMIT may be missing: the verdict's merge gap.
+	 */
+	uint64_t sizes;
+	int merge_reason;        /* the reason that took sizes out (-1: none) */
 };
 
 int pd_devices(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_state *st);
+/*
+ * The merge rule on leaf LEAF under promise PR, for writes of up to *OK
+ * (what the placement allows): lowers *OK to the largest size merges leave
+ * untorn and sets *SIZES to the mask of them; FLOOR is the block a merged
+ * command still keeps whole; *RET_REASON the index of the reason that took
+ * sizes out, or -1. Returns 0 or -ENOMEM.
+ */
+int pd_merges(const struct lcloud_probe *p, int leaf, const struct promise *pr, uint64_t floor,
+	      struct lcloud_verdict *v, uint64_t *ok, uint64_t *sizes, int *ret_reason);
+/* The mask of power-of-two sizes up to X bytes (bit k for 2^k). */
+uint64_t pd_sizes_up_to(uint64_t x);
+
+/* What pd_loop_promise() found. */
+enum pd_loop {
+	PD_LOOP_PROMISE = 1, /* *PR and *SIZES say what the backing file keeps whole */
+	PD_LOOP_NONE = 0,    /* nothing: said why */
+	PD_LOOP_UNKNOWN = 2, /* nothing known: said why (unknown) */
+};
+/*
+ * A loop device LEAF at the bottom of the stack: with direct I/O, the
+ * promise its backing file gives to plain O_DIRECT writes (the backing
+ * probe's own plain_direct verdict), the sizes it keeps whole (*SIZES) and
+ * above which its sizes are "no" whatever is unknown (*DEFINITE), and the
+ * reason that took sizes out there (*GAP_REASON, -1: none). Returns enum
+ * pd_loop, or -ENOMEM.
+ */
+int pd_loop_promise(const struct lcloud_probe *p, int leaf, struct lcloud_verdict *v, struct promise *pr,
+		    uint64_t *sizes, uint64_t *definite, int *gap_reason);
 int pd_splits(const struct lcloud_probe *p, struct lcloud_verdict *v, struct pd_state *st);
 int pd_file_system(const struct lcloud_probe *p, const struct lcloud_layer *fs, struct lcloud_verdict *v,
 		   struct pd_state *st);

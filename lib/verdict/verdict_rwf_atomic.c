@@ -164,8 +164,8 @@ static int apply_live_confirmation(const struct lcloud_layer *fs, struct lcloud_
 static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_layer *fs,
 			     const struct lcloud_layer *src, int top, struct lcloud_verdict *v)
 {
-	uint64_t opt = 0, dev_max = 0;
-	const struct lcloud_layer *disk = NULL;
+	uint64_t opt = 0, dev_max = 0, start = 0, umin = 0, boundary = 0;
+	const struct lcloud_layer *disk = NULL, *unread_start = NULL;
 	int dev = top;
 
 	if (!v->max_untorn)
@@ -176,7 +176,7 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 		v->hw_max = v->max_untorn; /* a block device's RWF_ATOMIC is the device's own */
 		return 0;
 	}
-	dev = stack_below_partitions(p, dev, LCLOUD_LAYER_DISK, NULL, NULL);
+	dev = stack_below_partitions(p, dev, LCLOUD_LAYER_DISK, &start, &unread_start);
 	if (dev >= 0)
 		disk = &p->layers[dev];
 	/* not read: 0, no hardware atomic writes known */
@@ -184,6 +184,22 @@ static int classify_hardware(const struct lcloud_probe *p, const struct lcloud_l
 	if (streq(fs_type(fs), "ext4")) {
 		v->hw_max = v->max_untorn;
 		return 0;
+	}
+	/*
+	 * The kernel gives a partition the disk's atomic writes only where its start
+	 * is a multiple of max(unit min, boundary) (block/, bdev_can_atomic_write);
+	 * elsewhere XFS has no hardware path and does every one by copy on write.
+	 */
+	(void)layer_get_bytes(disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, &umin);
+	(void)layer_get_bytes(disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, &boundary);
+	if (dev_max && (unread_start || (start && start % (umin > boundary ? umin : boundary ? boundary : 1)))) {
+		v->hw_max = 0;
+		if (unread_start)
+			return 0; /* not known to be hardware: no word on who writes it */
+		return reason(v, "sysfs:start", "the partition starts at byte %" PRIu64 ", not a multiple of %" PRIu64
+			      ": the kernel gives it none of %s's atomic writes, so %s does every RWF_ATOMIC write in "
+			      "software (copy on write: untorn, but much slower)", start, umin > boundary ? umin : boundary,
+			      disk->name, fs->name);
 	}
 	if (opt && opt < v->max_untorn) {
 		v->hw_max = pow2_floor(opt);

@@ -143,7 +143,14 @@ def seeds_dm_table():
     yield b'\0' + b'0 1048576 linear 8:17 0\n1048576 1048576 linear 8:33 3\n'
     yield b'\1' + b'0 2048 linear 259:4 0\n2048 2048 linear 259:4 8200\n'
     yield b'\1' + b'0 8192 striped 2 128 259:4 0 259:4 4096\n'
+    yield b'\0' + b'0 2097152 striped 2 32 8:17 0 8:33 2048\n'
     yield b'\0' + b'0 2097152 linear 8:17 2048\n'
+    # crypt lines as Linux 7.3 prints them (the key in hex, or named in the keyring), with and without options
+    yield b'\1' + (b'0 8192 crypt aes-xts-plain64 ' + b'0123456789abcdef' * 4 + b' 0 259:4 4096\n')
+    yield b'\1' + b'0 8192 crypt aes-xts-plain64 :64:logon:cryptsetup:x 0 259:4 0 3 allow_discards sector_size:4096 ' \
+                   b'no_write_workqueue\n'
+    yield b'\1' + b'0 8192 crypt capi:authenc(hmac(sha256),xts(aes))-random - 0 259:4 0 1 integrity:28:aead\n'
+    yield b'\0' + b'0 1048576 integrity 8:17 0 28 J 2 internal_hash:sha256:00112233 journal_crypt:ctr(aes):aabb\n'
     yield b'\1' + b'error'
 
 

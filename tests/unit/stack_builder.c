@@ -119,6 +119,12 @@ void sb_note(struct lcloud_probe *p, enum note_code code, int layer)
 	assert_int_equal(report_note(p, code, layer, "a hand-built note"), 0);
 }
 
+void sb_backing(struct lcloud_probe *p, int layer, struct lcloud_probe *backing)
+{
+	sb_verdict(backing);
+	p->layers[layer].backing = backing;
+}
+
 /* The queue limits of sb_queue(), in the catalogue's units. */
 static const struct {
 	enum fact_id id;

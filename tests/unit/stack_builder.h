@@ -45,6 +45,8 @@ void sb_dm_segment(struct lcloud_probe *p, int layer, uint64_t start, uint64_t l
 void sb_md_member(struct lcloud_probe *p, int layer, const char *member, uint64_t data_offset);
 void sb_promise_alignment(struct lcloud_probe *p, int layer, enum layer_promise_alignment alignment);
 void sb_note(struct lcloud_probe *p, enum note_code code, int layer);
+/* BACKING, with its verdict computed, as loop layer LAYER's backing file's probe; P owns it from then on. */
+void sb_backing(struct lcloud_probe *p, int layer, struct lcloud_probe *backing);
 
 /*
  * A block device's queue that splits, merges and moves nothing a test does

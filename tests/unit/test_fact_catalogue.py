@@ -33,6 +33,16 @@ LIVE_ONLY = {
     "partition_table": "libblkid reads the device's own blocks",
     # the dm table comes from the DM_TABLE_STATUS ioctl on /dev/mapper/control, not from sysfs
     "dm_target_N": "device-mapper ioctl",
+    "dm_stripes_N": "device-mapper ioctl",
+    "dm_stripe_chunk_bytes_N": "device-mapper ioctl",
+    "dm_crypt_sector_bytes_N": "device-mapper ioctl",
+    "dm_crypt_integrity_N": "device-mapper ioctl",
+    # read only for a dm device whose table (device-mapper ioctl) has a striped or crypt target,
+    # or for a loop device with direct I/O, whose binding LOOP_GET_STATUS64 gives
+    "kernel_release": "device-mapper ioctl or a live loop device",
+    "dm_crypt_max_write_size": "device-mapper ioctl",
+    "loop_backing_dev": "LOOP_GET_STATUS64 on a live loop device",
+    "loop_backing_inode": "LOOP_GET_STATUS64 on a live loop device",
     # statx of the target itself: a captured tree holds sysfs, not the files or device nodes
     "stx_atomic_write_unit_min": "statx",
     "stx_atomic_write_unit_max": "statx",

@@ -188,6 +188,69 @@ static void test_rules(void **state)
 	free(c.buf);
 }
 
+/*
+ * A promise per aligned physical block (Google's 16 KiB): a merged command
+ * that breaks the unit still writes each aligned block it covers entirely
+ * as a whole, so a page that is one such block cannot tear in it; a page
+ * half in a block the command only partly covers can, at a logical block.
+ */
+static void test_whole_blocks(void **state)
+{
+	const struct oracle_model gcp = { .lba = 512, .atomic_bytes = 16384, .boundary = 16384, .whole_block = 16384 };
+	struct oracle_model lba_only = gcp;
+	struct craft c;
+	struct writelog *log;
+	struct oracle_result r;
+	const struct oracle_page_write *w;
+	uint8_t four[4 * PAGE];
+	char err[128];
+	(void)state;
+
+	craft_init(&c);
+	/* pages 1 to 4 in one 64 KiB command of whole aligned blocks */
+	for (int i = 0; i < 4; i++)
+		memcpy(four + i * PAGE, page(1 + (uint64_t)i, 3), PAGE);
+	craft_write(&c, 16 * PAGE, four, sizeof(four), 0);
+	/* page 5 across two blocks at 8 KiB past one, in one 16 KiB command over both halves */
+	craft_write(&c, 40 * PAGE + 8192, page(5, 4), PAGE, 0);
+	/* pages 6 and 7 each whole in a 48 KiB command that starts and ends in the middle of a block */
+	memcpy(four, page(9, 1), 8192);
+	memcpy(four + 8192, page(6, 2), PAGE);
+	memcpy(four + 8192 + PAGE, page(7, 2), PAGE);
+	craft_write(&c, 50 * PAGE - 8192, four, 8192 + 2 * PAGE, 0);
+	craft_flush(&c);
+	r = judge(&c, &gcp, &log);
+	for (uint64_t pg = 1; pg <= 4; pg++)
+		assert_int_equal(find(&r, pg, 3, 0)->verdict, ORACLE_ATOMIC);
+	w = find(&r, 5, 4, 0);
+	assert_int_equal(w->verdict, ORACLE_TEARABLE);
+	assert_int_equal(w->rules, ORACLE_BOUNDARY);
+	assert_int_equal(w->cut_bytes, 8192); /* at the block edge: no cut inside a block it covers whole */
+	assert_int_equal(find(&r, 6, 2, 0)->verdict, ORACLE_ATOMIC);
+	assert_int_equal(find(&r, 7, 2, 0)->verdict, ORACLE_ATOMIC);
+	/* the partial page at the front lies in a block the command covers only in part: torn at a 512-byte block */
+	assert_int_equal(find(&r, 9, 1, 0)->verdict, ORACLE_INCOMPLETE);
+	oracle_result_release(&r);
+	writelog_free(log);
+
+	/* without whole blocks the same log tears every merged page */
+	lba_only.whole_block = 0;
+	r = judge(&c, &lba_only, &log);
+	for (uint64_t pg = 1; pg <= 4; pg++)
+		assert_int_equal(find(&r, pg, 3, 0)->verdict, ORACLE_TEARABLE);
+	assert_int_equal(find(&r, 6, 2, 0)->verdict, ORACLE_TEARABLE);
+	oracle_result_release(&r);
+	writelog_free(log);
+	free(c.buf);
+
+	/* a whole block that is no power of two, or not whole logical blocks, is refused */
+	lba_only.whole_block = 12288;
+	assert_int_equal(oracle_model_check(&lba_only, err, sizeof(err)), -EINVAL);
+	lba_only.lba = 4096;
+	lba_only.whole_block = 2048;
+	assert_int_equal(oracle_model_check(&lba_only, err, sizeof(err)), -EINVAL);
+}
+
 static void test_copies_and_durability(void **state)
 {
 	const struct oracle_model m = { .lba = 4096, .atomic_bytes = 16384, .volatile_cache = true };
@@ -459,6 +522,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_whole_blocks),
 		cmocka_unit_test(test_copies_and_durability),
 		cmocka_unit_test(test_blocks_seen_in_many_parts),
 		cmocka_unit_test(test_two_devices),

@@ -17,6 +17,7 @@
 #include "fixture.h"
 #include "align.h"
 #include "compat.h"
+#include "dm_params.h"
 #include "filesystem.h"
 #include "layer_kind.h"
 #include "report.h"
@@ -372,6 +373,73 @@ static int stop_at_first(const char *partdir, void *data)
 	return 7;
 }
 
+/* A dm table line's placement as Linux 7.3 prints it, and nothing followed from a line not read whole. */
+static void test_dm_params(void **state)
+{
+	static const struct {
+		const char *type, *params;
+		unsigned int stripes;
+		bool crypt, linear;
+		uint64_t sector;
+	} lines[] = {
+		{ "linear", "259:0 2048", 0, false, true, 0 },
+		{ "linear", "259:0 2048 extra", 0, false, false, 0 },
+		{ "striped", "2 32 259:0 0 259:1 2048", 2, false, false, 0 },
+		{ "striped", "2 32 259:0 0", 0, false, false, 0 },              /* fewer members than it says */
+		{ "striped", "2 32 259:0 0 259:1 0 259:2 0", 0, false, false, 0 }, /* more */
+		{ "striped", "2 0 259:0 0 259:1 0", 0, false, false, 0 },       /* a chunk of 0 */
+		{ "striped", "1 4294967296 259:0 0", 0, false, false, 0 },      /* a chunk no unsigned int holds */
+		{ "striped", "17 8 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 1:1 0 "
+			     "1:1 0 1:1 0 1:1 0", 0, false, false, 0 },          /* more members than followed */
+		{ "crypt", "aes-xts-plain64 - 0 259:0 4096", 0, true, false, 512 },
+		{ "crypt", "aes-xts-plain64 - 0 259:0 0 2 allow_discards sector_size:4096", 0, true, false, 4096 },
+		{ "crypt", "aes-xts-plain64 - 0 259:0 0 1 sector_size:3000", 0, false, false, 0 },
+		{ "crypt", "aes-xts-plain64 - 0 259:0 0 2 allow_discards", 0, false, false, 0 }, /* count says 2 */
+		{ "crypt", "aes-xts-plain64 - 0 259:0 0 1 a_future_option", 0, false, false, 0 },
+		{ "crypt", "aes-xts-plain64 - 0 /dev/nvme0n1 0", 0, false, false, 0 },
+		{ "thin", "253:1 7", 0, false, false, 0 },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct layer_dm_segment s = { 0 };
+
+		snprintf(s.type, sizeof(s.type), "%s", lines[i].type);
+		snprintf(s.params, sizeof(s.params), "%s", lines[i].params);
+		dm_params_parse(&s);
+		print_message("%s %s\n", lines[i].type, lines[i].params);
+		assert_int_equal(s.stripes, lines[i].stripes);
+		assert_int_equal(s.crypt, lines[i].crypt);
+		assert_int_equal(s.linear, lines[i].linear);
+		if (s.crypt)
+			assert_int_equal(s.crypt_sector, lines[i].sector);
+	}
+	{
+		struct layer_dm_segment s = { .type = "crypt" };
+
+		snprintf(s.params, sizeof(s.params), "aes-xts-plain64 - 0 259:0 0 1 integrity:28:aead");
+		dm_params_parse(&s);
+		assert_true(s.crypt && s.crypt_integrity);
+	}
+}
+
+/* The keys a crypt or integrity table line carries never stay in what the probe keeps. */
+static void test_dm_params_redact(void **state)
+{
+	char line[256];
+	(void)state;
+
+	snprintf(line, sizeof(line), "aes-xts-plain64 0123456789abcdef0123456789abcdef 0 259:0 0 1 sector_size:4096");
+	dm_params_redact("crypt", line, sizeof(line));
+	assert_string_equal(line, "aes-xts-plain64 - 0 259:0 0 1 sector_size:4096");
+	snprintf(line, sizeof(line), "259:0 0 28 J 2 internal_hash:hmac(sha256):00ff11ee journal_crypt:ctr(aes):beef");
+	dm_params_redact("integrity", line, sizeof(line));
+	assert_string_equal(line, "259:0 0 28 J 2 internal_hash:hmac(sha256) journal_crypt:ctr(aes)");
+	snprintf(line, sizeof(line), "259:0 2048");
+	dm_params_redact("linear", line, sizeof(line));
+	assert_string_equal(line, "259:0 2048");
+}
+
 static void test_sysfs_partitions(void **state)
 {
 	const char *disk = "/sys/devices/pci0000:00/0000:00:0b.0/nvme/nvme7/nvme7n1";
@@ -409,6 +477,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_layer_kinds),
 		cmocka_unit_test(test_stack_walks),
 		cmocka_unit_test(test_sysfs_partitions),
+		cmocka_unit_test(test_dm_params),
+		cmocka_unit_test(test_dm_params_redact),
 	};
 
 	return fixture_main(argc, argv, "parsers", tests, sizeof(tests) / sizeof(tests[0]));

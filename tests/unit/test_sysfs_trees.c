@@ -197,6 +197,49 @@ static void test_dm_over_partitions(void **state)
 	lcloud_ctx_free(ctx);
 }
 
+/* dm-0 of the same tree as a crypt device over sdb1, its key in hex as Linux prints it. */
+static int crypt_dm_table(const struct lcloud_ctx *ctx, unsigned int major, unsigned int minor,
+			  struct dm_target_line *t, int max)
+{
+	(void)ctx;
+	if (major != 252 || minor != 0 || max < 1)
+		return -ENXIO;
+	memset(t, 0, sizeof(*t));
+	t[0].length = 1048576;
+	strcpy(t[0].type, "crypt");
+	strcpy(t[0].params, "aes-xts-plain64 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 0 8:17 0 "
+			    "1 sector_size:4096");
+	return 1;
+}
+
+/* The probe keeps no key: its dm_target_N fact, what probe prints and saves, says "-" instead. */
+static void test_dm_crypt_key_left_out(void **state)
+{
+	struct lcloud_ctx *ctx = fixture_ctx("dm-stack");
+	struct lcloud_probe *p = NULL;
+	const struct lcloud_layer *dm;
+	(void)state;
+
+	dm_table_set_reader(crypt_dm_table);
+	assert_int_equal(lcloud_probe_path(ctx, "/dev/dm-0", 0, &p), 0);
+	dm_table_set_reader(NULL);
+	dm = layer_named(p, "dm-0");
+	assert_string_equal(lcloud_fact_get_string(lcloud_layer_find_fact(dm, "dm_target_0")),
+			    "0 1048576 crypt aes-xts-plain64 - 0 8:17 0 1 sector_size:4096");
+	assert_int_equal(lcloud_fact_get_u64(lcloud_layer_find_fact(dm, "dm_crypt_sector_bytes_0")), 4096);
+	for (unsigned int i = 0; i < lcloud_layer_get_fact_count(dm); i++) {
+		const char *s = lcloud_fact_get_string(lcloud_layer_get_fact(dm, i));
+
+		assert_true(!s || !strstr(s, "00112233"));
+	}
+	/* a tree has no kernel release (the verdict's rules say unknown for what rests on it) */
+	assert_int_equal(lcloud_fact_get_state(lcloud_layer_find_fact(dm, "kernel_release")), LCLOUD_FACT_NOT_PROVIDED);
+	/* a crypt target has max_write_size read too; this tree has no module folder */
+	assert_non_null(lcloud_layer_find_fact(dm, "dm_crypt_max_write_size"));
+	lcloud_probe_free(p);
+	lcloud_ctx_free(ctx);
+}
+
 static void test_dm_table_needs_root(void **state)
 {
 	struct lcloud_ctx *ctx = fixture_ctx("dm-stack");
@@ -440,6 +483,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_captured_loop_partition_misaligned),
 		cmocka_unit_test(test_dm_over_partitions),
 		cmocka_unit_test(test_dm_table_needs_root),
+		cmocka_unit_test(test_dm_crypt_key_left_out),
 		cmocka_unit_test(test_md_over_nvme_and_generic_node),
 		cmocka_unit_test(test_bad_names_and_paths),
 		cmocka_unit_test(test_enumeration_order),

@@ -366,23 +366,26 @@ static void test_unknown_never_hides_a_no(void **state)
 /*
  * The block layer merges neighbouring writes in flight into one command of
  * up to max_sectors_kb unless queue/nomerges is 2; a command above the
- * device's promise is untorn per logical block only. sdo: a Google PD clone
- * with merges on and max_sectors_kb 1280: 512 bytes, with the remedy named;
- * sdp: merges on, but max_sectors_kb 16 keeps every command within 16 KiB;
- * sda (nomerges 2): 16 KiB, saying that it rests on the setting.
+ * device's promise, or across a boundary, is untorn per logical block only,
+ * and under Google's promise per physical block each whole 16 KiB block it
+ * carries stays whole. sdo: a Google PD clone with merges on and
+ * max_sectors_kb 1280: 512-byte writes and whole 16 KiB blocks, nothing
+ * between, with the remedy named; sdp: merges on and max_sectors_kb 16:
+ * merged commands of 16 KiB can still cross a physical block, so again 512
+ * bytes and 16 KiB (a write of max_sectors_kb itself is never merged);
+ * sda (nomerges 2): every size up to 16 KiB, saying that it rests on the
+ * setting.
  */
 static void test_merges_beyond_the_promise(void **state)
 {
 	static const struct {
 		const char *dev;
-		uint64_t max;
-		bool merge_reason;
+		uint64_t max, gap_above;
 		const char *text; /* what the nomerges reason must say, NULL for none */
 	} merges[] = {
-		{ "/dev/sdo", 512, true, "echo 2 > /sys/block/sdo/queue/nomerges" },
-		/* max_sectors_kb 16: no merged command is larger than 16 KiB, but one can cross a physical block */
-		{ "/dev/sdp", 512, true, "either side of one of the device's 16384-byte atomic boundaries" },
-		{ "/dev/sda", 16384, false, "rests on that setting" },
+		{ "/dev/sdo", 16384, 512, "echo 2 > /sys/block/sdo/queue/nomerges" },
+		{ "/dev/sdp", 16384, 512, "either side of one of the device's 16384-byte atomic boundaries" },
+		{ "/dev/sda", 16384, 0, "rests on that setting" },
 	};
 	char why[512];
 	(void)state;
@@ -391,6 +394,7 @@ static void test_merges_beyond_the_promise(void **state)
 		struct lcloud_probe *p = fixture_probe("scsi", merges[i].dev);
 		const struct lcloud_verdict *pd = lcloud_probe_get_verdict(p, LCLOUD_PATH_PLAIN_DIRECT);
 		const struct lcloud_layer *disk = layer_of_kind(p, LCLOUD_LAYER_DISK);
+		uint64_t above = 0, below = 0;
 
 		print_message("%s: %llu\n", merges[i].dev, (unsigned long long)lcloud_verdict_get_max_untorn_bytes(pd));
 		assert_non_null(lcloud_layer_find_fact(disk, "nomerges"));
@@ -398,10 +402,19 @@ static void test_merges_beyond_the_promise(void **state)
 		assert_int_equal(any_reason(pd, "sysfs:queue/nomerges"), merges[i].text != NULL);
 		if (merges[i].text)
 			assert_true(any_reason(pd, merges[i].text));
-		if (merges[i].merge_reason) {
-			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, why, sizeof(why)),
+		assert_int_equal(lcloud_verdict_get_merge_gap(pd, &above, &below), merges[i].gap_above != 0);
+		if (merges[i].gap_above) {
+			assert_int_equal(above, merges[i].gap_above);
+			assert_int_equal(below, 16384);
+			/* a whole 16 KiB block, and one logical block, are untorn; the sizes between are not */
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 16384, NULL, NULL, 0),
+					 LCLOUD_ANSWER_UNTORN);
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 512, NULL, NULL, 0),
+					 LCLOUD_ANSWER_UNTORN);
+			assert_int_equal(lcloud_probe_check(p, LCLOUD_PATH_PLAIN_DIRECT, 8192, NULL, why, sizeof(why)),
 					 LCLOUD_ANSWER_NO);
 			assert_non_null(strstr(why, "nomerges"));
+			assert_non_null(strstr(why, "merge such a write with a neighbour"));
 		}
 		lcloud_probe_free(p);
 	}

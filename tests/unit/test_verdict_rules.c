@@ -77,6 +77,13 @@
  *                                            plain_direct_merges_within_the_promise,
  *                                            plain_direct_merges_across_a_boundary,
  *                                            plain_direct_nomerges_unread
+ *   a write of max_sectors_kb is never merged; smaller ones are: the gap
+ *                                            plain_direct_merges_across_a_boundary,
+ *                                            plain_direct_merge_cap_equal_to_the_write
+ *   merges never cross chunk_sectors edges   plain_direct_chunk_edges_stop_merges
+ *   a promise aligned to size: merged commands need not be
+ *                                            plain_direct_merges_under_a_promise_aligned_to_size
+ *   every disk's merges                      plain_direct_merges_on_every_disk
  *   placement: partition starts, md data offsets, dm linear segments
  *                                            plain_direct_partition_off_the_boundary,
  *                                            plain_direct_partition_off_the_block,
@@ -104,10 +111,24 @@
  *                                            plain_direct_cluster_size_unread_is_unknown,
  *                                            plain_direct_block_size_unread_is_unknown
  *                                            (and the *_unread_is_unknown tests above)
- *   a non-linear dm target, no promise: none plain_direct_dm_non_linear_none,
+ *   dm-striped: members, chunk edges, chunk below the unit
+ *                                            plain_direct_dm_striped
+ *   dm-crypt: one clone, max_write_size, integrity, its sector over smaller blocks
+ *                                            plain_direct_dm_crypt,
+ *                                            plain_direct_dm_crypt_sector_over_smaller_blocks
+ *   striped and crypt only on Linux 7.3 and later; release unread: unknown
+ *                                            plain_direct_dm_followed_kernel
+ *   a loop device with direct I/O: its backing file's verdict, its offset, its merges
+ *                                            plain_direct_loop_follows_its_backing_file,
+ *                                            plain_direct_loop_merges
+ *   a loop without direct I/O: none; backing not followed: unknown (or none without a device)
+ *                                            plain_direct_loop_not_followed
+ *   another dm target, no promise: none      plain_direct_dm_non_linear_none,
  *                                            plain_direct_no_promise_none
  * KERNEL SUPPORT, Linux 6.16: XFS software atomic writes above unit_max_opt
  *                                            rwf_atomic_software_path_above_unit_max_opt
+ *   a partition the kernel gives no atomic writes: XFS's copy on write, not the device
+ *                                            rwf_atomic_misaligned_partition_is_software
  * buffered: never                            buffered_never
  * extended LBA format with size 0: none on every path, check answers no
  *                                            extended_lba_no_path
@@ -117,6 +138,7 @@
  *   AWUPF on a namespace with several paths  awupf_on_a_shared_namespace
  *   AWS: aligned to the write's size         cloud_aws_promise_aligned_to_size
  *   Google PD: inside one physical block     cloud_gcp_promise_inside_physical_block
+ *   Google PD: a whole block in merged commands cloud_gcp_merged_whole_blocks
  *   a cloud disk whose promise does not apply cloud_disk_without_promise_none
  *   volatile write cache: no rule of the verdict (durability, not tearing)
  *                                            volatile_write_cache_changes_no_size
@@ -125,6 +147,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -348,6 +371,50 @@ static void rwf_atomic_software_path_above_unit_max_opt(void **state)
 	assert_int_equal(sb_check(p, RWF, 64 * KIB), YES);
 	assert_int_equal(lcloud_verdict_get_hardware_max_bytes(sb_path(p, RWF)), 16 * KIB);
 	assert_true(sb_reason_has(p, RWF, "software path"));
+	lcloud_probe_free(p);
+}
+
+/*
+ * XFS on a partition whose start the kernel's atomic rule rejects (1 MiB +
+ * 4 KiB, no multiple of max(unit min, boundary)): the disk has atomic
+ * writes, the partition none, so XFS does every RWF_ATOMIC write by copy on
+ * write. The answer credits the file system, not the device.
+ */
+static void rwf_atomic_misaligned_partition_is_software(void **state)
+{
+	struct lcloud_probe *p = sb_new("/data/file", LCLOUD_TARGET_REGULAR);
+	int fs = sb_fs(p, "xfs", 16 * KIB);
+	int part = sb_partition(p, "nvme0n1p1", MIB + 4 * KIB, fs);
+	int disk = namespace_below(p, part, NULL);
+	char why[1024];
+	(void)state;
+
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 4 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 16 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 32 * KIB);
+	sb_statx_atomic(p, fs, 16 * KIB, MIB);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, RWF, 16 * KIB), YES);
+	assert_int_equal(lcloud_verdict_get_hardware_max_bytes(sb_path(p, RWF)), 0);
+	assert_int_equal(lcloud_probe_check(p, RWF, 16 * KIB, NULL, why, sizeof(why)), YES);
+	assert_non_null(strstr(why, "written atomically in software by the file system"));
+	assert_null(strstr(why, "written atomically by the device"));
+	assert_true(sb_reason_has(p, RWF, "the kernel gives it none of nvme0n1's atomic writes"));
+	lcloud_probe_free(p);
+
+	/* 2 MiB is a multiple of 32 KiB: the device writes up to its 16 KiB itself */
+	p = sb_new("/data/file", LCLOUD_TARGET_REGULAR);
+	fs = sb_fs(p, "xfs", 16 * KIB);
+	part = sb_partition(p, "nvme0n1p1", 2 * MIB, fs);
+	disk = namespace_below(p, part, NULL);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 4 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 16 * KIB);
+	sb_u64(p, disk, FACT_ATOMIC_WRITE_BOUNDARY_BYTES, 32 * KIB);
+	sb_statx_atomic(p, fs, 16 * KIB, MIB);
+	sb_verdict(p);
+	assert_int_equal(lcloud_verdict_get_hardware_max_bytes(sb_path(p, RWF)), 16 * KIB);
+	assert_int_equal(lcloud_probe_check(p, RWF, 16 * KIB, NULL, why, sizeof(why)), YES);
+	assert_non_null(strstr(why, "written atomically by the device"));
 	lcloud_probe_free(p);
 }
 
@@ -1095,11 +1162,357 @@ static void plain_direct_dm_non_linear_none(void **state)
 	(void)state;
 
 	sb_queue(p, dm, "253:0");
-	sb_dm_segment(p, dm, 0, 1 << 20, "crypt", "aes-xts-plain64 :64:logon:key 0 259:0 4096");
+	sb_dm_segment(p, dm, 0, 1 << 20, "thin", "253:1 7");
 	namespace_below(p, dm, NULL);
 	sb_verdict(p);
 	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
-	assert_true(sb_reason_has(p, PD, "crypt target"));
+	assert_true(sb_reason_has(p, PD, "thin target"));
+	assert_true(sb_reason_has(p, PD, "follows only linear, striped and crypt targets"));
+	lcloud_probe_free(p);
+}
+
+#define KERNEL_7_3 "7.3.4+deb13-cloud-amd64"
+
+/*
+ * dm-0 striped over the two namespaces (32 KiB boundaries) with PARAMS, run by
+ * kernel RELEASE (NULL: not read). Linux 7.3's dm-stripe splits a write at
+ * the chunk edges and sends what is inside one chunk to one member.
+ */
+static struct lcloud_probe *dm_striped(const char *params, const char *release)
+{
+	struct lcloud_probe *p = sb_new("/dev/dm-0", LCLOUD_TARGET_DISK);
+	int dm = sb_layer(p, LCLOUD_LAYER_DM, "dm-0", -1);
+	int nvme0, nvme1;
+
+	sb_queue(p, dm, "253:0");
+	sb_dm_segment(p, dm, 0, 1 << 20, "striped", params);
+	if (release)
+		sb_string(p, dm, FACT_KERNEL_RELEASE, release);
+	else
+		sb_unread(p, dm, FACT_KERNEL_RELEASE, "hand-built: unread");
+	namespace_below(p, dm, &nvme0);
+	second_namespace_below(p, dm, &nvme1);
+	boundary(p, nvme0, 32 * KIB, 0);
+	boundary(p, nvme1, 32 * KIB, 0);
+	return p;
+}
+
+static void plain_direct_dm_striped(void **state)
+{
+	/* 16 KiB chunks (32 sectors), both members' parts from 1 MiB */
+	struct lcloud_probe *p = dm_striped("2 32 259:0 2048 259:1 2048", KERNEL_7_3);
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 32 * KIB), NO);
+	lcloud_probe_free(p);
+
+	/* the second member's part starts 4 KiB past 1 MiB: a 16 KiB write there is aligned to 4 KiB only */
+	p = dm_striped("2 32 259:0 2048 259:1 2056", KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_true(sb_reason_has(p, PD, "1052672"));
+	lcloud_probe_free(p);
+
+	/* a chunk smaller than the promise: a 16 KiB write reaches two members */
+	p = dm_striped("2 16 259:0 2048 259:1 2048", KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 8 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "8192-byte chunk edges"));
+	lcloud_probe_free(p);
+}
+
+/* Striped and crypt targets are followed as Linux 7.3 runs them: an older kernel is no, an unknown one unknown. */
+static void plain_direct_dm_followed_kernel(void **state)
+{
+	struct lcloud_probe *p = dm_striped("2 32 259:0 2048 259:1 2048", "6.12.48+deb13-amd64");
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "Linux 6.12.48+deb13-amd64 runs its striped or crypt target"));
+	lcloud_probe_free(p);
+
+	p = dm_striped("2 32 259:0 2048 259:1 2048", NULL);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), UNKNOWN);
+	assert_true(sb_unknown_has(p, PD, "which kernel runs its striped or crypt target could not be told"));
+	lcloud_probe_free(p);
+
+	/* a release that is no version: unknown, never a guess */
+	p = dm_striped("2 32 259:0 2048 259:1 2048", "custom");
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), UNKNOWN);
+	lcloud_probe_free(p);
+}
+
+/*
+ * dm-0 crypt over the namespace (32 KiB boundaries) with PARAMS, run by
+ * Linux 7.3, its max_write_size MAX_WRITE (UINT64_MAX: not read). Linux
+ * 7.3's dm-crypt encrypts a write into one clone of the same size, split
+ * only above max_write_size (0: 128 KiB).
+ */
+static struct lcloud_probe *dm_crypt(const char *params, uint64_t max_write)
+{
+	struct lcloud_probe *p = sb_new("/dev/dm-0", LCLOUD_TARGET_DISK);
+	int dm = sb_layer(p, LCLOUD_LAYER_DM, "dm-0", -1);
+	int nvme;
+
+	sb_queue(p, dm, "253:0");
+	sb_dm_segment(p, dm, 0, 1 << 20, "crypt", params);
+	sb_string(p, dm, FACT_KERNEL_RELEASE, KERNEL_7_3);
+	if (max_write == UINT64_MAX)
+		sb_unread(p, dm, FACT_DM_CRYPT_MAX_WRITE_SIZE, "hand-built: unread");
+	else
+		sb_u64(p, dm, FACT_DM_CRYPT_MAX_WRITE_SIZE, max_write);
+	namespace_below(p, dm, &nvme);
+	boundary(p, nvme, 32 * KIB, 0);
+	return p;
+}
+
+static void plain_direct_dm_crypt(void **state)
+{
+	/* data from sector 4096 (2 MiB), 512-byte crypt sectors: as a linear shift */
+	struct lcloud_probe *p = dm_crypt("aes-xts-plain64 - 0 259:0 4096", 0);
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	lcloud_probe_free(p);
+
+	/* data 4 KiB past a 16 KiB edge: aligned writes of more than 4 KiB land off the promise's alignment */
+	p = dm_crypt("aes-xts-plain64 - 0 259:0 4104", 0);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	lcloud_probe_free(p);
+
+	/* max_write_size 8 KiB: dm-crypt splits a 16 KiB write into two encrypted writes */
+	p = dm_crypt("aes-xts-plain64 - 0 259:0 4096", 8 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 8 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "dm-crypt splits writes above 8192 bytes"));
+	lcloud_probe_free(p);
+
+	/* max_write_size not read: above the crypt sector, unknown */
+	p = dm_crypt("aes-xts-plain64 - 0 259:0 4096", UINT64_MAX);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), UNKNOWN);
+	assert_true(sb_unknown_has(p, PD, "max_write_size could not be read"));
+	lcloud_probe_free(p);
+
+	/* authenticated encryption: tags through dm-integrity, not followed */
+	p = dm_crypt("capi:authenc(hmac(sha256),xts(aes))-random - 0 259:0 4096 1 integrity:28:aead", 0);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "authenticated encryption"));
+	lcloud_probe_free(p);
+
+	/* an option liblcloud does not know: not followed */
+	p = dm_crypt("aes-xts-plain64 - 0 259:0 4096 1 some_new_option", 0);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "could not read its table line whole"));
+	lcloud_probe_free(p);
+}
+
+/* A crypt sector larger than the device's block: a command torn between blocks garbles a crypt sector. */
+static void plain_direct_dm_crypt_sector_over_smaller_blocks(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/dm-0", LCLOUD_TARGET_DISK);
+	int dm = sb_layer(p, LCLOUD_LAYER_DM, "dm-0", -1);
+	int disk = sb_disk(p, "nvme0n1", "259:0", dm);
+	int nvme = sb_nvme(p, disk, "nvme0n1", 512, 16 * KIB, "nvme:id-ns:nawupf");
+	(void)state;
+
+	sb_queue(p, dm, "253:0");
+	sb_dm_segment(p, dm, 0, 1 << 20, "crypt", "aes-xts-plain64 - 0 259:0 4096 1 sector_size:4096");
+	sb_string(p, dm, FACT_KERNEL_RELEASE, KERNEL_7_3);
+	sb_u64(p, dm, FACT_DM_CRYPT_MAX_WRITE_SIZE, 0);
+	boundary(p, nvme, 32 * KIB, 0);
+	/* merges on, max_sectors_kb 16: commands across a boundary keep only each 512-byte block whole */
+	sb_set_u64(p, disk, FACT_NOMERGES, 0);
+	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, 16);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_true(sb_reason_has(p, PD, "less than a dm-crypt sector above it"));
+	/* writes come in whole crypt sectors */
+	assert_int_equal(lcloud_verdict_get_alignment(sb_path(p, PD)), 4 * KIB);
+	lcloud_probe_free(p);
+}
+
+/*
+ * A file on a file system of TYPE with BLOCK-byte blocks on the usual
+ * namespace (merges off unless CAP_KB: then on, max_sectors_kb CAP_KB, and a
+ * 32 KiB boundary): a loop device's backing file, every extent whole.
+ */
+static struct lcloud_probe *backing_file(const char *type, uint64_t block, uint64_t cap_kb)
+{
+	struct lcloud_probe *b = sb_new("/srv/disk.img", LCLOUD_TARGET_REGULAR);
+	int fs = sb_fs(b, type, block), nvme, disk = namespace_below(b, fs, &nvme);
+
+	sb_u64(b, fs, FACT_EXTENTS, 1);
+	sb_u64(b, fs, FACT_EXTENT_EDGE_ALIGNMENT, 0);
+	sb_u64(b, disk, FACT_LOGICAL_BLOCK_SIZE, 4 * KIB);
+	if (cap_kb) {
+		sb_set_u64(b, disk, FACT_NOMERGES, 0);
+		sb_set_u64(b, disk, FACT_MAX_SECTORS_KB, cap_kb);
+		boundary(b, nvme, 32 * KIB, 0);
+	}
+	return b;
+}
+
+/*
+ * loop0 over BACKING (NULL: not followed) with direct I/O DIO, run by
+ * RELEASE, bound to a file on device BACKING_DEV, its queue merging nothing.
+ */
+static struct lcloud_probe *loop_bound_to(struct lcloud_probe *backing, bool dio, const char *release,
+					  const char *backing_dev)
+{
+	struct lcloud_probe *p = sb_new("/dev/loop0", LCLOUD_TARGET_DISK);
+	int loop = sb_layer(p, LCLOUD_LAYER_LOOP, "loop0", -1);
+
+	sb_queue(p, loop, "7:0");
+	sb_u64(p, loop, FACT_LOOP_OFFSET, 0);
+	sb_bool(p, loop, FACT_LOOP_DIO, dio);
+	if (dio) {
+		sb_string(p, loop, FACT_KERNEL_RELEASE, release);
+		sb_string(p, loop, FACT_LOOP_BACKING_DEV, backing_dev);
+		sb_u64(p, loop, FACT_LOOP_BACKING_INODE, 12);
+		sb_string(p, loop, FACT_LOOP_BACKING_FILE, "/srv/disk.img");
+	}
+	if (backing)
+		sb_backing(p, loop, backing);
+	return p;
+}
+
+static struct lcloud_probe *loop_over(struct lcloud_probe *backing, bool dio, const char *release)
+{
+	return loop_bound_to(backing, dio, release, "259:0");
+}
+
+static void plain_direct_loop_follows_its_backing_file(void **state)
+{
+	/* XFS with 16 KiB blocks over the namespace: its file keeps 16 KiB whole, and so does the loop */
+	struct lcloud_probe *p = loop_over(backing_file("xfs", 16 * KIB, 0), true, KERNEL_7_3);
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 32 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "loop:backing_file"));
+	assert_true(sb_reason_has(p, PD, "backing file /srv/disk.img"));
+	lcloud_probe_free(p);
+
+	/* 4 KiB blocks: a larger write can span two extents of the file */
+	p = loop_over(backing_file("ext4", 4 * KIB, 0), true, KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_true(sb_reason_has(p, PD, "allocates in 4096-byte units"));
+	lcloud_probe_free(p);
+
+	/* a backing file whose own sizes have a merge gap (its namespace merges, max_sectors_kb 16): so has the loop */
+	p = loop_over(backing_file("xfs", 16 * KIB, 16), true, KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	lcloud_probe_free(p);
+
+	/* the loop 4 KiB into its file: a 16 KiB write lands 4 KiB off the file's blocks */
+	p = loop_over(backing_file("xfs", 16 * KIB, 0), true, KERNEL_7_3);
+	sb_set_u64(p, 0, FACT_LOOP_OFFSET, 4 * KIB);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	lcloud_probe_free(p);
+}
+
+/*
+ * The loop's queue merges requests like a disk's: a merged request is a
+ * larger direct write to the file, which keeps a smaller one whole only
+ * inside one logical block of the device below; a write of the loop's
+ * max_sectors_kb is never merged. The backing path merging too (C3 of the
+ * proof matrix): its own sizes still bound the loop's.
+ */
+static void plain_direct_loop_merges(void **state)
+{
+	struct lcloud_probe *p = loop_over(backing_file("xfs", 16 * KIB, 0), true, KERNEL_7_3);
+	(void)state;
+
+	sb_set_u64(p, 0, FACT_NOMERGES, 0);
+	sb_set_u64(p, 0, FACT_MAX_SECTORS_KB, 128);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	lcloud_probe_free(p);
+
+	p = loop_over(backing_file("xfs", 16 * KIB, 0), true, KERNEL_7_3);
+	sb_set_u64(p, 0, FACT_NOMERGES, 0);
+	sb_set_u64(p, 0, FACT_MAX_SECTORS_KB, 16);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	lcloud_probe_free(p);
+
+	/* ext4 with 4 KiB blocks on a namespace that merges across boundaries: 4 KiB, one logical block */
+	p = loop_over(backing_file("ext4", 4 * KIB, 1280), true, KERNEL_7_3);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	lcloud_probe_free(p);
+}
+
+/* Without direct I/O, through the page cache: no. Not followed: unknown, or no where nothing is below it. */
+static void plain_direct_loop_not_followed(void **state)
+{
+	struct lcloud_probe *p = loop_over(NULL, false, NULL);
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "does buffered I/O to its backing file (loop/dio 0)"));
+	lcloud_probe_free(p);
+
+	/* bound to a file it could not probe (the note says why): unknown */
+	p = loop_over(NULL, true, KERNEL_7_3);
+	sb_note(p, NOTE_LOOP_BACKING_NOT_FOLLOWED, 0);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), UNKNOWN);
+	assert_true(sb_unknown_has(p, PD, "loop-backing-not-followed"));
+	lcloud_probe_free(p);
+
+	/* what it is bound to unread (LOOP_GET_STATUS64 needs root): unknown, run as root */
+	p = loop_over(NULL, true, KERNEL_7_3);
+	sb_set_unread(p, 0, FACT_LOOP_BACKING_DEV, "hand-built: needs root");
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), UNKNOWN);
+	assert_true(sb_unknown_has(p, PD, "run as root"));
+	lcloud_probe_free(p);
+
+	/* a file on a file system with no block device (tmpfs): no */
+	p = loop_bound_to(NULL, true, KERNEL_7_3, "0:45");
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "no block device"));
+	lcloud_probe_free(p);
+
+	/* an older kernel: no, naming it */
+	p = loop_over(backing_file("xfs", 16 * KIB, 0), true, "6.12.48+deb13-amd64");
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), NO);
+	assert_true(sb_reason_has(p, PD, "Linux 6.12.48+deb13-amd64 runs it"));
 	lcloud_probe_free(p);
 }
 
@@ -1293,22 +1706,160 @@ static void plain_direct_merges_within_the_promise(void **state)
 	lcloud_probe_free(p);
 }
 
+/* The usual namespace with a 32 KiB boundary, merges on (nomerges 0) and max_sectors_kb CAP_KB. */
+static struct lcloud_probe *merging_namespace(uint64_t cap_kb, uint64_t boundary_bytes)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
+	int nvme, disk = namespace_below(p, -1, &nvme);
+
+	sb_set_u64(p, disk, FACT_NOMERGES, 0);
+	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, cap_kb);
+	if (boundary_bytes)
+		boundary(p, nvme, boundary_bytes, 0);
+	return p;
+}
+
 static void plain_direct_merges_across_a_boundary(void **state)
 {
-	/* the same small commands, but the promise has boundaries: two writes beside one make a torn command */
-	struct lcloud_probe *p = sb_new("/dev/nvme0n1", LCLOUD_TARGET_DISK);
-	int disk = sb_layer(p, LCLOUD_LAYER_DISK, "nvme0n1", -1);
-	int nvme;
+	/*
+	 * No command larger than the 16 KiB promised, but the promise has 32 KiB
+	 * boundaries: two 8 KiB writes on either side of one merge into a 16 KiB
+	 * command that crosses it, kept whole per 4 KiB block only. A 16 KiB
+	 * write is max_sectors_kb itself: no merge can grow it, and aligned it
+	 * crosses no boundary. So 4 KiB and 16 KiB, not 8 KiB.
+	 */
+	struct lcloud_probe *p = merging_namespace(16, 32 * KIB);
+	uint64_t above = 0, below = 0;
+	char why[1024];
 	(void)state;
 
-	sb_queue(p, disk, "259:0");
-	sb_set_u64(p, disk, FACT_NOMERGES, 0);
-	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, 16);
-	nvme = sb_nvme(p, disk, "nvme0n1", 4 * KIB, 16 * KIB, "nvme:id-ns:nawupf");
-	boundary(p, nvme, 64 * KIB, 0);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 32 * KIB), NO);
+	assert_int_equal(lcloud_verdict_get_merge_gap(sb_path(p, PD), &above, &below), 1);
+	assert_int_equal(above, 4 * KIB);
+	assert_int_equal(below, 16 * KIB);
+	assert_true(sb_reason_has(p, PD, "atomic boundaries"));
+	assert_true(sb_reason_has(p, PD, "max_sectors_kb itself, is never merged"));
+	/* the 8 KiB answer names the merge, and lcloud_verdict_allows refuses it too */
+	assert_int_equal(lcloud_probe_check(p, PD, 8 * KIB, NULL, why, sizeof(why)), NO);
+	assert_non_null(strstr(why, "merge such a write with a neighbour"));
+	assert_int_equal(lcloud_verdict_allows(sb_path(p, PD), 0, 8 * KIB, NULL, 0), 0);
+	assert_int_equal(lcloud_verdict_allows(sb_path(p, PD), 16 * KIB, 16 * KIB, NULL, 0), 1);
+	lcloud_probe_free(p);
+}
+
+/* A cap equal to a smaller write: 8 KiB is never merged; 4 KiB is one block; 16 KiB is split. */
+static void plain_direct_merge_cap_equal_to_the_write(void **state)
+{
+	struct lcloud_probe *p = merging_namespace(8, 32 * KIB);
+	(void)state;
+
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 8 * KIB);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	/* 4 and 8 KiB are neighbours: no gap between them */
+	assert_int_equal(lcloud_verdict_get_merge_gap(sb_path(p, PD), NULL, NULL), 0);
+	assert_true(sb_reason_has(p, PD, "a 8192-byte write, max_sectors_kb itself, is never merged"));
+	assert_true(sb_reason_has(p, PD, "a larger one is split at max_sectors_kb"));
+	lcloud_probe_free(p);
+
+	/* a cap that is no power of two: no aligned write equals it, and every smaller one can be merged */
+	p = merging_namespace(12, 32 * KIB);
 	sb_verdict(p);
 	assert_int_equal(sb_max(p, PD), 4 * KIB);
-	assert_true(sb_reason_has(p, PD, "atomic boundaries"));
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	lcloud_probe_free(p);
+
+	/* a cap above the promise: a write of the cap is more than the device keeps whole */
+	p = merging_namespace(32, 0);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 32 * KIB), NO);
+	lcloud_probe_free(p);
+}
+
+/* Merges never cross a chunk edge: boundaries that are all chunk edges are never crossed by a merge. */
+static void plain_direct_chunk_edges_stop_merges(void **state)
+{
+	struct lcloud_probe *p = merging_namespace(16, 32 * KIB);
+	(void)state;
+
+	/* chunk_sectors 64: 32 KiB chunks, the same edges as the boundaries */
+	sb_set_u64(p, 0, FACT_CHUNK_SECTORS, 64);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), YES);
+	assert_int_equal(lcloud_verdict_get_merge_gap(sb_path(p, PD), NULL, NULL), 0);
+	assert_true(sb_reason_has(p, PD, "never merges across"));
+	lcloud_probe_free(p);
+
+	/* 16 KiB chunks inside 32 KiB boundaries: every boundary is a chunk edge too */
+	p = merging_namespace(16, 32 * KIB);
+	sb_set_u64(p, 0, FACT_CHUNK_SECTORS, 32);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), YES);
+	lcloud_probe_free(p);
+
+	/* 64 KiB chunks: the boundary at 32 KiB is no chunk edge, merges can cross it */
+	p = merging_namespace(16, 32 * KIB);
+	sb_set_u64(p, 0, FACT_CHUNK_SECTORS, 128);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	lcloud_probe_free(p);
+}
+
+/* A promise aligned to the write's size (AWS): a merged command need not be aligned, so it is no shelter. */
+static void plain_direct_merges_under_a_promise_aligned_to_size(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/nvme1n1", LCLOUD_TARGET_DISK);
+	int disk = ebs_namespace(p, -1, 4 * KIB, 4 * KIB);
+	(void)state;
+
+	/* merged commands stay within 16 KiB, but two 8 KiB writes at 8 KiB and 16 KiB make one at 8 KiB */
+	sb_set_u64(p, disk, FACT_NOMERGES, 0);
+	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, 16);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_true(sb_reason_has(p, PD, "aligned to its own size, which a merged one need not be"));
+	lcloud_probe_free(p);
+}
+
+/* Several disks: a size survives merges only where it survives on every one of them. */
+static void plain_direct_merges_on_every_disk(void **state)
+{
+	struct lcloud_probe *p = raid1("raid1", MIB, true);
+	(void)state;
+
+	/* both namespaces cap at 16 KiB: 4 and 16 KiB on each, so on the mirror */
+	sb_set_u64(p, 1, FACT_NOMERGES, 0);
+	sb_set_u64(p, 1, FACT_MAX_SECTORS_KB, 16);
+	sb_set_u64(p, 3, FACT_NOMERGES, 0);
+	sb_set_u64(p, 3, FACT_MAX_SECTORS_KB, 16);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	lcloud_probe_free(p);
+
+	/* one caps at 8 KiB: 16 KiB is split there, and 8 KiB can be merged on the other */
+	p = raid1("raid1", MIB, true);
+	sb_set_u64(p, 1, FACT_NOMERGES, 0);
+	sb_set_u64(p, 1, FACT_MAX_SECTORS_KB, 16);
+	sb_set_u64(p, 3, FACT_NOMERGES, 0);
+	sb_set_u64(p, 3, FACT_MAX_SECTORS_KB, 8);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
 	lcloud_probe_free(p);
 }
 
@@ -1628,6 +2179,45 @@ static void cloud_gcp_promise_inside_physical_block(void **state)
 	lcloud_probe_free(p);
 }
 
+/*
+ * Google's promise is per aligned physical block: a command the block layer
+ * merged from whole aligned blocks keeps each of them whole. With merges on
+ * and commands of up to 1280 KiB, an aligned 16 KiB write stays whole; an
+ * 8 KiB one can share a block with a neighbour's part in a command across
+ * two blocks, which keeps only each 4 KiB unit of the promise whole.
+ */
+static void cloud_gcp_merged_whole_blocks(void **state)
+{
+	struct lcloud_probe *p = sb_new("/dev/sda", LCLOUD_TARGET_DISK);
+	int disk = gcp_disk(p, -1, true);
+	uint64_t above = 0, below = 0;
+	(void)state;
+
+	sb_set_u64(p, disk, FACT_NOMERGES, 0);
+	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, 1280);
+	sb_verdict(p);
+	assert_int_equal(sb_max(p, PD), 16 * KIB);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), YES);
+	assert_int_equal(sb_check(p, PD, 8 * KIB), NO);
+	/* the promise's granularity here (4 KiB) is the block every command keeps whole */
+	assert_int_equal(sb_check(p, PD, 4 * KIB), YES);
+	assert_int_equal(lcloud_verdict_get_merge_gap(sb_path(p, PD), &above, &below), 1);
+	assert_int_equal(above, 4 * KIB);
+	assert_int_equal(below, 16 * KIB);
+	assert_true(sb_reason_has(p, PD, "one whole aligned 16384-byte block stays whole"));
+	lcloud_probe_free(p);
+
+	/* a partition 4 KiB past a block: its aligned 16 KiB writes straddle two blocks, merged or not */
+	p = sb_new("/dev/sda1", LCLOUD_TARGET_PARTITION);
+	disk = gcp_disk(p, sb_partition(p, "sda1", MIB + 4 * KIB, -1), true);
+	sb_set_u64(p, disk, FACT_NOMERGES, 0);
+	sb_set_u64(p, disk, FACT_MAX_SECTORS_KB, 1280);
+	sb_verdict(p);
+	assert_int_equal(sb_check(p, PD, 16 * KIB), NO);
+	assert_int_equal(sb_max(p, PD), 4 * KIB);
+	lcloud_probe_free(p);
+}
+
 static void cloud_disk_without_promise_none(void **state)
 {
 	struct lcloud_probe *p = sb_new("/dev/sda", LCLOUD_TARGET_DISK);
@@ -1707,6 +2297,7 @@ int main(void)
 		cmocka_unit_test(rwf_atomic_statx_of_the_file),
 		cmocka_unit_test(rwf_atomic_statx_of_the_device_node),
 		cmocka_unit_test(rwf_atomic_software_path_above_unit_max_opt),
+		cmocka_unit_test(rwf_atomic_misaligned_partition_is_software),
 		cmocka_unit_test(rwf_atomic_queue_limits_of_a_device),
 		cmocka_unit_test(rwf_atomic_partition_start_rule),
 		cmocka_unit_test(rwf_atomic_partition_start_unread_is_unknown),
@@ -1745,6 +2336,13 @@ int main(void)
 		cmocka_unit_test(plain_direct_dm_linear_offsets),
 		cmocka_unit_test(plain_direct_dm_table_unread_is_unknown),
 		cmocka_unit_test(plain_direct_dm_non_linear_none),
+		cmocka_unit_test(plain_direct_dm_striped),
+		cmocka_unit_test(plain_direct_dm_followed_kernel),
+		cmocka_unit_test(plain_direct_dm_crypt),
+		cmocka_unit_test(plain_direct_dm_crypt_sector_over_smaller_blocks),
+		cmocka_unit_test(plain_direct_loop_follows_its_backing_file),
+		cmocka_unit_test(plain_direct_loop_merges),
+		cmocka_unit_test(plain_direct_loop_not_followed),
 		cmocka_unit_test(plain_direct_max_sectors_kb_split),
 		cmocka_unit_test(plain_direct_chunk_edges),
 		cmocka_unit_test(plain_direct_md_chunk_edges),
@@ -1756,6 +2354,10 @@ int main(void)
 		cmocka_unit_test(plain_direct_merges_beyond_the_promise),
 		cmocka_unit_test(plain_direct_merges_within_the_promise),
 		cmocka_unit_test(plain_direct_merges_across_a_boundary),
+		cmocka_unit_test(plain_direct_merge_cap_equal_to_the_write),
+		cmocka_unit_test(plain_direct_chunk_edges_stop_merges),
+		cmocka_unit_test(plain_direct_merges_under_a_promise_aligned_to_size),
+		cmocka_unit_test(plain_direct_merges_on_every_disk),
 		cmocka_unit_test(plain_direct_nomerges_unread),
 		cmocka_unit_test(plain_direct_file_system_allocation_unit),
 		cmocka_unit_test(plain_direct_cluster_size_unread_is_unknown),
@@ -1769,6 +2371,7 @@ int main(void)
 		cmocka_unit_test(cloud_aws_promise_aligned_to_size),
 		cmocka_unit_test(plain_direct_own_promise_where_provider_alignment_is_lost),
 		cmocka_unit_test(cloud_gcp_promise_inside_physical_block),
+		cmocka_unit_test(cloud_gcp_merged_whole_blocks),
 		cmocka_unit_test(cloud_disk_without_promise_none),
 		cmocka_unit_test(volatile_write_cache_changes_no_size),
 		cmocka_unit_test(buffered_never),

@@ -64,12 +64,39 @@ LOG512 = ",log=1,log.sector=512,log.update=1"
 PD = "lbs=512,pbs=16384,vendor=Google,product=PersistentDisk"
 NVME_PATHS = ["rwf_atomic", "passthrough", "plain_direct", "buffered"]
 DEV_PATHS = ["rwf_atomic", "plain_direct", "buffered"]
+CAP16 = "echo 16 > /sys/block/{0}/queue/max_sectors_kb; echo 0 > /sys/block/{0}/queue/nomerges"
+MERGES_ON = "echo 0 > /sys/block/{0}/queue/nomerges"
+
+
+def striped_on_two(chunk_sectors, name):
+    """Setup shell: namespaces N0 and N1 merging up to 16 KiB, dm-striped over both with chunks of
+    CHUNK_SECTORS, as /dev/mapper/NAME."""
+    return (CAP16.format("${N0##*/}n1") + "; " + CAP16.format("${N1##*/}n1") + "; "
+            'echo "0 32768 striped 2 %d ${N0}n1 0 ${N1}n1 0" | dmsetup create --noudevsync %s '
+            '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes %s' % (chunk_sectors, name, name))
+
+
+def loop_on_xfs(direct_io):
+    """Setup shell: XFS on namespace N0 (merges on), an 8 MiB file on it, a loop device over the file
+    with direct I/O "on" or "off" in $LOOPDEV, and what the kernel says it does in loop-dio."""
+    return (MERGES_ON.format("${N0##*/}n1") + "; /usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
+            "modprobe loop; mkdir -p /mnt/@ROW@; mount -t xfs ${N0}n1 /mnt/@ROW@; "
+            "dd if=/dev/zero of=/mnt/@ROW@/img bs=1M count=8 2>/dev/null; sync; "
+            "LOOPDEV=$(/usr/sbin/losetup --find --show --direct-io=" + direct_io + " /mnt/@ROW@/img); "
+            "cat /sys/block/${LOOPDEV##*/}/loop/dio > /out/@ROW@/loop-dio")
 
 # Each row: what it is, the lcvm device options, shell that sets $T (the
 # target, for files a directory), $M (the device probed for replay's model)
 # and $L (the write logs, space separated names in OUTDIR/logs).
 #   kind raw: the paths write regions of one block device at REGION offsets
 #   kind file: the paths write one file each in directory $T
+# page: its page size (16 KiB without it); ci False: only in the committed run
+# (matrix.py --write), not in the CI test, which keeps a few rows of each
+# rule; control: a negative control, where the answer must be no and the
+# oracle must find tearable page writes; fs and file on a raw row: its
+# device's pages live in that file of that file system (a loop device's
+# backing file), which the crash images are read through; teardown: shell
+# run after its paths.
 TARGET_PROMISE = "--lba-size 4096 --nawun 16K --nawupf 16K"
 BOOTS = {
     "devices": {
@@ -175,6 +202,67 @@ BOOTS = {
                  target="/mnt/@ROW@", model="${N0}n1", logs=["N0"], paths=DEV_PATHS, subdir="upper"),
         ],
     },
+    "merges": {
+        # what the block layer can merge (a write of max_sectors_kb never is), dm-striped and
+        # dm-crypt as Linux 7.3 runs them, a loop device's direct writes to its backing file,
+        # Google's per-block promise under merges; each beside its negative control
+        "extra": ["--module", "xfs", "--module", "dm_crypt", "--module", "crypto_null", "--module", "loop",
+                  "--copy", "/usr/sbin/mkfs.xfs", "--copy", "/usr/sbin/losetup"],
+        "rows": [
+            dict(name="nvme-b32k-cap16", what="NVMe NAWUPF 16 KiB, 32 KiB boundary, merges on, max_sectors_kb 16: "
+                 "a 16 KiB write is max_sectors_kb itself and is never merged", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K], setup=CAP16.format("${N0##*/}n1"),
+                 target="${N0}n1", logs=["N0"], paths=["plain_direct"]),
+            dict(name="nvme-b32k-cap16-8k", what="the same with 8 KiB pages: two on either side of a boundary merge "
+                 "into one 16 KiB command across it (negative control)", kind="raw", page=8192, control=True,
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K], setup=CAP16.format("${N0##*/}n1"),
+                 target="${N0}n1", logs=["N0"], paths=["plain_direct"]),
+            dict(name="nvme-b32k-cap8", what="NVMe NAWUPF 16 KiB, 32 KiB boundary, merges on, max_sectors_kb 8, "
+                 "8 KiB pages: each is max_sectors_kb itself", kind="raw", page=8192, ci=False,
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K],
+                 setup=CAP16.format("${N0##*/}n1").replace("echo 16", "echo 8"),
+                 target="${N0}n1", logs=["N0"], paths=["plain_direct"]),
+            dict(name="dm-striped-16k", what="dm-striped, 16 KiB chunks, over two NAWUPF-16K, 32 KiB-boundary "
+                 "namespaces with merges on and max_sectors_kb 16", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K] * 2,
+                 setup=striped_on_two(32, "mxst16"),
+                 target="/dev/mapper/mxst16", model="${N0}n1", logs=["N0", "N1"], paths=["plain_direct"]),
+            dict(name="dm-striped-8k", what="dm-striped, 8 KiB chunks, over the same namespaces: a 16 KiB page "
+                 "reaches two members (negative control)", kind="raw", control=True, ci=False,
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K] * 2,
+                 setup=striped_on_two(16, "mxst8"),
+                 target="/dev/mapper/mxst8", model="${N0}n1", logs=["N0", "N1"], paths=["plain_direct"]),
+            # the null cipher keeps the torture stamps readable in the namespace's log: dm-crypt's write
+            # path (one clone per write, split above max_write_size) is the same for every cipher
+            dict(name="dm-crypt-nomerges", what="dm-crypt (cipher_null-ecb, 512-byte sectors) over a NAWUPF-16K, "
+                 "32 KiB-boundary namespace with queue/nomerges 2", kind="raw",
+                 nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K],
+                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges; "
+                       'echo "0 32768 crypt cipher_null-ecb - 0 ${N0}n1 0" | dmsetup create --noudevsync mxcr '
+                       '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes mxcr',
+                 target="/dev/mapper/mxcr", model="${N0}n1", logs=["N0"], paths=["plain_direct"]),
+            dict(name="loop-dio-xfs", what="loop device with direct I/O over a file on XFS (4 KiB blocks) on a "
+                 "NAWUPF-16K, 32 KiB-boundary namespace with merges on, 4 KiB pages", kind="raw", page=4096,
+                 fs="xfs", file="img", nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup=loop_on_xfs("on"),
+                 target="$LOOPDEV", model="${N0}n1", logs=["N0"], paths=["plain_direct"],
+                 teardown="/usr/sbin/losetup -d $LOOPDEV; sync"),
+            dict(name="loop-buffered-xfs", what="the same loop device without direct I/O, 16 KiB pages: writes go "
+                 "through the file's page cache (negative control)", kind="raw", control=True,
+                 fs="xfs", file="img", nvme=["lbs=4096,size=320M," + ATOMIC16 + B32 + LOG4K],
+                 setup=loop_on_xfs("off"),
+                 target="$LOOPDEV", model="${N0}n1", logs=["N0"], paths=["plain_direct"], ci=False,
+                 teardown="/usr/sbin/losetup -d $LOOPDEV; sync"),
+            dict(name="pd-maxio-8k-8k", what="Google PD scsi-hd, 8 KiB maximum transfer (max_sectors_kb 8), merges "
+                 "on, 8 KiB pages: each is max_sectors_kb itself, inside one physical block", kind="raw", page=8192,
+                 ci=False, scsi=[PD + ",size=16M,max_io_size=8192" + LOG512], target="$S0", logs=["S0"],
+                 paths=["plain_direct"]),
+            dict(name="pd-whole-8k", what="Google PD scsi-hd, whole disk, merges on, 8 KiB pages: two share a "
+                 "physical block with a neighbour's part in a merged command across one (negative control)",
+                 kind="raw", page=8192, control=True, ci=False, scsi=[PD + ",size=16M" + LOG512], target="$S0",
+                 logs=["S0"], paths=["plain_direct"]),
+        ],
+    },
     "target": {
         # kind target: lcloud-target on a file in the guest, connected over nvme-tcp loopback; the
         # paths write regions of its namespace at REGION offsets, its own --write-log is the log
@@ -190,6 +278,14 @@ BOOTS = {
                  target_opts=TARGET_PROMISE + " --volatile-write-cache on --liar", paths=NVME_PATHS),
             dict(name="target-nopromise", what="lcloud-target 512 B LBA, no atomic parameters, volatile cache on",
                  kind="target", target_opts="--lba-size 512 --volatile-write-cache on", paths=NVME_PATHS),
+            dict(name="target-b32k-cap16", what="lcloud-target NAWUN=NAWUPF 16 KiB, 32 KiB boundary, volatile cache "
+                 "on, the host's merges on and max_sectors_kb 16", kind="target", ci=False,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=CAP16.format("${TDEV##*/}"), paths=["plain_direct"]),
+            dict(name="target-b32k-cap16-8k", what="the same with 8 KiB pages (negative control)", kind="target",
+                 ci=False, page=8192, control=True,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=CAP16.format("${TDEV##*/}"), paths=["plain_direct"]),
         ],
     },
 }
@@ -230,7 +326,8 @@ tcut() { # row serial path n seed cut-after options... : one power cut of a fres
     r=$1; s=$2; p=$3; n=$4; seed=$5; after=$6; shift 6
     rm -f /srv/$s.img; truncate -s ''' + str(TARGET_SIZE) + r''' /srv/$s.img
     tstart $s 4499 --seed $seed --cut-after $after --power-report /out/$r/cut-$p-$n.report "$@"
-    "$LCLOUDCTL" torture run "$TDEV" --page-size 16384 --pages $PAGES --path $p --depth $DEPTH --writes 1000000 \
+    eval "$TSETUP" # the row's host side, once the namespace is there (TPAGE: its page size)
+    "$LCLOUDCTL" torture run "$TDEV" --page-size $TPAGE --pages $PAGES --path $p --depth $DEPTH --writes 1000000 \
         --seed $seed --force --record /out/$r/cut-$p-$n.rec > /dev/null 2>> /out/$r/cut-run.log
     echo "$p $n run $?" >> /out/$r/cut.rcs
     # a run that ended before the count was reached (it failed) leaves the power on: cut it here
@@ -263,12 +360,13 @@ def target_rows_script(rows, cuts):
         sh.append("mkdir -p /out/%s" % r)
         sh.append("truncate -s %d /srv/%s.img" % (TARGET_SIZE, serial))
         sh.append("tstart %s %d --write-log /out/%s/ns1.log %s" % (serial, 4440 + i, r, row["target_opts"]))
+        sh.append("TSETUP='%s'; TPAGE=%d; eval \"$TSETUP\"" % (row.get("tsetup", ""), row.get("page", PAGE_BYTES)))
         sh.append('echo "$TDEV" > /out/%s/dev' % r)
         sh.append('ls /dev/ng* > /out/%s/generic-nodes 2>&1' % r)  # passthrough needs the char device
         sh.append('stamp started %s; probe2 %s "$TDEV" "$TDEV"; stamp probed %s' % (r, r, r))
         for j, p in enumerate(row["paths"]):
             sh.append('path1 %s "$TDEV" %s %d %d "$TDEV" %d; stamp ran %s %s' % (r, p, j * REGION, 100 + j,
-                                                                                PAGE_BYTES, r, p))
+                                                                                row.get("page", PAGE_BYTES), r, p))
         sh.append("tstop %s; rm -f /srv/%s.img; stamp stopped %s" % (serial, serial, r))
         for p in (p for p in row["paths"] if p in CUT_PATHS):
             # a path refused before writing (exit 7) writes nothing a cut could tear
@@ -334,6 +432,8 @@ path1() { # row target path offset seed check-target page-size
                                                               row.get("page", PAGE_BYTES)))
         if row["kind"] == "file":
             sh.append("sync")
+        if row.get("teardown"):
+            sh.append(row["teardown"].replace("@ROW@", r))
         sh.append("echo %s >> /out/done" % r)
     # unmount cleanly so the final images are consistent; the logs keep every write
     sh.append("for m in $(grep ' /mnt/' /proc/mounts | cut -d' ' -f2 | sort -r); do umount $m; done")
@@ -502,7 +602,7 @@ def analyse_path(row, path, files, logs, tmp):
                 f.truncate(desc["image_size"])
     fs, file = row.get("fs"), None
     if fs:
-        file = os.path.join(row["subdir"], "torture-" + path)
+        file = row.get("file") or os.path.join(row["subdir"], "torture-" + path)
     offset = row.get("part_start", 0) + row.get("dev_shift", 0) + (0 if fs else row["paths"].index(path) * REGION)
     crash = os.path.join(tmp, "crash.img")
     # the tearing cuts: every tearable page write's image (devices: --cut-all looks at the blocks)
@@ -615,15 +715,17 @@ def judge(row, res):
         if res.get("cut_errors"):
             return "power cut runs %s not verified" % res["cut_errors"], True
         return "untorn, confirmed", False
+    if row.get("control") and not res["tearable"]:
+        return "NEGATIVE CONTROL NOT SHOWN: no, but the oracle found no tearable page write in this run", True
     if res["tearable"]:
-        return "not untorn, confirmed", False
+        return "not untorn, confirmed%s" % (" (negative control)" if row.get("control") else ""), False
     return "conservative: the verdict says no (%s), but in this run the stack did not split a page " \
            "and the oracle finds every page write atomic" % res["check_why"], False
 
 
-def run_matrix(boots=None, cuts=CUTS_CI):
+def run_matrix(boots=None, cuts=CUTS_CI, ci=False):
     """Boot each group of rows once, analyse on the host: the matrix as a dict. CUTS: the
-    power cuts of lcloud-target per row and path."""
+    power cuts of lcloud-target per row and path; CI: without the rows marked ci=False."""
     tmp = tempfile.mkdtemp(prefix="lcloud-matrix-")
     started = datetime.datetime.now(datetime.timezone.utc)
     out = {"schema": 1, "date": started.strftime("%Y-%m-%d"), "page_size": PAGE_BYTES, "pages": PAGES,
@@ -632,7 +734,11 @@ def run_matrix(boots=None, cuts=CUTS_CI):
         partimg = os.path.join(tmp, "pd-partition.img")
         make_partition_image(partimg)
         for boot in boots or list(BOOTS):
-            rows = [dict(r) for r in BOOTS[boot]["rows"]]
+            only = os.environ.get("LCLOUD_MATRIX_ROWS")  # a few rows by name, for a rule's work in progress
+            rows = [dict(r) for r in BOOTS[boot]["rows"] if (not ci or r.get("ci", True)) and
+                    (not only or r["name"] in only.split(","))]
+            if not rows:
+                continue
             t0 = datetime.datetime.now()
             devices = devices_for(boot, rows, partimg)
             for row in rows:
@@ -658,6 +764,9 @@ def run_matrix(boots=None, cuts=CUTS_CI):
                     entry["probe_error"] = rtext(os.path.join(g.files, row["name"], "probe.err"))[-400:]
                 if row.get("scsi_debug"):
                     entry["statx"] = rtext(os.path.join(g.files, row["name"], "statx")).strip()
+                if rtext(os.path.join(g.files, row["name"], "loop-dio")):
+                    # what the kernel says the loop device does: direct I/O to its file (1) or not (0)
+                    entry["loop_dio"] = rtext(os.path.join(g.files, row["name"], "loop-dio")).strip()
                 for p in row["paths"]:
                     res = analyse_path(row, p, g.files, logs, tmp)
                     res["status"], res["breaks_rule"] = judge(row, res)
@@ -797,7 +906,7 @@ if __name__ == "__main__":
                 p["status"], p["breaks_rule"] = judge(defs[row["name"]], p)
     else:
         # the committed run cuts more often than the CI test (--ci: as the CI test does)
-        m = run_matrix(boots, cuts=CUTS_CI if "--ci" in sys.argv else CUTS_FULL)
+        m = run_matrix(boots, cuts=CUTS_CI if "--ci" in sys.argv else CUTS_FULL, ci="--ci" in sys.argv)
     if "--write" in sys.argv:
         with open(os.path.join(HERE, "matrix.json"), "w") as f:
             json.dump(m, f, indent=1, sort_keys=True)

@@ -22,12 +22,15 @@ queue/nomerges 2:
   - a controller AWUPF of 64 KiB with NSABP clear: Linux 7 ignores AWUPF
     (unit max one block), the device promise still stands for
     plain_direct and passthrough;
-  - dm-crypt, dm-thin and a loop device with 4 KiB sectors over atomic
-    namespaces, and a partition on md raid1: rwf_atomic is sysfs's (a 16 KiB
-    RWF_ATOMIC write through dm-crypt reaches the namespace as one write);
-    plain_direct claims nothing where the stack moves data it does not
-    follow, and for the md partition what its start and the members' data
-    offsets allow;
+  - dm-crypt, dm-thin and a loop device with 4 KiB sectors and direct I/O
+    over atomic namespaces, and a partition on md raid1: rwf_atomic is
+    sysfs's (a 16 KiB RWF_ATOMIC write through dm-crypt reaches the namespace
+    as one write); plain_direct follows dm-crypt (one write of the same size
+    at its offset, as Linux 7.3 writes it) to the namespace's promise, and
+    the loop device to its backing namespace, whose one 4 KiB block is all
+    that stays whole in the loop queue's merged requests; it claims nothing
+    through dm-thin, which moves data it does not follow; for the md
+    partition, what its start and the members' data offsets allow;
   - two namespaces shared by two controllers (NVMe multipath) whose AWUPF
     differ, one with NSABP clear and one with its own NAWUPF: under the
     round-robin policy Identify Controller through a head is answered by
@@ -120,6 +123,7 @@ d=$(dmn thin); mk $d; q $d thin; P /dev/$d thin
 dmsetup remove thin; dmsetup remove pool
 
 L=$(/usr/sbin/losetup --find --show --sector-size 4096 --direct-io=on $S1)
+echo $S1 > /out/loop-backing
 q ${L#/dev/} loop; P $L loop; /usr/sbin/losetup -d $L
 
 dd if=/dev/zero of=$S0 bs=1M count=4 2>/dev/null; dd if=/dev/zero of=$S1 bs=1M count=4 2>/dev/null
@@ -330,15 +334,25 @@ def test_extended_lba_and_separate_metadata():
 
 def test_crypt_thin_loop_md():
     run = guest()
+    promise = (nvme_field(run.text("id-ns-S0.txt"), "nawupf") + 1) * 4096
     for name in ("crypt", "thin", "loop"):
         v = verdict(run, name)
         assert v["rwf_atomic"]["max_untorn_bytes"] == queue(run, name)["atomic_write_unit_max_bytes"], (name, v)
         assert v["passthrough"]["max_untorn_bytes"] == 0
-        assert v["plain_direct"]["max_untorn_bytes"] == 0, (name, v["plain_direct"])
-        if name != "loop":
-            target = {"crypt": "crypt", "thin": "thin-pool"}[name]
-            assert any("through a %s target" % target in r["reason"] for r in v["plain_direct"]["reasons"]), \
-                (name, v["plain_direct"]["reasons"])
+    reasons = {name: " ".join(r["reason"] for r in verdict(run, name)["plain_direct"]["reasons"])
+               for name in ("crypt", "thin", "loop")}
+    # dm-crypt over S0, merging nothing: the namespace's own promise, through one write of the same size
+    assert verdict(run, "crypt")["plain_direct"]["max_untorn_bytes"] == promise == 16384, reasons["crypt"]
+    assert "dm-crypt encrypts a write into one write of the same size" in reasons["crypt"], reasons["crypt"]
+    # dm-thin: not followed
+    assert verdict(run, "thin")["plain_direct"]["max_untorn_bytes"] == 0
+    assert "through a thin-pool target" in reasons["thin"], reasons["thin"]
+    # the loop device's queue merges requests (its nomerges 0, max_sectors_kb above 16 KiB): one block of S1
+    loop = verdict(run, "loop")["plain_direct"]
+    assert loop["max_untorn_bytes"] == 4096 and loop["merge_gap_below_bytes"] == 0, loop
+    assert "writes each request directly to its backing file" in reasons["loop"], reasons["loop"]
+    assert run.json("probe-loop.json")["probes"][0]["layers"][0]["backing_file"]["layers"][0]["name"] == \
+        os.path.basename(run.text("loop-backing").strip()), run.text("loop-backing")
     # dm-crypt passes atomic writes on (Linux 7): one write of the whole 16 KiB reached the namespace
     assert queue(run, "crypt")["atomic_write_unit_max_bytes"] == 16384
     assert int(run.text("crypt-atomic.rc")) == 0, run.text("crypt-atomic.txt")

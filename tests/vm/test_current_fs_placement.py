@@ -24,8 +24,11 @@ log.
     device, so plain_direct must be no (btrfs_devices 2 = btrfs filesystem
     show's devids); btrfs on A alone: A's 4 KiB.
   - vfat on A: a file system liblcloud does not follow: unknown.
-  - ext4 on a loop device over a file on XFS on A, and the loop device
-    itself: no (a loop device passes writes on to a file).
+  - ext4 on a loop device with direct I/O over a file on XFS on A, and the
+    loop device itself: each request reaches the file as one direct write,
+    so the file's 4 KiB blocks on A's 4 KiB logical blocks keep 4 KiB
+    writes whole (what the loop queue merges is a larger write, whole per
+    block only), and nothing larger; neither has RWF_ATOMIC.
   - ext4 with 16 KiB bigalloc clusters on A, a file with one block of its
     first cluster written (filefrag): a 16 KiB write there reaches A as
     4 KiB and 12 KiB, so plain_direct is 4 KiB (extent_edge_alignment, FIEMAP);
@@ -311,12 +314,14 @@ def test_vfat_is_unknown():
     assert "does not know how vfat" in run.text("check-vfat-4K.txt")
 
 
-def test_loop_over_a_promised_device_is_not_untorn():
+def test_loop_over_a_promised_device():
     run = guest()
     for name in ("loopfile", "loopdev"):
         p = probe(run, name)
-        assert any(l["layer"] == "loop" for l in p["layers"]), p["layers"]
-        assert plain(run, name)["max_untorn_bytes"] == 0 and check_rc(run, name, "4K") == 6, name
+        loop = next(l for l in p["layers"] if l["layer"] == "loop")
+        assert loop["facts"]["loop_dio"] is True and loop["backing_file"]["target"] == "regular", loop
+        assert plain(run, name)["max_untorn_bytes"] == 4096 and check_rc(run, name, "4K") == 0, name
+        assert check_rc(run, name, "8K") == 6 and check_rc(run, name, "16K") == 6, name
         assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 0, (name, p["verdict"]["rwf_atomic"])
 
 
@@ -369,5 +374,5 @@ def test_ext4_data_journal_takes_no_direct_io():
 if __name__ == "__main__":
     main([test_xfs_realtime_file_follows_the_realtime_device, test_xfs_16k_blocks_reflink_and_extent_hint,
           test_btrfs_over_two_devices_is_not_untorn, test_vfat_is_unknown,
-          test_loop_over_a_promised_device_is_not_untorn, test_ext4_bigalloc_cluster_with_one_block_written,
+          test_loop_over_a_promised_device, test_ext4_bigalloc_cluster_with_one_block_written,
           test_ext4_data_journal_takes_no_direct_io])

@@ -113,6 +113,7 @@ _PROTOTYPES: Dict[str, Tuple[Any, List[Any]]] = {
     "lcloud_plan_page_writes": (_int, [_int, _u64, _vp]),
     "lcloud_verdict_get_unknown_reason": (_cp, [_vp]),
     "lcloud_verdict_get_hardware_max_bytes": (_u64, [_vp]),
+    "lcloud_verdict_get_merge_gap": (_int, [_vp, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64)]),
     "lcloud_probe_check": (_int, [_vp, _int, _u64, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t]),
     "lcloud_io_path_from_string": (_int, [_cp, ctypes.POINTER(ctypes.c_int)]),
     "lcloud_ctx_get_error": (_cp, [_vp]),

@@ -139,7 +139,8 @@ class Probe:
         self.notes: List[Note] = notes
         # path name -> {"max_untorn_bytes", "min_untorn_bytes", "alignment", "aligned_to_size",
         #               "above_max" ("no" or "unknown"), "unknown_reason", "boundary_bytes",
-        #               "boundary_offset_bytes", "reasons": [{"reason", "evidence"}]}
+        #               "boundary_offset_bytes", "merge_gap_above_bytes", "merge_gap_below_bytes"
+        #               (sizes between them are not untorn: merges), "reasons": [{"reason", "evidence"}]}
         self.verdict: Dict[str, Dict[str, Any]] = verdict or {}
         # (kind enum, fact name) -> (rc, value) from lcloud_probe_get_u64
         self._u64 = u64
@@ -209,8 +210,11 @@ class Probe:
                 u64[(kind, name)] = (r, int(number.value) if r >= 0 else None)
 
         verdict: Dict[str, Dict[str, Any]] = {}
+        gap_above, gap_below = ctypes.c_uint64(), ctypes.c_uint64()
         for value_, name in _ffi.IO_PATHS.items():
             v = lib.lcloud_probe_get_verdict(p, value_)
+            gap_above.value = gap_below.value = 0
+            lib.lcloud_verdict_get_merge_gap(v, ctypes.byref(gap_above), ctypes.byref(gap_below))
             align = int(lib.lcloud_verdict_get_alignment(v))
             unknown = text(lib.lcloud_verdict_get_unknown_reason(v))
             verdict[name] = {
@@ -223,6 +227,8 @@ class Probe:
                 "hardware_max_bytes": int(lib.lcloud_verdict_get_hardware_max_bytes(v)),
                 "boundary_bytes": int(lib.lcloud_verdict_get_boundary(v)),
                 "boundary_offset_bytes": int(lib.lcloud_verdict_get_boundary_offset(v)),
+                "merge_gap_above_bytes": int(gap_above.value),
+                "merge_gap_below_bytes": int(gap_below.value),
                 "reasons": [{"reason": text(lib.lcloud_verdict_get_reason(v, i)),
                              "evidence": text(lib.lcloud_verdict_get_reason_evidence(v, i))}
                             for i in range(lib.lcloud_verdict_get_reason_count(v))],

@@ -75,6 +75,16 @@ def test_gpd_rule_disk_and_partition(dev: str, yes_4k: str, yes_16k: str) -> Non
         assert v["max_untorn_bytes"] == 4096 and mentions(v, "10489856")
 
 
+def test_merge_gap() -> None:
+    """sdo, a Google PD clone whose block layer merges: a whole 16 KiB block stays untorn in merged commands,
+    512-byte writes too, the sizes between not; the binding's verdict has the gap as lcloudctl's JSON does."""
+    v = lcloud.probe("/dev/sdo", sysroot=tree("scsi")).verdict["plain_direct"]
+    assert (v["max_untorn_bytes"], v["merge_gap_above_bytes"], v["merge_gap_below_bytes"]) == (16384, 512, 16384), v
+    assert lcloud.check("/dev/sdo", 16384, "plain_direct", sysroot=tree("scsi")).answer == "untorn"
+    c = lcloud.check("/dev/sdo", 8192, "plain_direct", sysroot=tree("scsi"))
+    assert c.answer == "no" and "merge such a write with a neighbour" in c.why, c.why
+
+
 def test_partition_without_start_is_unknown() -> None:
     """sda2's start is missing from the capture: where its writes land is unknown; the answers that need no
     start (no atomic writes on the disk, no NVMe namespace) stay no."""

@@ -5,10 +5,11 @@
 Google's MySQL recipe says (ext4, bigalloc, 16 KiB clusters) and, for
 contrast, a second such disk with plain 4 KiB ext4: only the first lets
 InnoDB drop its doublewrite buffer, and the advice for the second names the
-layout that would; PostgreSQL keeps full_page_writes on. Google's recipe
-holds only while the block layer merges no writes (queue/nomerges 2): with
-the kernel's default, neighbouring page writes can reach the disk as one
-command larger than 16 KiB, and the doublewrite buffer stays on. The InnoDB
+layout that would; PostgreSQL keeps full_page_writes on. With the kernel's
+default merging (queue/nomerges 0) neighbouring page writes can reach the
+disk as one command larger than 16 KiB, but Google's promise is per aligned
+16 KiB block and such a command is made of whole blocks where it carries a
+page, so the doublewrite buffer can still go. The InnoDB
 data files already in a directory are read: a FIFO named like one, a database
 directory behind a symbolic link, a data file on a mount inside or a .isl file
 leaves the answer unknown; a file with a page across a hole keeps the buffer on,
@@ -81,7 +82,8 @@ def test_innodb_advice_follows_the_layout():
             os.unlink(f)
         os.rmdir(tmp)
     merges = run.json("a-mysql-merges.json")
-    assert merges["settings"]["innodb_doublewrite"] == "ON", merges
+    assert merges["settings"]["innodb_doublewrite"] == "OFF", merges
+    assert "cloud:gcp-pd-16k" in merges["advice"][0], merges
     a = run.json("a-mysql.json")
     assert a["settings"] == {"innodb_doublewrite": "OFF", "innodb_flush_method": "O_DIRECT"}, a
     assert run.text("a-check.rc").strip() == "0", run.text("a-check.txt")

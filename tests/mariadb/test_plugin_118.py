@@ -75,6 +75,7 @@ def build_inside():
     in_root_ok(["meson", "install", "-C", "/build/lcloud", "--quiet"])
     in_root_ok(["ldconfig"])
     in_root_ok(["cp", "-r", "/src/bindings/mariadb", "/build/plugin"])
+    in_root_ok(["cp", "-r", "/src/bindings/common", "/build/common"])  # shared with the PostgreSQL extension
     in_root_ok(["make", "-C", "/build/plugin", "clean"])
     p = in_root_ok(["make", "-C", "/build/plugin", "CFLAGS=-O2 -g -Werror"])
     assert "warning:" not in p.stderr, p.stderr

@@ -95,7 +95,9 @@ def build_inside():
              "/build/lcloud", "/src"])
     in_root(["meson", "install", "-C", "/build/lcloud", "--quiet"])
     in_root(["ldconfig"])
+    # with ../common, which the extension shares with the MariaDB plugin
     in_root(["cp", "-r", "/src/bindings/postgresql", "/build/extension"])
+    in_root(["cp", "-r", "/src/bindings/common", "/build/common"])
     in_root(["rm", "-f"] + ["/build/extension/" + n for n in os.listdir(LAB["root"] + "/build/extension")
                             if n.endswith((".o", ".so", ".bc"))])
     for args in (["make", "-C", "/build/extension", "PG_CONFIG=%s/pg_config" % PG_BIN, "PG_CFLAGS=-Werror"],

@@ -3,7 +3,7 @@
  * lcloudctl advise PATH --db mysql|mariadb|postgresql: the verdict turned
  * into database settings, and on a cloud disk model (named, or recognised
  * from the cloud layer) what the doublewrite buffer costs (disk_models.c). What each database does with its pages, and where
- * that is documented, is listed in lcloudctl(8), ADVICE AND SOURCES:
+ * that is documented, is listed in lcloudctl(1), ADVICE AND SOURCES:
  *  - InnoDB (MySQL, MariaDB) writes data pages with O_DIRECT when
  *    innodb_flush_method=O_DIRECT: the plain_direct path. It does not use
  *    RWF_ATOMIC. innodb_doublewrite protects pages from tearing.

@@ -58,7 +58,7 @@ struct list_column {
 	bool in_default;
 };
 
-/* The order here is the order of -O and of lcloudctl(8)'s COLUMNS. */
+/* The order here is the order of -O and of lcloudctl(1)'s COLUMNS. */
 static const struct list_column columns[] = {
 	{ "NAME", "name", COL_NAME, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
 	{ "PATH", "path", COL_PATH, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, false },

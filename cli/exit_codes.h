@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How lcloudctl ends: the exit codes lcloudctl(8) documents (scripts branch
+ * How lcloudctl ends: the exit codes lcloudctl(1) documents (scripts branch
  * on them, tests/man/test_exit_codes.py keeps them and the docs in step),
  * and how a failed probe becomes one, with what to do about it (errors.c).
  */

@@ -64,7 +64,7 @@ static void main_usage(FILE *out)
 	      "(check, advise) unknown, 9 (torture verify) torn or damaged pages (replay\n"
 	      "--cut-all: an image shows one), 10 (torture verify) lost acknowledged\n"
 	      "writes, 11 (replay) a page write could tear, 12 (diff) changed, 13 (diff)\n"
-	      "a verdict got weaker.\n"	      "See lcloudctl(8).\n",
+	      "a verdict got weaker.\n"	      "See lcloudctl(1).\n",
 	      out);
 }
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bash completion for lcloudctl(8).
+# bash completion for lcloudctl(1).
 #
 # Commands and options are read from lcloudctl's own --help, so the
 # completion follows the program it completes; values that --help lists in
@@ -7,7 +7,7 @@
 
 # The lcloudctl this file was installed with (the install writes its path here): asked
 # when the word typed is no program bash can run, e.g. "lcloudctl" through an alias or
-# sudo with the install's sbin not on PATH. In the source tree it names no program.
+# sudo with the install's bin not on PATH (a prefix of its own). In the source tree it names no program.
 _lcloudctl_installed='@LCLOUDCTL@'
 
 _lcloudctl_help_options()

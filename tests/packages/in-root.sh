@@ -21,7 +21,10 @@ step "lcloudctl --version"
 lcloudctl --version | grep -q "0\.[0-9]" || fail "lcloudctl --version"
 step "lcloud-target --version (the reference device, in lcloudctl's package)"
 lcloud-target --version | grep -q "^lcloud-target 0\.[0-9]" || fail "lcloud-target --version"
-command -v lcloudctl | grep -qx /usr/sbin/lcloudctl || fail "lcloudctl is not /usr/sbin/lcloudctl"
+command -v lcloudctl | grep -qx /usr/bin/lcloudctl || fail "lcloudctl is not /usr/bin/lcloudctl"
+# a DBA's shell: PATH without sbin, no root
+runuser -u nobody -- env PATH=/usr/local/bin:/usr/bin:/bin lcloudctl --version >/dev/null \
+	|| fail "lcloudctl is not on a user's PATH"
 
 step "lcloudctl probe $file"
 lcloudctl probe -o json "$file" >"$work/probe.json" || fail "lcloudctl probe"
@@ -105,7 +108,7 @@ cat "$work/psql.out"
 [ "$rc" -eq 0 ] && grep -qx t "$work/psql.out" || { cat "$pg/server.log"; fail "the extension"; }
 
 step "man -w lcloudctl, lcloud.7 and an API page"
-man -w lcloudctl >/dev/null || fail "man lcloudctl is not found"
+[ "$(man -w lcloudctl)" = /usr/share/man/man1/lcloudctl.1.gz ] || fail "man lcloudctl is not lcloudctl(1)"
 man -w 7 lcloud >/dev/null || fail "man 7 lcloud is not found"
 man -w lcloud_probe_check >/dev/null || fail "man lcloud_probe_check is not found"
 
@@ -119,7 +122,7 @@ bash -c '. /usr/share/bash-completion/bash_completion
 	printf "%s\n" "${COMPREPLY[@]}" | grep -qx probe' || fail "bash completion of lcloudctl"
 
 step "udev rule"
-grep -q /usr/sbin/lcloudctl /usr/lib/udev/rules.d/60-lcloud.rules || fail "the udev rule does not run /usr/sbin/lcloudctl"
+grep -q /usr/bin/lcloudctl /usr/lib/udev/rules.d/60-lcloud.rules || fail "the udev rule does not run /usr/bin/lcloudctl"
 
 rm -rf "$work"
 echo "in-root: all passed"

@@ -8,6 +8,7 @@
 #define LCLOUDCTL_EXIT_CODES_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 enum {
 	EXIT_OK = 0,
@@ -30,5 +31,11 @@ enum {
 int report_probe_error(const char *prog, const char *path, int err);
 json_object *probe_error_to_json(const char *path, int err);
 int exit_code_for_error(int err);
+/*
+ * After PATH could not be opened with ERR: when that is a permission error
+ * and this is not root, that reading (or, WRITE, writing) it needs root or
+ * the device's group, on stderr. Commands that read or write devices call it.
+ */
+void hint_needs_root(const char *prog, const char *path, int err, bool write);
 
 #endif

@@ -50,7 +50,7 @@ def test_check_answers_for_the_database():
         rows = {l.split()[0]: l.split()[1] for l in lines[1:5]}
         assert rows == {"rwf_atomic": "untorn", "passthrough": "no", "plain_direct": "no", "buffered": "no"}, lines
         assert "--for mysql or --for postgresql" in lines[5], lines
-        doc = json.loads(lcloudctl("check", "--size", "16K", "-o", "json", mnt).stdout)
+        doc = json.loads(lcloudctl("check", "--size", "16K", "--format", "json", mnt).stdout)
         assert [e["io_path"] for e in doc["paths"]] == ["rwf_atomic", "passthrough", "plain_direct", "buffered"]
         assert doc["answer"] == "untorn" and doc["io_path"] == "rwf_atomic", doc
         for db, path in (("mariadb", "plain_direct"), ("mysql", "plain_direct"), ("postgresql", "buffered")):

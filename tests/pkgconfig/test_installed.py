@@ -111,7 +111,7 @@ def test_prefix_install_runs_as_is():
         target = os.path.join(elsewhere, "page-file")
         with open(target, "wb") as f:
             f.write(bytes(65536))
-        p = sh([tool, "probe", "-o", "json", target])
+        p = sh([tool, "probe", "--format", "json", target])
         assert p.returncode == 0 and '"schema"' in p.stdout, (p.returncode, p.stdout, p.stderr)
 
         # C: pkg-config's flags, plus the rpath flag the README gives for a prefix install

@@ -229,8 +229,8 @@ def running(server, **initdb_args):
 
 
 def row_from_lcloudctl(doc, probe):
-    """What a lcloud_check()/lcloud_datadir() row must say, from `lcloudctl check -o json` (DOC) and
-    `lcloudctl probe -o json` (PROBE, its first probe) of the same path."""
+    """What a lcloud_check()/lcloud_datadir() row must say, from `lcloudctl check --format json` (DOC) and
+    `lcloudctl probe --format json` (PROBE, its first probe) of the same path."""
     fs = [l for l in probe["layers"] if l["layer"] == "filesystem"][0]["facts"]
     verdict = probe["verdict"][doc["io_path"]]
     evidence = []

@@ -108,14 +108,14 @@ def build_inside():
 
 def lcloudctl_check(path, size, io_path):
     """`lcloudctl check` of the chroot's build as the server's user: the JSON document."""
-    p = in_root([LCLOUDCTL, "check", "--no-confirm", "-o", "json", "-p", io_path, "-s", str(size), path],
+    p = in_root([LCLOUDCTL, "check", "--no-confirm", "--format", "json", "-p", io_path, "-s", str(size), path],
                 user=pg.PG_USER, check=False)
     assert p.stdout.strip(), "lcloudctl check %s: %s" % (path, p.stderr)
     return json.loads(p.stdout)
 
 
 def lcloudctl_probe(path):
-    p = in_root([LCLOUDCTL, "probe", "--no-signatures", "-o", "json", path], user=pg.PG_USER)
+    p = in_root([LCLOUDCTL, "probe", "--no-signatures", "--format", "json", path], user=pg.PG_USER)
     return json.loads(p.stdout)["probes"][0]
 
 

@@ -75,11 +75,15 @@ for suite in "${suites[@]}"; do
 	LOWER=$base ARCHIVES=$work/$d/archives in_root "$work/$d/root" "$work/$d/src" sh -euc '
 		printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
 		cd /build
+		t=$(date +%s)
 		echo "fresh: \$ $1"
 		sh -c "$1"
+		echo "fresh: ($(($(date +%s) - t)) s)"
 		[ -n "$2" ] || { echo "fresh: README.md names no quick test subset (meson test ...)" >&2; exit 1; }
+		t=$(date +%s)
 		echo "fresh: \$ $2"
-		sh -c "$2"' sh "$first" "$quick" >"$work/$d/log" 2>&1 || rc=$?
+		sh -c "$2"
+		echo "fresh: ($(($(date +%s) - t)) s)"' sh "$first" "$quick" >"$work/$d/log" 2>&1 || rc=$?
 	apt_cache_keep "$suite" "$work/$d/archives"
 	took=$(($(date +%s) - start))
 	if [[ $rc == 0 ]]; then

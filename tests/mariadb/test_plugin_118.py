@@ -31,7 +31,7 @@ import test_plugin as tp  # noqa: E402
 from hostlib import main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
 
 SOURCE_ROOT = os.environ["SOURCE_ROOT"]
-LCLOUDCTL = "/usr/local/sbin/lcloudctl"  # the chroot's, built here
+LCLOUDCTL = "/usr/local/bin/lcloudctl"  # the chroot's, built here
 CLONE_NEWNS = 0x00020000
 LAB = tp.LAB
 

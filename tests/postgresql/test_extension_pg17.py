@@ -37,7 +37,7 @@ from hostlib import main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
 
 SOURCE_ROOT = os.environ["SOURCE_ROOT"]
 PG_BIN = "/usr/lib/postgresql/17/bin"
-LCLOUDCTL = "/usr/local/sbin/lcloudctl"  # the chroot's, built here
+LCLOUDCTL = "/usr/local/bin/lcloudctl"  # the chroot's, built here
 O_DIRECT = 0o40000
 CLONE_NEWNS = 0x00020000
 # Inside the chroot: the data directory and pg_wal on ext4, a tablespace on XFS.

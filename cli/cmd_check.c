@@ -139,7 +139,7 @@ static size_t terminal_width(void)
  */
 static void put_wrapped(const char *text, size_t indent, size_t width)
 {
-	char escaped[2048];
+	char escaped[4 * 1024 + 1]; /* each byte of a 1024-byte reason as \xNN at most */
 	const char *s = escape_text(text, escaped, sizeof(escaped));
 	size_t room = width > indent + 20 ? width - indent : 0;
 

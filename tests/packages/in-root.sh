@@ -142,8 +142,9 @@ md_stop() {
 md_has_status() {
 	md_sql "SHOW GLOBAL STATUS LIKE 'lcloud%'" >"$md/status" || return 1
 	cat "$md/status"
-	grep -Eq "^lcloud_doublewrite_needed	(yes|no|unknown)$" "$md/status" &&
-		grep -Eq "^lcloud_checks	[1-9]" "$md/status" && grep -q "^lcloud_reason	." "$md/status"
+	# the server writes a status variable's name with a capital: Lcloud_checks
+	grep -Eiq "^lcloud_doublewrite_needed	(yes|no|unknown)$" "$md/status" &&
+		grep -Eiq "^lcloud_checks	[1-9]" "$md/status" && grep -iq "^lcloud_reason	." "$md/status"
 }
 trap 'md_stop' EXIT
 md_start

@@ -118,15 +118,16 @@ test -f /usr/lib/mysql/plugin/lcloud.so || fail "no /usr/lib/mysql/plugin/lcloud
 grep -qx "plugin_load_add = lcloud" /etc/mysql/mariadb.conf.d/lcloud.cnf || fail "lcloud.cnf does not load the plugin"
 md_sql() { mariadb --no-defaults -S "$md/sock" -u root -N -B -e "$1"; }
 md_start() {
-	: >"$md/err"
-	chown mysql:mysql "$md/err"
-	mariadbd --user=mysql --skip-networking --socket="$md/sock" --pid-file="$md/pid" --log-error="$md/err" &
+	# a name with an extension: mariadbd adds .err to one without
+	: >"$md/error.log"
+	chown mysql:mysql "$md/error.log"
+	mariadbd --user=mysql --skip-networking --socket="$md/sock" --pid-file="$md/pid" --log-error="$md/error.log" &
 	md_pid=$!
 	i=0
 	until md_sql "SELECT 1" >/dev/null 2>&1; do
 		i=$((i + 1))
 		if [ "$i" -gt 120 ] || ! kill -0 "$md_pid" 2>/dev/null; then
-			cat "$md/err"
+			cat "$md/error.log"
 			fail "mariadbd did not start"
 		fi
 		sleep 0.5
@@ -148,22 +149,22 @@ md_has_status() {
 }
 trap 'md_stop' EXIT
 md_start
-md_has_status || { cat "$md/err"; fail "no lcloud status variables after a start with lcloud.cnf"; }
-grep -q "lcloud: " "$md/err" || { cat "$md/err"; fail "no lcloud lines in the error log"; }
+md_has_status || { cat "$md/error.log"; fail "no lcloud status variables after a start with lcloud.cnf"; }
+grep -q "lcloud: " "$md/error.log" || { cat "$md/error.log"; fail "no lcloud lines in the error log"; }
 [ "$(md_sql "SELECT @@lcloud_enforce")" = 0 ] || fail "lcloud.cnf leaves lcloud_enforce on"
 md_stop
 # a server that was running when the package came: INSTALL SONAME, no restart
 mv /etc/mysql/mariadb.conf.d/lcloud.cnf "$md/lcloud.cnf"
 md_start
 ! md_has_status >/dev/null || fail "lcloud loaded without lcloud.cnf"
-md_sql "INSTALL SONAME 'lcloud'" || { cat "$md/err"; fail "INSTALL SONAME 'lcloud'"; }
+md_sql "INSTALL SONAME 'lcloud'" || { cat "$md/error.log"; fail "INSTALL SONAME 'lcloud'"; }
 md_has_status || fail "no lcloud status variables after INSTALL SONAME"
 md_sql "UNINSTALL SONAME 'lcloud'" || fail "UNINSTALL SONAME 'lcloud'"
 md_stop
 mv "$md/lcloud.cnf" /etc/mysql/mariadb.conf.d/lcloud.cnf
 md_start
 md_has_status >/dev/null || fail "no lcloud status variables after the restart with lcloud.cnf"
-! grep -qi "already installed" "$md/err" || { cat "$md/err"; fail "an error at the restart"; }
+! grep -qi "already installed" "$md/error.log" || { cat "$md/error.log"; fail "an error at the restart"; }
 md_stop
 trap - EXIT
 

@@ -84,16 +84,22 @@ static void mount_table_read(struct mount_table *t, const char *sysroot)
 	fclose(f);
 }
 
-const struct mount_entry *mount_table_find(struct mount_table *t, const char *sysroot, const char *devno)
+const struct mount_entry *mount_table_next(struct mount_table *t, const char *sysroot, const char *devno,
+					   const struct mount_entry *after)
 {
 	if (!devno)
 		return NULL;
 	if (!t->read)
 		mount_table_read(t, sysroot);
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = after ? (size_t)(after - t->entries) + 1 : 0; i < t->n; i++)
 		if (t->entries[i].devno && strcmp(t->entries[i].devno, devno) == 0)
 			return &t->entries[i];
 	return NULL;
+}
+
+const struct mount_entry *mount_table_find(struct mount_table *t, const char *sysroot, const char *devno)
+{
+	return mount_table_next(t, sysroot, devno, NULL);
 }
 
 void mount_table_release(struct mount_table *t)

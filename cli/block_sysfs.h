@@ -23,6 +23,9 @@ struct mount_table {
 };
 /* The first mount of DEVNO in /proc/self/mountinfo (read on the first call); NULL: not mounted. */
 const struct mount_entry *mount_table_find(struct mount_table *t, const char *sysroot, const char *devno);
+/* The mount of DEVNO after AFTER (NULL: the first), in mountinfo's order; NULL: no more. */
+const struct mount_entry *mount_table_next(struct mount_table *t, const char *sysroot, const char *devno,
+					   const struct mount_entry *after);
 void mount_table_release(struct mount_table *t);
 /* An unmounted file system's type as udev's blkid builtin recorded it (lsblk reads the same), or NULL. */
 char *udev_fs_type(const char *sysroot, const char *devno);

@@ -3,7 +3,7 @@
  * lcloudctl advise PATH --db mysql|mariadb|postgresql: the verdict turned
  * into database settings, and on a cloud disk model (named, or recognised
  * from the cloud layer) what the doublewrite buffer costs (disk_models.c). What each database does with its pages, and where
- * that is documented, is listed in lcloudctl(8), ADVICE AND SOURCES:
+ * that is documented, is listed in lcloudctl(1), ADVICE AND SOURCES:
  *  - InnoDB (MySQL, MariaDB) writes data pages with O_DIRECT when
  *    innodb_flush_method=O_DIRECT: the plain_direct path. It does not use
  *    RWF_ATOMIC. innodb_doublewrite protects pages from tearing.
@@ -24,6 +24,7 @@
 #include "data_file_edges.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "print.h"
 #include "proof.h"
 #include "cli_facts.h"
@@ -318,7 +319,8 @@ void cmd_advise_usage(FILE *out)
 	      "                        bw-bound): say what the doublewrite buffer costs under\n"
 	      "                        them, with liblcloud's measured figures (InnoDB); without\n"
 	      "                        it, an AWS EBS or Google NVMe disk is recognised\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json           the same as --format json\n"
 	      "      --no-confirm      no live RWF_ATOMIC writes in the directory\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
@@ -332,8 +334,7 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	static const struct option options[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "page-size", required_argument, NULL, 'P' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "disk-model", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -351,7 +352,13 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 	json_object *root = NULL;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "d:P:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:P:o:Jh", options, NULL)) != -1) {
+		int fr = format_option("lcloudctl advise", c, argc, argv, &format);
+
+		if (fr < 0)
+			return EXIT_USAGE;
+		if (fr > 0)
+			continue;
 		switch (c) {
 		case 'd':
 			for (int i = 0; i < 3; i++)
@@ -370,11 +377,6 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 				return EXIT_USAGE;
 			}
 			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl advise", optarg, &format)) {
-				return EXIT_USAGE;
-			}
-			break;
 		case 'C':
 			flags &= ~(uint32_t)LCLOUD_PROBE_CONFIRM_ATOMIC;
 			break;
@@ -390,16 +392,12 @@ int cmd_advise(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 			cmd_advise_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_advise_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl advise", c, argc, argv);
 		}
 	}
-	if (optind + 1 != argc || db < 0) {
-		fputs(db < 0 ? "lcloudctl advise: --db is required (mysql, mariadb or postgresql)\n"
-			     : "lcloudctl advise: give exactly one PATH (the data directory)\n",
-		      stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc || db < 0)
+		return usage_error("lcloudctl advise", db < 0 ? "--db is required (mysql, mariadb or postgresql)"
+							    : "give exactly one PATH (the data directory)");
 	if (!page)
 		page = db == DB_POSTGRESQL ? 8192 : 16384;
 	r = lcloud_probe_path(ctx, argv[optind], flags, &p);

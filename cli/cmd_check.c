@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "color.h"
@@ -12,6 +14,7 @@
 #include "escape.h"
 #include "exit_codes.h"
 #include "print.h"
+#include "usage.h"
 
 void cmd_check_usage(FILE *out)
 {
@@ -35,7 +38,8 @@ void cmd_check_usage(FILE *out)
 	      "                        buffered, or best (the first untorn, one line)\n"
 	      "      --for DB          mysql, mariadb or postgresql: the database's own path\n"
 	      "                        and page size (16K for InnoDB, 8K for PostgreSQL)\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json            the same as --format json\n"
 	      "      --no-confirm      no live RWF_ATOMIC writes: statx's word alone\n"
 	      "  -h, --help            show this help\n",
 	      out);
@@ -99,23 +103,66 @@ static json_object *check_json(const char *target, uint64_t size, int answer, en
 	return o;
 }
 
-/* A path's reason in a few words: past "untorn on PATH: ", its first clause (past a short lead), no evidence. */
-static void short_reason(const char *why, char *buf, size_t size)
+/*
+ * A path's reason for its row: past "untorn on PATH: " (the row says that),
+ * without the evidence in brackets (the first line has it), never cut.
+ */
+static void row_reason(const char *why, char *buf, size_t size)
 {
-	const char *lead = strstr(why, " on "), *end = NULL, *c;
+	const char *lead = strstr(why, " on "), *end;
 
 	if (lead && (lead = strstr(lead, ": ")))
 		why = lead + 2;
-	for (c = strlen(why) > 20 ? why + 20 : why + strlen(why); *c && !end; c++)
-		if ((c[0] == ';' || c[0] == ':') && c[1] == ' ')
-			end = c;
-	if (!end)
-		end = strstr(why, " [") ? strstr(why, " [") : why + strlen(why);
+	end = strrchr(why, '[');
+	if (!end || end == why || end[-1] != ' ' || end[strlen(end) - 1] != ']')
+		end = why + strlen(why);
+	else
+		end--;
 	snprintf(buf, size, "%.*s", (int)(end - why), why);
 }
 
+/* The terminal's width, or 0 when standard output is no terminal (then nothing is wrapped). */
+static size_t terminal_width(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	return 80;
+}
+
 /*
- * Every path, one line each, and the answer: untorn when any path is (naming
+ * TEXT from column INDENT on: whole, wrapped at spaces within WIDTH (0: one
+ * line) with the next lines indented to INDENT, never cut.
+ */
+static void put_wrapped(const char *text, size_t indent, size_t width)
+{
+	char escaped[4 * 1024 + 1]; /* each byte of a 1024-byte reason as \xNN at most */
+	const char *s = escape_text(text, escaped, sizeof(escaped));
+	size_t room = width > indent + 20 ? width - indent : 0;
+
+	while (room && strlen(s) > room) {
+		const char *cut = s + room;
+
+		while (cut > s && *cut != ' ')
+			cut--;
+		if (cut == s) /* one word longer than the room: it stays whole */
+			cut = strchr(s + room, ' ');
+		if (!cut)
+			break;
+		printf("%.*s\n%*s", (int)(cut - s), s, (int)indent, "");
+		s = cut + 1;
+	}
+	puts(s);
+}
+
+/* Where a row's reason starts: "  %-13s %-8s %-14s ". */
+#define REASON_COLUMN 40
+
+/*
+ * Every path, one line each (a file: not passthrough), and the answer: untorn when any path is (naming
  * them), unknown when none is and one could not be decided, else no.
  */
 static int check_every_path(const struct global_opts *g, struct lcloud_probe *p, const char *target, uint64_t size,
@@ -123,10 +170,14 @@ static int check_every_path(const struct global_opts *g, struct lcloud_probe *p,
 {
 	static const enum lcloud_io_path paths[] = { LCLOUD_PATH_RWF_ATOMIC, LCLOUD_PATH_PASSTHROUGH,
 						     LCLOUD_PATH_PLAIN_DIRECT, LCLOUD_PATH_BUFFERED };
+	enum lcloud_target_type type = lcloud_probe_get_target_type(p);
+	bool is_file = type == LCLOUD_TARGET_REGULAR || type == LCLOUD_TARGET_DIRECTORY;
 	char why[4][1024], untorn_on[128] = "", best_why[1024];
+	size_t width = terminal_width();
 	int answers[4], overall;
 	enum lcloud_io_path decided;
 	json_object *o, *list;
+
 	overall = lcloud_probe_check(p, LCLOUD_PATH_BEST, size, &decided, best_why, sizeof(best_why));
 	if (overall == -ERANGE) {
 		lcloud_probe_free(p);
@@ -186,15 +237,17 @@ static int check_every_path(const struct global_opts *g, struct lcloud_probe *p,
 		uint64_t max = v ? lcloud_verdict_get_max_untorn_bytes(v) : 0;
 		char reason[1024], most[32] = "none";
 
+		/* a file is never written by NVMe passthrough, which addresses a namespace's blocks: no row */
+		if (paths[i] == LCLOUD_PATH_PASSTHROUGH && is_file)
+			continue;
 		if (max)
 			snprintf(most, sizeof(most), "up to %s", format_size(max, reason, sizeof(reason)));
 		else if (answers[i] == LCLOUD_ANSWER_UNKNOWN)
 			snprintf(most, sizeof(most), "-");
-		short_reason(why[i], reason, sizeof(reason));
+		row_reason(why[i], reason, sizeof(reason));
 		printf("  %-13s %s%-8s%s %-14s ", lcloud_io_path_to_string(paths[i]),
 		       color_start(g, answer_color(answers[i])), lcloud_answer_to_string(answers[i]), color_end(g), most);
-		fputs_escaped(reason, stdout);
-		putchar('\n');
+		put_wrapped(reason, REASON_COLUMN, width);
 	}
 	/* untorn only where the databases do not write: say so, and how to ask for theirs */
 	if (overall == LCLOUD_ANSWER_UNTORN && answers[2] != LCLOUD_ANSWER_UNTORN)
@@ -209,8 +262,7 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	static const struct option options[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "path", required_argument, NULL, 'p' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "no-confirm", no_argument, NULL, 'C' },
 		{ "for", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
@@ -228,7 +280,12 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	int c, r;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "s:p:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:p:o:Jh", options, NULL)) != -1) {
+		r = format_option("lcloudctl check", c, argc, argv, &format);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 's':
 			if (parse_size(optarg, &size) < 0) {
@@ -257,35 +314,25 @@ int cmd_check(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 				return EXIT_USAGE;
 			}
 			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl check", optarg, &format)) {
-				return EXIT_USAGE;
-			}
-			break;
 		case 'h':
 			cmd_check_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_check_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl check", c, argc, argv);
 		}
 	}
-	if (db && have_path) {
-		fputs("lcloudctl check: give --for or --path, not both: --for picks the database's own path\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (db && have_path)
+		return usage_error("lcloudctl check", "give --for or --path, not both: --for picks the database's own path");
 	if (db && !have_size) {
 		size = db->page_size;
 		have_size = true;
 	}
 	if (db)
 		path = db->path;
-	if (optind + 1 != argc || !have_size) {
-		fputs(optind + 1 != argc ? "lcloudctl check: give exactly one PATH\n"
-					 : "lcloudctl check: --size is required (e.g. --size 16K)\n",
-		      stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return usage_error("lcloudctl check", optind == argc ? "no PATH given" : "give exactly one PATH");
+	if (!have_size)
+		return usage_error("lcloudctl check", "--size is required (e.g. --size 16K), or --for DB");
 	target = argv[optind];
 	if (!*target) {
 		fputs("lcloudctl check: the PATH is empty; give a file, directory or device\n", stderr);

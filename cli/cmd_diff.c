@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "fingerprint.h"
 #include "print.h"
 
@@ -26,7 +27,8 @@ void cmd_diff_usage(FILE *out)
 	      "itself, or a \"no\" become \"unknown\"); 5 when FILE is not a fingerprint.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json           the same as --format json\n"
 	      "  -h, --help            show this help\n",
 	      out);
 }
@@ -63,8 +65,7 @@ static void print_changes(const struct global_opts *g, const char *title, json_o
 int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -76,25 +77,23 @@ int cmd_diff(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 	int c, r, level;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:Jh", options, NULL)) != -1) {
+		int fr = format_option("lcloudctl diff", c, argc, argv, &format);
+
+		if (fr < 0)
+			return EXIT_USAGE;
+		if (fr > 0)
+			continue;
 		switch (c) {
-		case 'o':
-			if (!parse_output_format("lcloudctl diff", optarg, &format)) {
-				return EXIT_USAGE;
-			}
-			break;
 		case 'h':
 			cmd_diff_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_diff_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl diff", c, argc, argv);
 		}
 	}
-	if (optind >= argc || argc - optind > 2) {
-		fputs("lcloudctl diff: give the saved FILE and, optionally, the PATH to probe now\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (optind >= argc || argc - optind > 2)
+		return usage_error("lcloudctl diff", "give the saved FILE and, optionally, the PATH to probe now");
 	file = argv[optind];
 	r = fingerprint_load(file, &saved, err, sizeof(err));
 	if (r < 0) {

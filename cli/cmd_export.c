@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "cli_facts.h"
 #include "output_file.h"
 
@@ -218,7 +219,7 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 
 	(void)g;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "f:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_PROMETHEUS:
 			prometheus = true;
@@ -230,14 +231,11 @@ int cmd_export(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, ch
 			cmd_export_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_export_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl export", c, argc, argv);
 		}
 	}
-	if (!prometheus) {
-		fputs("lcloudctl export: say which format: --prometheus\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (!prometheus)
+		return usage_error("lcloudctl export", "say which format: --prometheus");
 	if (optind == argc)
 		r = lcloud_blockdev_foreach(ctx, add_blockdev, &st);
 	for (int i = optind; i < argc && r >= 0; i++)

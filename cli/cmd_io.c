@@ -24,6 +24,7 @@
 #include "cli_facts.h"
 #include "output_file.h"
 #include "print.h"
+#include "usage.h"
 
 /* Linux's MAX_RW_COUNT: one read or write carries at most 2 GiB less 4 KiB (longer ones end short). */
 #define IO_LENGTH_MAX 0x7ffff000ULL
@@ -88,8 +89,10 @@ static int check_io_opts(const char *cmd, int argc, bool write, bool output_shor
 			 void (*usage)(FILE *))
 {
 	if (optind + 1 != argc || !o->have_offset || !o->have_length) {
-		fprintf(stderr, "lcloudctl %s: give one PATH, --offset and --length\n", cmd);
-		usage(stderr);
+		char who[32];
+
+		snprintf(who, sizeof(who), "lcloudctl %s", cmd);
+		usage_error(who, "give one PATH, --offset and --length");
 		return -1;
 	}
 	if (o->length > IO_LENGTH_MAX) {
@@ -105,13 +108,13 @@ static int check_io_opts(const char *cmd, int argc, bool write, bool output_shor
 		return -1;
 	}
 	if (!write && o->force && !o->output) {
-		fprintf(stderr, "lcloudctl read: --force replaces an existing --output file; there is none\n");
+		fprintf(stderr, "lcloudctl read: --force replaces an existing --out file; there is none\n");
 		return -1;
 	}
 	if (!write && o->output && output_short && (!strcmp(o->output, "json") || !strcmp(o->output, "normal"))) {
-		/* the global -o is the output format: 'read ... -o json' must not create a file named json */
-		fprintf(stderr, "lcloudctl read: -o here is --output FILE, not the output format; to write the data "
-			"to a file named %s, say --output ./%s\n", o->output, o->output);
+		/* -o was the output format elsewhere: 'read ... -o json' must not create a file named json */
+		fprintf(stderr, "lcloudctl read: -o here is the old --out FILE, not the output format; to write the "
+			"data to a file named %s, say --out %s\n", o->output, o->output);
 		return -1;
 	}
 	if (!write) {
@@ -119,7 +122,7 @@ static int check_io_opts(const char *cmd, int argc, bool write, bool output_shor
 		o->force = false;
 	}
 	if (write && (o->output || o->hint.read_kind)) {
-		fprintf(stderr, "lcloudctl write: --output and read kinds (sync, readahead) are for reads\n");
+		fprintf(stderr, "lcloudctl write: --out and read kinds (sync, readahead) are for reads\n");
 		return -1;
 	}
 	if (write && (o->pattern < 0) == !o->input) {
@@ -136,7 +139,7 @@ static int check_io_opts(const char *cmd, int argc, bool write, bool output_shor
 static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, struct io_opts *o,
 			 void (*usage)(FILE *))
 {
-	enum { OPT_FUA = 256, OPT_LIFETIME, OPT_GROUP, OPT_BACKEND };
+	enum { OPT_FUA = 256, OPT_LIFETIME, OPT_GROUP, OPT_BACKEND, OPT_OUT };
 	static const struct option options[] = {
 		{ "offset", required_argument, NULL, 'O' },
 		{ "length", required_argument, NULL, 'l' },
@@ -147,7 +150,8 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		{ "fua", no_argument, NULL, OPT_FUA },
 		{ "pattern", required_argument, NULL, 'p' },
 		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "output", required_argument, NULL, 'o' }, /* deprecated: -o names columns (list) */
 		{ "force", no_argument, NULL, 'f' },
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "help", no_argument, NULL, 'h' },
@@ -159,7 +163,7 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 	memset(o, 0, sizeof(*o));
 	o->pattern = -1;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "O:l:aH:p:i:o:fh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":O:l:aH:p:i:o:fh", options, NULL)) != -1) {
 		char *end;
 		unsigned long v;
 
@@ -209,6 +213,9 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case 'i':
 			o->input = optarg;
 			break;
+		case OPT_OUT:
+			o->output = optarg;
+			break;
 		case 'o':
 			o->output = optarg;
 			/* the short form, as given on the command line: "-o json" or "-ojson" */
@@ -217,6 +224,9 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 											  : argv[optind - 1];
 
 				output_short = opt[0] == '-' && opt[1] == 'o';
+				fprintf(stderr, "lcloudctl %s: note: '%s FILE' is deprecated and goes in 0.6: say --out "
+					"FILE (-o and --output name output columns, as in 'lcloudctl list')\n", cmd,
+					output_short ? "-o" : "--output");
 			}
 			break;
 		case 'f':
@@ -232,9 +242,13 @@ static int parse_io_opts(const char *cmd, int argc, char **argv, bool write, str
 		case 'h':
 			usage(stdout);
 			return 1;
-		default:
-			usage(stderr);
+		default: {
+			char who[32];
+
+			snprintf(who, sizeof(who), "lcloudctl %s", cmd);
+			usage_option_error(who, c, argc, argv);
 			return -1;
+		}
 		}
 		continue;
 bad:
@@ -303,7 +317,7 @@ static int open_output(struct lcloud_ctx *ctx, const char *path, bool replace, s
 					 (replace ? OUTPUT_FILE_FORCE : OUTPUT_FILE_NO_REPLACE), of, err, sizeof(err));
 
 	if (r < 0)
-		fprintf(stderr, "lcloudctl read: --output %s%s\n", tty_str(err),
+		fprintf(stderr, "lcloudctl read: --out %s%s\n", tty_str(err),
 			r == -EEXIST ? " (it is never overwritten: remove it, or pass --force to replace a regular "
 				       "file)" : "");
 	return r;
@@ -432,7 +446,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 
 	if (!write && !o->output && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "lcloudctl read: standard output is a terminal: the data is binary and is not "
-			"written there; give --output FILE, or pipe it (| xxd, | od -A d -t x1)\n");
+			"written there; give --out FILE, or pipe it (| xxd, | od -A d -t x1)\n");
 		return EXIT_USAGE;
 	}
 	if (write && o->atomic && o->backend == LCLOUD_BACKEND_AUTO)
@@ -441,6 +455,7 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 			      &q);
 	if (r < 0) {
 		io_error(cmd, path, lcloud_ctx_get_error(ctx)[0] ? lcloud_ctx_get_error(ctx) : strerror(-r));
+		hint_needs_root(write ? "lcloudctl write" : "lcloudctl read", path, r, write);
 		if (write && r == -ENOENT)
 			fprintf(stderr, "lcloudctl write: it writes into a file or device that exists: create the file "
 				"first (truncate -s 1M %s, or fallocate -l 1M %s for allocated blocks)\n", tty_str(path),
@@ -518,12 +533,12 @@ static int run_io(struct lcloud_ctx *ctx, const char *cmd, const char *path, str
 	if (!write && o->output) {
 		char err[512];
 
-		/* on a full disk or past ulimit -f the temporary goes and nothing is left at --output */
+		/* on a full disk or past ulimit -f the temporary goes and nothing is left at --out */
 		r = output_file_pwrite(&out, buf, (uint64_t)n, 0, err, sizeof(err));
 		if (r == 0)
 			r = output_file_commit(&out, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "lcloudctl read: --output %s: %s\n", tty_str(o->output), tty_str(err));
+			fprintf(stderr, "lcloudctl read: --out %s: %s\n", tty_str(o->output), tty_str(err));
 			goto done;
 		}
 	} else if (!write) {
@@ -590,7 +605,7 @@ void cmd_read_usage(FILE *out)
 	fputs("Usage: lcloudctl read [options] PATH --offset N --length N\n"
 	      "\n"
 	      "Read one aligned direct I/O from PATH through the liblcloud queue and write\n"
-	      "the data to --output FILE (made with mode 0600 beside its name and renamed\n"
+	      "the data to --out FILE (made with mode 0600 beside its name and renamed\n"
 	      "into place when whole; an existing file or a symlink is refused; a block\n"
 	      "device is written through the write guard) or to standard output, never to\n"
 	      "a terminal. A read that ends past the end of a file is short: exit status 1.\n"
@@ -599,9 +614,9 @@ void cmd_read_usage(FILE *out)
 	      "  -O, --offset N        byte offset in PATH (a multiple of the block size)\n"
 	      "  -l, --length N        bytes to read (at most 2 GiB less 4 KiB)\n"
 	      "  -H, --hint KIND       sync (a caller waits) or readahead\n"
-	      "  -o, --output FILE     where the data goes (default: standard output)\n"
-	      "  -f, --force           replace an existing regular --output file; write an\n"
-	      "                        --output device that holds data (never one in use)\n"
+	      "      --out FILE        where the data goes (default: standard output)\n"
+	      "  -f, --force           replace an existing regular --out file; write an\n"
+	      "                        --out device that holds data (never one in use)\n"
 	      "      --fua             FUA on passthrough (RWF_DSYNC elsewhere: no effect on reads)\n"
 	      "      --backend NAME    auto (default), passthrough, io_uring or sync\n"
 	      "  -h, --help            show this help\n",

@@ -8,9 +8,11 @@
  * lsblk -t costs: the probe reads sysfs only (no device commands, no
  * signatures, no verdicts); a verdict column turns the verdicts on.
  * Where lsblk has a convention, list follows it: the TYPE word "part",
- * devices sorted by device number, sector and I/O sizes as plain numbers,
- * a named device listed with what is built on it, a Unicode tree under a
- * UTF-8 locale and ASCII with --ascii.
+ * devices sorted by device number, lsblk's column order for the columns
+ * both have, sizes as lsblk writes them ("512M", "1.5G"), sector and I/O
+ * sizes as plain numbers, a named device listed with what is built on it,
+ * -d, -e and -I, RAM disks left out unless --all, MOUNTPOINTS one a line, a
+ * Unicode tree under a UTF-8 locale and ASCII with --ascii.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "args.h"
@@ -30,6 +33,7 @@
 #include "print.h"
 #include "cli_facts.h"
 #include "notes.h"
+#include "usage.h"
 
 enum column_kind {
 	COL_NAME,
@@ -43,6 +47,7 @@ enum column_kind {
 	COL_TRAN,
 	COL_FSTYPE,
 	COL_MOUNTPOINT,
+	COL_MOUNTPOINTS, /* every mount, one a line; a JSON array ([null]: none), as lsblk */
 	COL_VERDICT,  /* largest untorn write on one I/O path */
 	COL_UNTORN,   /* --size N untorn on the best path */
 };
@@ -58,18 +63,22 @@ struct list_column {
 	bool in_default;
 };
 
-/* The order here is the order of -O and of lcloudctl(8)'s COLUMNS. */
+/*
+ * The order here is the order of -O and of lcloudctl(1)'s COLUMNS: the
+ * columns lsblk has in the order lsblk shows them (NAME SIZE RO TYPE from
+ * its default, MIN-IO OPT-IO PHY-SEC LOG-SEC ROTA from -t), then ours.
+ */
 static const struct list_column columns[] = {
 	{ "NAME", "name", COL_NAME, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, true },
 	{ "PATH", "path", COL_PATH, FACT__COUNT, 0, 0.15, SCOLS_FL_NOEXTREMES, false },
-	{ "TYPE", "type", COL_TYPE, FACT__COUNT, 0, 0.05, 0, true },
 	{ "SIZE", "size", COL_FACT, FACT_SIZE, 0, 0.06, SCOLS_FL_RIGHT, true },
 	{ "RO", "ro", COL_FACT, FACT_RO, 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "ROTA", "rota", COL_FACT, FACT_ROTATIONAL, 0, 0.02, SCOLS_FL_RIGHT, false },
-	{ "LOG-SEC", "log-sec", COL_IO_SIZE, FACT_LOGICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
-	{ "PHY-SEC", "phy-sec", COL_IO_SIZE, FACT_PHYSICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "TYPE", "type", COL_TYPE, FACT__COUNT, 0, 0.05, 0, true },
 	{ "MIN-IO", "min-io", COL_IO_SIZE, FACT_MINIMUM_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "OPT-IO", "opt-io", COL_IO_SIZE, FACT_OPTIMAL_IO_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "PHY-SEC", "phy-sec", COL_IO_SIZE, FACT_PHYSICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "LOG-SEC", "log-sec", COL_IO_SIZE, FACT_LOGICAL_BLOCK_SIZE, 0, 0.05, SCOLS_FL_RIGHT, true },
+	{ "ROTA", "rota", COL_FACT, FACT_ROTATIONAL, 0, 0.02, SCOLS_FL_RIGHT, false },
 	{ "AWU-MIN", "awu-min", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MIN_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "AWU-MAX", "awu-max", COL_FACT, FACT_ATOMIC_WRITE_UNIT_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
 	{ "AW-MAX", "aw-max", COL_FACT, FACT_ATOMIC_WRITE_MAX_BYTES, 0, 0.05, SCOLS_FL_RIGHT, true },
@@ -82,6 +91,7 @@ static const struct list_column columns[] = {
 	{ "TRAN", "tran", COL_TRAN, FACT__COUNT, 0, 0.04, 0, false },
 	{ "FSTYPE", "fstype", COL_FSTYPE, FACT__COUNT, 0, 0.05, 0, false },
 	{ "MOUNTPOINT", "mountpoint", COL_MOUNTPOINT, FACT__COUNT, 0, 0.1, SCOLS_FL_TRUNC, false },
+	{ "MOUNTPOINTS", "mountpoints", COL_MOUNTPOINTS, FACT__COUNT, 0, 0.1, SCOLS_FL_WRAP, false },
 	{ "RWF-ATOMIC", "rwf-atomic", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_RWF_ATOMIC, 0.06, SCOLS_FL_RIGHT, false },
 	{ "PASSTHROUGH", "passthrough", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PASSTHROUGH, 0.06, SCOLS_FL_RIGHT, false },
 	{ "PLAIN-DIRECT", "plain-direct", COL_VERDICT, FACT__COUNT, LCLOUD_PATH_PLAIN_DIRECT, 0.06, SCOLS_FL_RIGHT, false },
@@ -93,7 +103,7 @@ struct row {
 	char *name;
 	uint64_t devno; /* lsblk's sort key (dev_t value) */
 	bool has_devno;
-	bool wanted;    /* named, or built on a named device; everything without a filter */
+	bool wanted;    /* named, or built on a named device; everything without a filter (-d, -e, -I aside) */
 	bool root;      /* named, or (without a filter) built on no listed device */
 	bool probed;
 	char **parents; /* a partition's disk; a dm/md/loop device's slaves */
@@ -104,6 +114,10 @@ struct row {
 	bool colored[N_COLUMNS];
 };
 
+/* As lsblk: at most this many majors after -e or -I. */
+#define MAX_MAJORS 256
+#define RAM_DISK_MAJOR 1
+
 struct list_state {
 	struct lcloud_ctx *ctx;
 	const struct global_opts *g;
@@ -111,8 +125,12 @@ struct list_state {
 	int selected[N_COLUMNS];
 	size_t n_selected;
 	bool verdicts; /* a verdict column is selected: probe with verdicts */
-	bool one_field; /* -r, -P: no space inside a value */
 	bool pairs;
+	bool nodeps;    /* -d: no partitions or holders */
+	/* -e (exclude) or -I (include): majors of the devices listed at the top; RAM disks (1) by default */
+	unsigned int majors[MAX_MAJORS];
+	size_t n_majors;
+	bool include_majors;
 	uint64_t untorn_size;
 	struct row *rows;
 	size_t n_rows;
@@ -143,14 +161,12 @@ static bool parse_columns(struct list_state *st, const char *arg)
 		int c = find_column(s, len);
 
 		if (c < 0 && ((len == 4 && !strncmp(s, "json", 4)) || (len == 6 && !strncmp(s, "normal", 6)))) {
-			/* lsblk's -o: the columns; the format has its own options here */
-			fprintf(stderr, "lcloudctl list: -o takes COLUMNS here, as lsblk's; for JSON say -J or "
-				"--format json\n");
+			/* lsblk's -o: the columns; the format has its own options */
+			usage_error("lcloudctl list", "-o takes COLUMNS, as lsblk's; for JSON say -J or --format json");
 			return false;
 		}
 		if (c < 0) {
-			fprintf(stderr, "lcloudctl list: unknown column '%s' (the columns are in 'lcloudctl list "
-				"--help')\n", tty_strn(s, len));
+			usage_error("lcloudctl list", "unknown column '%s'", tty_strn(s, len));
 			return false;
 		}
 		if (st->n_selected < N_COLUMNS)
@@ -197,21 +213,19 @@ static bool is_misaligned(const struct lcloud_probe *p)
 	return false;
 }
 
-/* "16 KiB"; "16KiB" where a space would split the field (-r, -P) */
-static char *size_text(uint64_t v, bool bytes, bool one_field)
+/* A size as lsblk writes it ("512M", "1.5G", "0B"), or the bytes with -b. */
+static char *size_text(uint64_t v, bool bytes)
 {
-	char buf[64], *space;
+	char buf[64];
 
-	if (bytes || v < 1024)
+	if (bytes)
 		snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	else
-		format_size(v, buf, sizeof(buf));
-	if (one_field && (space = strchr(buf, ' ')))
-		memmove(space, space + 1, strlen(space));
+		format_size_short(v, buf, sizeof(buf));
 	return strdup(buf);
 }
 
-static char *fact_text(const struct lcloud_fact *f, bool bytes, bool one_field)
+static char *fact_text(const struct lcloud_fact *f, bool bytes)
 {
 	char buf[64];
 
@@ -222,7 +236,7 @@ static char *fact_text(const struct lcloud_fact *f, bool bytes, bool one_field)
 	if (lcloud_fact_get_type(f) == LCLOUD_FACT_BOOL)
 		return strdup(lcloud_fact_get_u64(f) ? "1" : "0");
 	if (lcloud_fact_get_unit(f) == LCLOUD_UNIT_BYTES)
-		return size_text(lcloud_fact_get_u64(f), bytes, one_field);
+		return size_text(lcloud_fact_get_u64(f), bytes);
 	snprintf(buf, sizeof(buf), "%" PRIu64, lcloud_fact_get_u64(f));
 	return strdup(buf);
 }
@@ -268,7 +282,7 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 	case COL_IO_SIZE: {
 		const struct lcloud_fact *f = stack_fact(p, col->fact);
 
-		t = fact_text(f, st->g->bytes || col->kind == COL_IO_SIZE, st->one_field);
+		t = fact_text(f, st->g->bytes || col->kind == COL_IO_SIZE);
 		j = f ? fact_to_json(f) : NULL;
 		break;
 	}
@@ -322,6 +336,38 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 		}
 		break;
 	}
+	case COL_MOUNTPOINTS: {
+		const struct mount_entry *m = NULL, **seen = NULL;
+		size_t n = 0, len = 0;
+
+		/*
+		 * The latest mount first, as lsblk walks the mount table backwards; one a line
+		 * (libsmartcols writes \x0a for the newline in -r and -P, as lsblk); JSON: an array.
+		 */
+		while ((m = mount_table_next(&st->mounts, st->sysroot, devno, m))) {
+			const struct mount_entry **grown = realloc(seen, (n + 1) * sizeof(*seen));
+
+			if (!grown)
+				break;
+			seen = grown;
+			seen[n++] = m;
+			len += strlen(m->mount_point) + 1;
+		}
+		j = json_object_new_array();
+		t = n ? calloc(1, len) : NULL;
+		for (size_t k = n; k-- > 0;) {
+			if (t) {
+				if (*t)
+					strcat(t, "\n");
+				strcat(t, seen[k]->mount_point);
+			}
+			json_object_array_add(j, json_string_from_device(seen[k]->mount_point));
+		}
+		if (!n)
+			json_object_array_add(j, NULL);
+		free(seen);
+		break;
+	}
 	case COL_VERDICT: {
 		const struct lcloud_verdict *v = lcloud_probe_get_verdict(p, (enum lcloud_io_path)col->io_path);
 		uint64_t max = v ? lcloud_verdict_get_max_untorn_bytes(v) : 0;
@@ -329,7 +375,7 @@ static void fill_cell(struct list_state *st, struct row *row, const struct lclou
 
 		/* JSON: the bytes, 0 for none, null when nothing could be proved and the evidence was unreadable */
 		if (max) {
-			t = size_text(max, st->g->bytes, st->one_field);
+			t = size_text(max, st->g->bytes);
 			j = json_object_new_uint64(max);
 		} else {
 			t = strdup(unknown ? "unknown" : "none");
@@ -516,8 +562,8 @@ void cmd_list_usage(FILE *out)
 	      "its topology, in lsblk's order (by device number). DEVICE (nvme0n1, /dev/sda,\n"
 	      "/dev/mapper/NAME) lists only those and what is built on them (partitions,\n"
 	      "dm and md devices), as lsblk DEVICE does. '-' marks a value this kernel or\n"
-	      "device does not provide. Loop devices with no file attached are left out,\n"
-	      "as lsblk does.\n"
+	      "device does not provide. Loop devices with no file attached and RAM disks\n"
+	      "are left out, as lsblk does, unless --all.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output COLUMNS  the columns to show, e.g. NAME,SIZE,AWU-MAX;\n"
@@ -529,6 +575,10 @@ void cmd_list_usage(FILE *out)
 	      "  -J, --json            JSON (the same as --format json)\n"
 	      "      --format FORMAT   normal (default) or json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
+	      "  -d, --nodeps          no partitions, nor what is built on a device\n"
+	      "  -e, --exclude LIST    leave out the devices of these major numbers\n"
+	      "                        (comma-separated; default 1, RAM disks)\n"
+	      "  -I, --include LIST    list only the devices of these major numbers\n"
 	      "  -t, --topology        the default columns (as lsblk -t, with the atomic\n"
 	      "                        write limits): undoes an -o or -O before it\n"
 	      "  -T, --tree            partitions under their disk, dm and md devices under\n"
@@ -538,17 +588,17 @@ void cmd_list_usage(FILE *out)
 	      "                        that is not UTF-8)\n"
 	      "  -s, --size N          the write size of the UNTORN column (added when not\n"
 	      "                        asked for); a power of two, e.g. 16K\n"
-	      "  -a, --all             also list loop devices with no file attached\n"
+	      "  -a, --all             also loop devices with no file attached and RAM disks\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
 	      "Columns:\n"
 	      "  NAME          device name             PATH          /dev/NAME\n"
+	      "  SIZE          size (512M, 1.5G)       RO            read-only (1, 0)\n"
 	      "  TYPE          disk, part, loop, dm, md\n"
-	      "  SIZE          size                    RO            read-only (1, 0)\n"
-	      "  ROTA          rotational (1, 0)       LOG-SEC       logical sector size\n"
-	      "  PHY-SEC       physical sector size    MIN-IO        minimum I/O size\n"
-	      "  OPT-IO        optimal I/O size        AWU-MIN       atomic write unit min\n"
-	      "  (LOG-SEC, PHY-SEC, MIN-IO and OPT-IO in bytes, as lsblk prints them)\n"
+	      "  MIN-IO        minimum I/O size        OPT-IO        optimal I/O size\n"
+	      "  PHY-SEC       physical sector size    LOG-SEC       logical sector size\n"
+	      "  (MIN-IO, OPT-IO, PHY-SEC and LOG-SEC in bytes, as lsblk prints them)\n"
+	      "  ROTA          rotational (1, 0)       AWU-MIN       atomic write unit min\n"
 	      "  AWU-MAX       atomic write unit max   AW-MAX        atomic write max bytes\n"
 	      "  AW-BOUND      atomic write boundary   STREAMS       write streams\n"
 	      "  STREAM-GRAN   write stream granularity\n"
@@ -556,13 +606,14 @@ void cmd_list_usage(FILE *out)
 	      "  ALIGN         ok, or MISALIGNED (a partition off its disk's atomic unit)\n"
 	      "  MODEL         the disk's model        TRAN          nvme, sata, virtio...\n"
 	      "  FSTYPE        file system type        MOUNTPOINT    where it is mounted\n"
+	      "  MOUNTPOINTS   every mount point of it, one a line\n"
 	      "  RWF-ATOMIC    largest untorn write with RWF_ATOMIC (none, unknown)\n"
 	      "  PASSTHROUGH   largest untorn NVMe passthrough write\n"
 	      "  PLAIN-DIRECT  largest untorn plain O_DIRECT write\n"
 	      "  UNTORN        is an aligned --size write untorn: yes, no, unknown\n"
 	      "The verdict columns (the last four) probe the devices as 'probe' does;\n"
-	      "the others read sysfs only.\n"
-	      "Default: NAME,TYPE,SIZE,LOG-SEC,PHY-SEC,MIN-IO,OPT-IO,AWU-MIN,AWU-MAX,\n"
+	      "the others read sysfs and mountinfo only.\n"
+	      "Default: NAME,SIZE,TYPE,MIN-IO,OPT-IO,PHY-SEC,LOG-SEC,AWU-MIN,AWU-MAX,\n"
 	      "AW-MAX,AW-BOUND,STREAMS,STREAM-GRAN,WC,ALIGN\n",
 	      out);
 }
@@ -583,11 +634,46 @@ static void select_default_columns(struct list_state *st)
 			st->selected[st->n_selected++] = (int)k;
 }
 
+/* -e/-I LIST: comma-separated major numbers; false when one is not a number (said on stderr). */
+static bool parse_majors(struct list_state *st, const char *arg, bool include)
+{
+	const char *s = arg;
+
+	st->n_majors = 0;
+	st->include_majors = include;
+	while (*s) {
+		char *end;
+		unsigned long m;
+
+		errno = 0;
+		m = strtoul(s, &end, 10);
+		if (end == s || errno || m > UINT32_MAX || (*end && *end != ',') || st->n_majors == MAX_MAJORS) {
+			usage_error("lcloudctl list", "%s '%s': give major numbers separated by commas, e.g. 1,7",
+				    include ? "--include" : "--exclude", tty_str(arg));
+			return false;
+		}
+		st->majors[st->n_majors++] = (unsigned int)m;
+		s = *end ? end + 1 : end;
+	}
+	return true;
+}
+
+/* Left out at the top by -e/-I (or the default, RAM disks): ROW's major is listed (-e) or not (-I). */
+static bool major_filtered(const struct list_state *st, const struct row *row)
+{
+	bool listed = false;
+
+	if (!row->has_devno)
+		return false;
+	for (size_t i = 0; i < st->n_majors; i++)
+		listed |= major(row->devno) == st->majors[i];
+	return st->include_majors ? !listed : listed;
+}
+
 /* EXIT_OK to go on, LIST_HELP_SHOWN after --help; else the exit code of a usage error. */
 static int parse_list_options(struct list_state *st, struct global_opts *opts, struct list_view *v,
 			      int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256 };
 	static const struct option options[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' },
@@ -603,17 +689,39 @@ static int parse_list_options(struct list_state *st, struct global_opts *opts, s
 		{ "ascii", no_argument, NULL, 'i' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 's' },
+		{ "nodeps", no_argument, NULL, 'd' },
+		{ "exclude", required_argument, NULL, 'e' },
+		{ "include", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool majors_given = false;
 	int c;
 
 	select_default_columns(st);
+	/* RAM disks are left out unless --all, -e or -I says otherwise (lsblk) */
+	st->majors[0] = RAM_DISK_MAJOR;
+	st->n_majors = 1;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "ao:OnrPJbtTils:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ao:OnrPJbtTils:de:I:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			v->enumerate_flags |= LCLOUD_BLOCKDEV_UNBOUND_LOOPS;
+			if (!majors_given)
+				st->n_majors = 0;
+			break;
+		case 'd':
+			st->nodeps = true;
+			break;
+		case 'e':
+		case 'I':
+			if (majors_given) {
+				usage_error("lcloudctl list", "give one of --exclude and --include, once");
+				return EXIT_USAGE;
+			}
+			majors_given = true;
+			if (!parse_majors(st, optarg, c == 'I'))
+				return EXIT_USAGE;
 			break;
 		case 'o':
 			if (!parse_columns(st, optarg))
@@ -632,10 +740,8 @@ static int parse_list_options(struct list_state *st, struct global_opts *opts, s
 			v->pairs = true;
 			break;
 		case 'J':
-			opts->format = OUTPUT_JSON;
-			break;
 		case OPT_FORMAT:
-			if (!parse_output_format("lcloudctl list", optarg, &opts->format))
+			if (format_option("lcloudctl list", c, argc, argv, &opts->format) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'b':
@@ -656,18 +762,15 @@ static int parse_list_options(struct list_state *st, struct global_opts *opts, s
 			break;
 		case 's':
 			if (parse_size(optarg, &st->untorn_size) < 0 || !st->untorn_size ||
-			    (st->untorn_size & (st->untorn_size - 1))) {
-				fprintf(stderr, "lcloudctl list: --size '%s' is not a power of two (try 16K)\n",
-					tty_str(optarg));
-				return EXIT_USAGE;
-			}
+			    (st->untorn_size & (st->untorn_size - 1)))
+				return usage_error("lcloudctl list", "--size '%s' is not a power of two (try 16K)",
+						   tty_str(optarg));
 			break;
 		case 'h':
 			cmd_list_usage(stdout);
 			return LIST_HELP_SHOWN;
 		default:
-			cmd_list_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl list", c, argc, argv);
 		}
 	}
 	return EXIT_OK;
@@ -678,7 +781,6 @@ static int settle_columns(struct list_state *st, const struct global_opts *opts,
 {
 	bool has_untorn = false;
 
-	st->one_field = v->raw || v->pairs;
 	st->pairs = v->pairs;
 	if (v->output_all) {
 		/* UNTORN only with the --size it answers for */
@@ -687,19 +789,15 @@ static int settle_columns(struct list_state *st, const struct global_opts *opts,
 			if (columns[k].kind != COL_UNTORN || st->untorn_size)
 				st->selected[st->n_selected++] = (int)k;
 	}
-	if (v->raw + v->pairs + (opts->format == OUTPUT_JSON) > 1) {
-		fputs("lcloudctl list: choose one of --raw, --pairs and --json\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (v->raw + v->pairs + (opts->format == OUTPUT_JSON) > 1)
+		return usage_error("lcloudctl list", "choose one of --raw, --pairs and --json");
 	for (size_t k = 0; k < st->n_selected; k++) {
 		has_untorn |= columns[st->selected[k]].kind == COL_UNTORN;
 		st->verdicts |= columns[st->selected[k]].kind == COL_VERDICT ||
 				columns[st->selected[k]].kind == COL_UNTORN;
 	}
-	if (has_untorn && !st->untorn_size) {
-		fputs("lcloudctl list: the UNTORN column needs --size N (e.g. --size 16K)\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (has_untorn && !st->untorn_size)
+		return usage_error("lcloudctl list", "the UNTORN column needs --size N (e.g. --size 16K)");
 	if (st->untorn_size && !has_untorn) {
 		st->selected[st->n_selected++] = find_column("UNTORN", 6); /* --size alone asks for it */
 		st->verdicts = true;
@@ -707,36 +805,88 @@ static int settle_columns(struct list_state *st, const struct global_opts *opts,
 	return EXIT_OK;
 }
 
+/* A parent of ROW is among the devices listed (probed or not). */
+static bool has_parent_row(struct list_state *st, const struct row *row)
+{
+	for (size_t i = 0; i < row->n_parents; i++)
+		if (find_row(st, row->parents[i]))
+			return true;
+	return false;
+}
+
+/*
+ * ARG names no block device lcloudctl lists: 3 when nothing is there, 5
+ * when something of another kind is (a directory, a file), as probe's exit
+ * codes; said on stderr and in the JSON's errors.
+ */
+static int not_a_block_device(struct list_state *st, const char *arg)
+{
+	char *full = NULL;
+	struct stat sb;
+	int err = -ENOENT;
+
+	/* a /dev path under --sysroot; a bare name that is no device, in the current folder */
+	if (asprintf(&full, "%s%s", arg[0] == '/' ? st->sysroot : "", arg) >= 0 && stat(full, &sb) == 0 &&
+	    !S_ISBLK(sb.st_mode))
+		err = -ENOTBLK;
+	free(full);
+	if (err == -ENOTBLK)
+		fprintf(stderr, "lcloudctl list: %s: not a block device (%s); 'lcloudctl probe' takes files and "
+			"directories\n", tty_str(arg), S_ISDIR(sb.st_mode) ? "a directory" : S_ISREG(sb.st_mode) ? "a file"
+												  : "another kind of file");
+	else
+		fprintf(stderr, "lcloudctl list: %s: no such block device\n", tty_str(arg));
+	if (st->errors)
+		json_object_array_add(st->errors, probe_error_to_json(arg, err));
+	return err == -ENOTBLK ? EXIT_WRONG_KIND : EXIT_NOT_FOUND;
+}
+
 /*
  * The roots, in lsblk's order whatever the order given: the named
  * devices, each with what is built on it (its partitions, the dm and
- * md devices on it), or every device not built on another listed one.
+ * md devices on it), or every device not built on another listed one
+ * that -e and -I keep (RAM disks left out by default), with what is built
+ * on those. -d: the roots alone.
  */
 static int choose_rows(struct list_state *st, int argc, char **argv)
 {
 	int rc = EXIT_OK;
 
 	if (optind >= argc) {
+		for (size_t i = 0; i < st->n_rows; i++)
+			st->rows[i].root = !has_parent_row(st, &st->rows[i]);
 		for (size_t i = 0; i < st->n_rows; i++) {
-			st->rows[i].wanted = true;
-			probe_row(st, &st->rows[i]);
+			if (!st->rows[i].root || major_filtered(st, &st->rows[i]))
+				continue;
+			if (st->nodeps)
+				st->rows[i].wanted = true;
+			else
+				want_with_children(st, &st->rows[i], 0);
 		}
 		for (size_t i = 0; i < st->n_rows; i++)
-			st->rows[i].root = !has_parent_in_list(st, &st->rows[i]);
+			if (st->rows[i].wanted)
+				probe_row(st, &st->rows[i]);
+		/* a parent that vanished before its probe: its children stand at the top */
+		for (size_t i = 0; i < st->n_rows; i++)
+			st->rows[i].root = st->rows[i].wanted && !has_parent_in_list(st, &st->rows[i]);
 		return rc;
 	}
 	for (int i = optind; i < argc; i++) {
 		char *name = block_device_name(st->sysroot, argv[i]);
 		struct row *row = name ? find_row(st, name) : NULL;
+		int r;
 
 		if (!row) {
-			fprintf(stderr, "lcloudctl list: %s: not a block device\n", tty_str(argv[i]));
-			if (st->errors)
-				json_object_array_add(st->errors, probe_error_to_json(argv[i], -ENOENT));
-			rc = EXIT_NOT_FOUND;
+			r = not_a_block_device(st, argv[i]);
+			/* not found (3) unless something of the wrong kind was named (5) */
+			if (rc == EXIT_OK || r == EXIT_WRONG_KIND)
+				rc = r;
 		} else {
 			row->root = true;
-			want_with_children(st, row, 0);
+			if (st->nodeps)
+				row->wanted = true;
+			else
+				want_with_children(st, row, 0);
 		}
 		free(name);
 	}
@@ -754,7 +904,7 @@ static void print_list_json(struct list_state *st, bool tree_order, bool tree)
 	json_object_object_add(root, "blockdevices", devices);
 	for (size_t i = 0; i < st->n_rows; i++) {
 		json_object *o = (tree_order ? st->rows[i].root : st->rows[i].wanted)
-					 ? row_json(st, &st->rows[i], tree, 0)
+					 ? row_json(st, &st->rows[i], tree && !st->nodeps, 0)
 					 : NULL;
 
 		if (o)
@@ -780,15 +930,19 @@ static int print_list_table(struct list_state *st, const struct list_view *v, bo
 	scols_table_enable_colors(table, color && !v->raw && !v->pairs);
 	for (size_t k = 0; k < st->n_selected; k++) {
 		const struct list_column *col = &columns[st->selected[k]];
+		struct libscols_column *cl;
 		int fl = col->flags;
 
 		if (v->tree && col->kind == COL_NAME)
 			fl |= SCOLS_FL_TREE;
-		scols_table_new_column(table, col->header, col->width, fl);
+		cl = scols_table_new_column(table, col->header, col->width, fl);
+		/* MOUNTPOINTS: one mount point a line, as lsblk wraps it */
+		if (cl && col->kind == COL_MOUNTPOINTS)
+			scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
 	}
 	for (size_t i = 0; i < st->n_rows; i++)
 		if (tree_order ? st->rows[i].root : st->rows[i].wanted)
-			add_table_line(st, table, NULL, &st->rows[i], tree_order, v->tree, 0);
+			add_table_line(st, table, NULL, &st->rows[i], tree_order && !st->nodeps, v->tree, 0);
 	scols_print_table(table);
 	scols_unref_table(table);
 	return EXIT_OK;

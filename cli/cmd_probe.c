@@ -13,6 +13,7 @@
 #include "fingerprint.h"
 #include "print.h"
 #include "output_file.h"
+#include "usage.h"
 
 void cmd_probe_usage(FILE *out)
 {
@@ -25,7 +26,8 @@ void cmd_probe_usage(FILE *out)
 	      "an NVMe generic node /dev/ngXnY, or a symlink to any of these.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json            the same as --format json\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "  -H, --human-readable  decode the bits of NVMe capability fields (OACS,\n"
 	      "                        ONCS, CTRATT, VWC, NSFEAT) by name, as nvme-cli -H\n"
@@ -44,8 +46,7 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 {
 	enum { OPT_NO_FOLLOW = 256, OPT_NO_SIGNATURES, OPT_CONFIRM, OPT_SAVE };
 	static const struct option options[] = {
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "human-readable", no_argument, NULL, 'H' },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
@@ -62,13 +63,14 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 	int c, rc = EXIT_OK;
 
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "o:bHh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:JbHh", options, NULL)) != -1) {
+		int r = format_option("lcloudctl probe", c, argc, argv, &opts.format);
+
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 'o':
-			if (!parse_output_format("lcloudctl probe", optarg, &opts.format)) {
-				return EXIT_USAGE;
-			}
-			break;
 		case 'b':
 			opts.bytes = true;
 			break;
@@ -91,15 +93,11 @@ int cmd_probe(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, cha
 			cmd_probe_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_probe_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl probe", c, argc, argv);
 		}
 	}
-	if (optind >= argc) {
-		fputs("lcloudctl probe: no PATH given (try 'lcloudctl probe .')\n", stderr);
-		cmd_probe_usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return usage_error("lcloudctl probe", "no PATH given (e.g. 'lcloudctl probe .')");
 	if (save && argc - optind != 1) {
 		fputs("lcloudctl probe: --save keeps the fingerprint of one PATH\n", stderr);
 		return EXIT_USAGE;

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "json_stream.h"
 #include "replay.h"
 
@@ -42,7 +43,7 @@ void cmd_replay_usage(FILE *out)
 	      "      --boundary N          atomic boundary size (NVMe NABSPF); 0: none\n"
 	      "      --boundary-offset N   where the boundaries start (NVMe NABO)\n"
 	      "      --volatile-cache      writes are durable only after a FLUSH (or with FUA)\n"
-	      "      --model-from FILE     take the model from 'lcloudctl probe -o json' of the device\n"
+	      "      --model-from FILE     take the model from 'lcloudctl probe --format json' of the device\n"
 	      "\n"
 	      "Options:\n"
 	      "      --scan-tail           read entries past the super block's count (QEMU updates\n"
@@ -61,7 +62,8 @@ void cmd_replay_usage(FILE *out)
 	      "      --keep-going          with --cut-all, try every one (the first image is kept)\n"
 	      "      --force               write an --out device that carries a file system or\n"
 	      "                            partition table (never one mounted, swap or held)\n"
-	      "  -o, --format FORMAT       normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT       normal (default) or json\n"
+	      "  -J, --json               the same as --format json\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
 	      "Exit status: 0 no page write is tearable (or the image was written), 11 a page\n"
@@ -128,8 +130,7 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		{ "cut-all", no_argument, NULL, OPT_CUT_ALL },
 		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
 		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -138,7 +139,13 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 	memset(o, 0, sizeof(*o));
 	o->format = g->format;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:Jh", options, NULL)) != -1) {
+		int fr = format_option("lcloudctl replay", c, argc, argv, &o->format);
+
+		if (fr < 0)
+			return -1;
+		if (fr > 0)
+			continue;
 		switch (c) {
 		case OPT_LBA:
 			if (!parse_opt_size(optarg, &o->lba, "lba"))
@@ -212,21 +219,16 @@ static int parse_replay_opts(int argc, char **argv, const struct global_opts *g,
 		case OPT_FORCE:
 			o->force = true;
 			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl replay", optarg, &o->format)) {
-				return -1;
-			}
-			break;
 		case 'h':
 			cmd_replay_usage(stdout);
 			return 1;
 		default:
-			cmd_replay_usage(stderr);
+			usage_option_error("lcloudctl replay", c, argc, argv);
 			return -1;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "lcloudctl replay: give a LOG\n");
+		usage_error("lcloudctl replay", "give a LOG");
 		return -1;
 	}
 	o->logs = (const char *const *)argv + optind;

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "print.h"
 #include "torture_page.h"
 #include "torture_record.h"
@@ -102,8 +103,7 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "force", no_argument, NULL, 'f' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,7 +116,13 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 	o->path = LCLOUD_PATH_RWF_ATOMIC;
 	o->format = g->format;
 	optind = 0; /* 0, not 1: glibc then re-reads the option string (main used "+") */
-	while ((c = getopt_long(argc, argv, "fo:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":fo:Jh", options, NULL)) != -1) {
+		int fr = format_option("lcloudctl torture run", c, argc, argv, &o->format);
+
+		if (fr < 0)
+			return -1;
+		if (fr > 0)
+			continue;
 		switch (c) {
 		case OPT_PAGE_SIZE:
 			if (parse_size(optarg, &o->page_size) < 0 || !torture_page_size_valid(o->page_size)) {
@@ -170,16 +176,11 @@ static int parse_run_opts(int argc, char **argv, const struct global_opts *g, st
 		case 'f':
 			o->force = true;
 			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl torture run", optarg, &o->format)) {
-				return -1;
-			}
-			break;
 		case 'h':
 			cmd_torture_run_usage(stdout);
 			return 1;
 		default:
-			cmd_torture_run_usage(stderr);
+			usage_option_error("lcloudctl torture run", c, argc, argv);
 			return -1;
 		}
 		continue;
@@ -188,7 +189,7 @@ bad:
 		return -1;
 	}
 	if (optind + 1 != argc || !o->have_pages || !o->record) {
-		fprintf(stderr, "lcloudctl torture run: give one TARGET, --pages N and --record FILE\n");
+		usage_error("lcloudctl torture run", "give one TARGET, --pages N and --record FILE");
 		return -1;
 	}
 	if (o->offset % 4096) {
@@ -331,6 +332,7 @@ static int open_queue(struct lcloud_ctx *ctx, struct run_state *s)
 		const char *why = lcloud_ctx_get_error(ctx);
 
 		fprintf(stderr, "lcloudctl torture run: %s: %s\n", tty_str(o->target), why[0] ? tty_str(why) : strerror(-r));
+		hint_needs_root("lcloudctl torture run", o->target, r, true);
 		return r == -EBUSY ? EXIT_REFUSED : exit_code_for_error(r);
 	}
 	/*
@@ -706,7 +708,8 @@ void cmd_torture_run_usage(FILE *out)
 	      "      --progress        progress once a second on stderr (default: only on a terminal)\n"
 	      "  -f, --force           write to a device that carries a signature (never one\n"
 	      "                        that is mounted, swap or held)\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json           the same as --format json\n"
 	      "  -h, --help            show this help\n",
 	      out);
 }

@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "print.h"
 #include "json_stream.h"
 #include "page_check.h"
@@ -50,8 +51,7 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "all", no_argument, NULL, OPT_ALL },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' }, /* the older name */
+		FORMAT_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,7 +60,13 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 	memset(o, 0, sizeof(*o));
 	o->format = g->format;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:Jh", options, NULL)) != -1) {
+		int fr = format_option("lcloudctl torture verify", c, argc, argv, &o->format);
+
+		if (fr < 0)
+			return -1;
+		if (fr > 0)
+			continue;
 		switch (c) {
 		case OPT_RECORD:
 			o->record = optarg;
@@ -75,21 +81,16 @@ static int parse_verify_opts(int argc, char **argv, const struct global_opts *g,
 		case OPT_ALL:
 			o->all = true;
 			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl torture verify", optarg, &o->format)) {
-				return -1;
-			}
-			break;
 		case 'h':
 			cmd_torture_verify_usage(stdout);
 			return 1;
 		default:
-			cmd_torture_verify_usage(stderr);
+			usage_option_error("lcloudctl torture verify", c, argc, argv);
 			return -1;
 		}
 	}
 	if (optind + 1 != argc || !o->record) {
-		fprintf(stderr, "lcloudctl torture verify: give one TARGET and --record FILE\n");
+		usage_error("lcloudctl torture verify", "give one TARGET and --record FILE");
 		return -1;
 	}
 	o->target = argv[optind];
@@ -290,7 +291,8 @@ void cmd_torture_verify_usage(FILE *out)
 	      "      --record FILE     the run's record (required)\n"
 	      "      --offset N        where page 0 starts in TARGET (default: as recorded)\n"
 	      "      --all             list every page, not only the ones with a problem\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json           the same as --format json\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
 	      "Exit status: 0 every page intact and no acknowledged write lost, 9 torn or\n"
@@ -317,8 +319,11 @@ static int open_verified_target(const struct verify_opts *o, const struct tortur
 		fd = open(o->target, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", tty_str(o->target), strerror(errno));
-		return -exit_code_for_error(-errno);
+		int e = errno;
+
+		fprintf(stderr, "lcloudctl torture verify: %s: %s\n", tty_str(o->target), strerror(e));
+		hint_needs_root("lcloudctl torture verify", o->target, -e, false);
+		return -exit_code_for_error(-e);
 	}
 	r = target_size(fd, &have_bytes);
 	if (r < 0) {

@@ -14,6 +14,7 @@
 #include "args.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "usage.h"
 #include "cli_facts.h"
 
 void cmd_udev_usage(FILE *out)
@@ -81,20 +82,17 @@ int cmd_udev(struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char
 
 	(void)g;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			cmd_udev_usage(stdout);
 			return EXIT_OK;
 		default:
-			cmd_udev_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl udev", c, argc, argv);
 		}
 	}
-	if (optind + 1 != argc) {
-		fputs("lcloudctl udev: give exactly one block device NAME (udev's %k)\n", stderr);
-		return EXIT_USAGE;
-	}
+	if (optind + 1 != argc)
+		return usage_error("lcloudctl udev", "give exactly one block device NAME (udev's %%k)");
 	name = argv[optind];
 	if (strncmp(name, "/dev/", 5) == 0)
 		name += 5;

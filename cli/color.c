@@ -11,6 +11,11 @@
 #include "args.h"
 #include "color.h"
 
+bool is_color_when(const char *word)
+{
+	return !strcmp(word, "always") || !strcmp(word, "never") || !strcmp(word, "auto");
+}
+
 bool color_decide(const char *when, bool *ret)
 {
 	const char *no_color = getenv("NO_COLOR");

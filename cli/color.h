@@ -16,6 +16,8 @@ enum color_role {
 
 /* --color=WHEN: auto (a terminal and no NO_COLOR), always or never; false for another word. */
 bool color_decide(const char *when, bool *ret);
+/* WORD is one of those WHENs (for "--color WHEN" in two words). */
+bool is_color_when(const char *word);
 /* The escape that starts ROLE's colour, or "" when G says no colour; color_end() likewise. */
 const char *color_start(const struct global_opts *g, enum color_role role);
 const char *color_end(const struct global_opts *g);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "escape.h"
 #include "exit_codes.h"
@@ -18,6 +19,7 @@ int exit_code_for_error(int err)
 		return EXIT_PERMISSION;
 	case ENODEV:
 	case ENXIO:
+	case ENOTBLK:
 	case EBADFD:
 	case ELOOP:
 	case EOPNOTSUPP:
@@ -45,6 +47,9 @@ static const char *hint_for_error(int err)
 		       "controller's other namespaces with 'lcloudctl list'";
 	case EBADFD:
 		return "FIFOs and sockets have no storage; point at a file, directory or block device";
+	case ENOTBLK:
+		return "list and udev take block devices (nvme0n1, /dev/sda, /dev/mapper/NAME); probe and check "
+		       "take files and directories too";
 	case ELOOP:
 		return "the path is a symbolic link (or a loop of them); drop --no-follow or fix the link";
 	case EOPNOTSUPP:
@@ -62,6 +67,14 @@ int report_probe_error(const char *prog, const char *path, int err)
 	if (hint)
 		fprintf(stderr, "%s: hint: %s\n", prog, hint);
 	return exit_code_for_error(err);
+}
+
+void hint_needs_root(const char *prog, const char *path, int err, bool write)
+{
+	if ((err != -EACCES && err != -EPERM) || geteuid() == 0)
+		return;
+	fprintf(stderr, "%s: hint: %s %s needs root, or a user who may %s it (ls -l %s); run it with sudo\n", prog,
+		write ? "writing" : "reading", tty_str(path), write ? "write" : "read", tty_str(path));
 }
 
 json_object *probe_error_to_json(const char *path, int err)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How lcloudctl ends: the exit codes lcloudctl(8) documents (scripts branch
+ * How lcloudctl ends: the exit codes lcloudctl(1) documents (scripts branch
  * on them, tests/man/test_exit_codes.py keeps them and the docs in step),
  * and how a failed probe becomes one, with what to do about it (errors.c).
  */
@@ -8,6 +8,7 @@
 #define LCLOUDCTL_EXIT_CODES_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 enum {
 	EXIT_OK = 0,
@@ -30,5 +31,11 @@ enum {
 int report_probe_error(const char *prog, const char *path, int err);
 json_object *probe_error_to_json(const char *path, int err);
 int exit_code_for_error(int err);
+/*
+ * After PATH could not be opened with ERR: when that is a permission error
+ * and this is not root, that reading (or, WRITE, writing) it needs root or
+ * the device's group, on stderr. Commands that read or write devices call it.
+ */
+void hint_needs_root(const char *prog, const char *path, int err, bool write);
 
 #endif

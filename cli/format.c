@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Rendering numbers for people: binary units, with the exact byte value beside them. */
+/*
+ * Rendering numbers for people: binary units, with the exact byte value
+ * beside them; and lsblk's short form for list's cells.
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +43,33 @@ const char *format_size(uint64_t bytes, char *buf, size_t size)
 		}
 	}
 	snprintf(buf, size, "~%.2f %s", (double)bytes / (double)(1ull << (10 * top)), units[top]);
+	return buf;
+}
+
+const char *format_size_short(uint64_t bytes, char *buf, size_t size)
+{
+	static const char letters[] = "BKMGTPE";
+	uint64_t whole, frac;
+	int exp = 0;
+
+	/* util-linux's size_to_human_string(SIZE_SUFFIX_1LETTER): the unit below 1024 of it */
+	while (exp < 60 && bytes >= 1ull << (exp + 10))
+		exp += 10;
+	whole = exp ? bytes >> exp : bytes;
+	frac = exp ? bytes & ((1ull << exp) - 1) : 0;
+	if (frac) {
+		/* thousandths, rounded half up to one decimal; 9.96 becomes 10 */
+		frac = frac >= UINT64_MAX / 1000 ? ((frac / 1024) * 1000) >> (exp - 10) : (frac * 1000) >> exp;
+		frac = (frac + 50) / 100;
+		if (frac == 10) {
+			whole++;
+			frac = 0;
+		}
+	}
+	if (frac)
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, frac, letters[exp / 10]);
+	else
+		snprintf(buf, size, "%" PRIu64 "%c", whole, letters[exp / 10]);
 	return buf;
 }
 

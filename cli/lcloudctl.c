@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 
 static void main_usage(FILE *out);
 
@@ -51,9 +52,11 @@ static void main_usage(FILE *out)
 	fputs("\n"
 	      "Global options:\n"
 	      "      --sysroot DIR     read /sys, /proc and /dev under DIR (captured trees)\n"
-	      "  -o, --format FORMAT   normal (default) or json (or --output FORMAT)\n"
+	      "      --format FORMAT   normal (default) or json\n"
+	      "  -J, --json            the same as --format json\n"
 	      "      --color[=WHEN]    colour verdicts and warnings: auto (default: on a\n"
 	      "                        terminal, unless NO_COLOR is set), always or never\n"
+	      "                        (--color WHEN too)\n"
 	      "  -b, --bytes           print sizes as plain numbers\n"
 	      "  -h, --help            show this help ('lcloudctl COMMAND --help' for a command)\n"
 	      "  -V, --version         show the version\n"
@@ -64,7 +67,7 @@ static void main_usage(FILE *out)
 	      "(check, advise) unknown, 9 (torture verify) torn or damaged pages (replay\n"
 	      "--cut-all: an image shows one), 10 (torture verify) lost acknowledged\n"
 	      "writes, 11 (replay) a page write could tear, 12 (diff) changed, 13 (diff)\n"
-	      "a verdict got weaker.\n"	      "See lcloudctl(8).\n",
+	      "a verdict got weaker.\n"	      "See lcloudctl(1).\n",
 	      out);
 }
 
@@ -97,8 +100,7 @@ static int run(int argc, char **argv)
 	enum { OPT_SYSROOT = 256, OPT_COLOR };
 	static const struct option options[] = {
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-		{ "format", required_argument, NULL, 'o' },
-		{ "output", required_argument, NULL, 'o' },
+		FORMAT_OPTIONS,
 		{ "color", optional_argument, NULL, OPT_COLOR },
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
@@ -113,21 +115,25 @@ static int run(int argc, char **argv)
 
 	/* the character set only (not numbers or messages): printable UTF-8 stays readable, as in lsblk */
 	setlocale(LC_CTYPE, "");
-	/* '+': stop at the command name; its options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:bhV", options, NULL)) != -1) {
+	/* '+': stop at the command name; its options are its own. ':': usage errors are said by usage.c */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:JbhV", options, NULL)) != -1) {
+		r = format_option("lcloudctl", c, argc, argv, &g.format);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case OPT_SYSROOT:
 			g.sysroot = optarg;
-			break;
-		case 'o':
-			if (!parse_output_format("lcloudctl", optarg, &g.format)) {
-				return EXIT_USAGE;
-			}
 			break;
 		case 'b':
 			g.bytes = true;
 			break;
 		case OPT_COLOR:
+			/* "--color WHEN" as well as "--color=WHEN": no command is named auto, always or never */
+			if (!optarg && optind < argc && is_color_when(argv[optind]))
+				optarg = argv[optind++];
 			color = optarg ? optarg : "always"; /* a bare --color asks for it, as ls's */
 			break;
 		case 'h':
@@ -137,26 +143,18 @@ static int run(int argc, char **argv)
 			printf("lcloudctl %s (liblcloud %s)\n", LCLOUD_VERSION, lcloud_version());
 			return EXIT_OK;
 		default:
-			main_usage(stderr);
-			return EXIT_USAGE;
+			return usage_option_error("lcloudctl", c, argc, argv);
 		}
 	}
-	if (!color_decide(color, &g.color)) {
-		fprintf(stderr, "lcloudctl: --color=%s: use auto, always or never\n", tty_str(color));
-		return EXIT_USAGE;
-	}
-	if (optind >= argc) {
-		fputs("lcloudctl: no command given\n", stderr);
-		main_usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (!color_decide(color, &g.color))
+		return usage_error("lcloudctl", "--color=%s: use auto, always or never", tty_str(color));
+	if (optind >= argc)
+		return usage_error("lcloudctl", "no command given");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[optind], commands[i].name) == 0)
 			cmd = &commands[i];
-	if (!cmd) {
-		fprintf(stderr, "lcloudctl: unknown command '%s' (try 'lcloudctl --help')\n", tty_str(argv[optind]));
-		return EXIT_USAGE;
-	}
+	if (!cmd)
+		return usage_error("lcloudctl", "unknown command '%s'", tty_str(argv[optind]));
 
 	r = lcloud_ctx_new(&ctx);
 	if (r < 0) {

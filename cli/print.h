@@ -21,6 +21,8 @@
 const char *format_fact_value(const struct lcloud_fact *f, bool bytes, char *buf, size_t size);
 /* Human size, "16 KiB", "1.5 MiB", "512 B". */
 const char *format_size(uint64_t bytes, char *buf, size_t size);
+/* lsblk's short size, one decimal at most, rounded: "16K", "1.5G", "512M", "0B", "512B". */
+const char *format_size_short(uint64_t bytes, char *buf, size_t size);
 
 /* JSON value of a fact: number, boolean, string or null when not present. */
 json_object *fact_to_json(const struct lcloud_fact *f);

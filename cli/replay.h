@@ -36,7 +36,7 @@ struct replay_model {
 };
 
 /*
- * Fills what PATH (the JSON of 'lcloudctl probe -o json') says. -EBADMSG with
+ * Fills what PATH (the JSON of 'lcloudctl probe --format json') says. -EBADMSG with
  * ERR naming the file and the key when it is not that, -errno (with ERR) when
  * it cannot be read. PARSE reads SIZE bytes of TEXT, named NAME in ERR.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The device's power-fail model for 'lcloudctl replay', read from the JSON of
- * 'lcloudctl probe -o json' run on the logged device in the guest: a cloud
+ * 'lcloudctl probe --format json' run on the logged device in the guest: a cloud
  * provider's documented promise first, then what the NVMe namespace or SCSI
  * disk says, then the kernel's logical block size and write cache of the
  * disk (or loop device) at the bottom of the stack. The file is checked
@@ -166,11 +166,11 @@ static int model_from_doc(struct json_in *in, json_object *doc, struct replay_mo
 	int r;
 
 	if (!json_object_is_type(doc, json_type_object))
-		return json_in_fail(in, "not the output of 'lcloudctl probe -o json' (not a JSON object)");
+		return json_in_fail(in, "not the output of 'lcloudctl probe --format json' (not a JSON object)");
 	if ((r = json_get_array(in, doc, "probes", false, &probes)) < 0)
 		return r;
 	if (json_object_array_length(probes) != 1)
-		return json_in_fail(in, "\"probes\" holds %zu probes: give the output of 'lcloudctl probe -o json' for one "
+		return json_in_fail(in, "\"probes\" holds %zu probes: give the output of 'lcloudctl probe --format json' for one "
 				    "path", json_object_array_length(probes));
 	probe = json_object_array_get_idx(probes, 0);
 	snprintf(in->where, sizeof(in->where), "probes[0]");

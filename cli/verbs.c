@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "exit_codes.h"
+#include "usage.h"
 
 int dispatch_verb(const char *who, const struct verb *verbs, size_t n, void (*usage)(FILE *out),
 		  struct lcloud_ctx *ctx, const struct global_opts *g, int argc, char **argv)
@@ -29,6 +30,6 @@ int dispatch_verb(const char *who, const struct verb *verbs, size_t n, void (*us
 	if (argc >= 2)
 		fprintf(stderr, " (not '%s')", tty_str(argv[1]));
 	fputc('\n', stderr);
-	usage(stderr);
+	usage_try_help(who);
 	return EXIT_USAGE;
 }

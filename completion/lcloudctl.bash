@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bash completion for lcloudctl(8).
+# bash completion for lcloudctl(1).
 #
 # Commands and options are read from lcloudctl's own --help, so the
 # completion follows the program it completes; values that --help lists in
@@ -7,7 +7,7 @@
 
 # The lcloudctl this file was installed with (the install writes its path here): asked
 # when the word typed is no program bash can run, e.g. "lcloudctl" through an alias or
-# sudo with the install's sbin not on PATH. In the source tree it names no program.
+# sudo with the install's bin not on PATH (a prefix of its own). In the source tree it names no program.
 _lcloudctl_installed='@LCLOUDCTL@'
 
 _lcloudctl_help_options()
@@ -16,13 +16,6 @@ _lcloudctl_help_options()
     "$1" ${2:+"$2"} --help 2>/dev/null |
         sed -n 's/^ \{2,8\}\(-[A-Za-z0-9]\)\{0,1\}\(, \)\{0,1\}\(--[a-z][a-z0-9-]*\)\{0,1\}.*/\1 \3/p' |
         tr ' ' '\n' | grep -- '^-'
-}
-
-# Options whose value is optional ("--color[=WHEN]"): the parser takes their value only after "=".
-_lcloudctl_help_options_optional()
-{
-    { "$1" --help; [[ -n $2 ]] && "$1" "$2" --help; } 2>/dev/null |
-        sed -n 's/^ \{2,8\}\(-[A-Za-z0-9], \)\{0,1\}\(--[a-z][a-z0-9-]*\)\[=.*/\2/p'
 }
 
 _lcloudctl_commands()
@@ -53,6 +46,8 @@ _lcloudctl()
         w=${COMP_WORDS[i]}
         case $w in
             --sysroot | -o | --output | --format | =) ((i++)) ;; # "=": bash splits --color=always there
+            --color) # --color WHEN as well as --color=WHEN; a bare --color before the command
+                [[ ${COMP_WORDS[i + 1]:-} == @(auto|always|never) ]] && ((i++)) ;;
             -*) ;;
             *) sub=$w; break ;;
         esac
@@ -65,22 +60,24 @@ _lcloudctl()
     elif [[ $prev == = ]]; then
         prev=${COMP_WORDS[COMP_CWORD - 2]} attached=1
     fi
-    # an option whose value is optional (--color[=WHEN] in --help) takes it only after "=": a separate
-    # word is the command
-    if [[ -z $attached && $prev == --* ]] && _lcloudctl_help_options_optional "$prog" "$sub" | grep -qx -- "$prev"; then
-        prev=""
+    # list's options without a value that other commands' options of the same letter take one for
+    if [[ $sub == list ]]; then
+        case $prev in
+            -d | -P) prev="" ;;
+            -e | --exclude | -I | --include) return ;; # major numbers
+        esac
     fi
     case $prev in
         --sysroot)
             COMPREPLY=($(compgen -d -- "$cur")); return ;;
         -o | --output | --format)
-            if [[ $sub == read ]]; then
+            if [[ $sub == read && $prev != --format ]]; then # the old -o FILE of --out
                 COMPREPLY=($(compgen -f -- "$cur"))
             elif [[ $sub == list && $prev != --format ]]; then
                 # lsblk's -o: columns, comma separated, +COL adds to the default set
-                local cols="NAME PATH TYPE SIZE RO ROTA LOG-SEC PHY-SEC MIN-IO OPT-IO AWU-MIN AWU-MAX AW-MAX"
-                cols+=" AW-BOUND STREAMS STREAM-GRAN WC ALIGN MODEL TRAN FSTYPE MOUNTPOINT RWF-ATOMIC"
-                cols+=" PASSTHROUGH PLAIN-DIRECT UNTORN"
+                local cols="NAME PATH SIZE RO TYPE MIN-IO OPT-IO PHY-SEC LOG-SEC ROTA AWU-MIN AWU-MAX AW-MAX"
+                cols+=" AW-BOUND STREAMS STREAM-GRAN WC ALIGN MODEL TRAN FSTYPE MOUNTPOINT MOUNTPOINTS"
+                cols+=" RWF-ATOMIC PASSTHROUGH PLAIN-DIRECT UNTORN"
                 local head=${cur%"${cur##*,}"} last=${cur##*,}
                 [[ -z $head && $last == +* ]] && head=+ last=${last#+}
                 COMPREPLY=($(compgen -P "$head" -W "$cols" -- "$last"))

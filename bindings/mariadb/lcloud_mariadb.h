@@ -45,7 +45,7 @@ struct md_settings {
 	struct md_location locations[MD_MAX_LOCATIONS];
 };
 
-/* One location's answer, as the probe child sent it (bounded_probe.c). */
+/* One location's answer, as the probe child sent it (answer.c). */
 struct md_answer {
 	enum lcloud_answer answer;
 	uint64_t max_untorn_bytes;      /* on the location's I/O path; 0 when not told */
@@ -69,7 +69,7 @@ struct md_summary {
 /* server_settings.c: through the SQL service, in the plugin's init function */
 void md_read_settings(struct md_settings *ret);
 
-/* bounded_probe.c: liblcloud in a forked child, waited for at most TIMEOUT_MS */
+/* answer.c: liblcloud in a forked child (../common/bounded_probe.c), waited for at most TIMEOUT_MS */
 void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path, int timeout_ms,
 		   struct md_answer *ret);
 

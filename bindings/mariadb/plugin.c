@@ -13,7 +13,7 @@
  * events (connect, disconnect, change user) are the rarest.
  *
  * The init function reads the settings (server_settings.c), checks every
- * location (check.c, each probe in a bounded child: bounded_probe.c) and
+ * location (check.c, each probe in a bounded child: answer.c) and
  * logs; SET GLOBAL lcloud_refresh=ON wakes a thread that probes again with
  * the settings read at startup (the paths, the page size, the flush method
  * and, on 10.11, innodb_doublewrite cannot change while the server runs),

@@ -4,13 +4,14 @@
  * memory. Never raises an ERROR: what cannot be read becomes the unknown
  * answer with its reason, so that neither a query nor the startup check
  * fails on a missing path, a tmpfs tablespace or evidence that needs root.
- * The probe itself runs in a child process (bounded_probe.c), which sends
+ * The probe itself runs in a child process (probe_wait.c), which sends
  * the facts back through a pipe: a file system that does not answer (frozen)
  * makes the unknown answer after lcloud.probe_timeout, never a hung server.
  */
 #include "lcloud_pg.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -97,13 +98,13 @@ filesystem_layer(const struct lcloud_probe *p)
 }
 
 static void
-put_string(LcloudReply *out, const char *s)
+put_string(struct bounded_reply *out, const char *s)
 {
 	uint32		len = s ? (uint32) strlen(s) : NO_STRING;
 
-	lcloud_reply_put(out, &len, sizeof(len));
+	bounded_reply_put(out, &len, sizeof(len));
 	if (s)
-		lcloud_reply_put(out, s, len);
+		bounded_reply_put(out, s, len);
 }
 
 /*
@@ -137,7 +138,7 @@ allocation_unit_in_the_way(struct lcloud_ctx *ctx, struct lcloud_probe *p, uint3
 }
 
 static void
-answer_job(const void *arg, LcloudReply *out)
+answer_job(const void *arg, struct bounded_reply *out)
 {
 	const AnswerJob *job = arg;
 	AnswerReplyHeader h = {0};
@@ -173,7 +174,7 @@ answer_job(const void *arg, LcloudReply *out)
 		}
 	}
 	h.string_count = FIXED_STRINGS + (v ? lcloud_verdict_get_reason_count(v) : 0);
-	lcloud_reply_put(out, &h, sizeof(h));
+	bounded_reply_put(out, &h, sizeof(h));
 	put_string(out, why);
 	put_string(out, fs ? string_fact(fs, "fstype") : NULL);
 	put_string(out, fs ? string_fact(fs, "mount_point") : NULL);
@@ -186,32 +187,32 @@ answer_job(const void *arg, LcloudReply *out)
 
 /* In the server again: the reply taken apart, every length checked. */
 static bool
-decode_reply(const StringInfo reply, AnswerReplyHeader *h, char ***strings)
+decode_reply(const struct bounded_reply *reply, AnswerReplyHeader *h, char ***strings)
 {
 	size_t		at = sizeof(*h);
 
-	if ((size_t) reply->len < sizeof(*h))
+	if (reply->len < sizeof(*h))
 		return false;
 	memcpy(h, reply->data, sizeof(*h));
-	if (h->string_count < FIXED_STRINGS || h->string_count > (uint32) reply->len)
+	if (h->string_count < FIXED_STRINGS || h->string_count > reply->len)
 		return false;
 	*strings = palloc0(sizeof(char *) * h->string_count);
 	for (uint32 i = 0; i < h->string_count; i++)
 	{
 		uint32		len;
 
-		if ((size_t) reply->len - at < sizeof(len))
+		if (reply->len - at < sizeof(len))
 			return false;
 		memcpy(&len, reply->data + at, sizeof(len));
 		at += sizeof(len);
 		if (len == NO_STRING)
 			continue;
-		if ((size_t) reply->len - at < len)
+		if (reply->len - at < len)
 			return false;
 		(*strings)[i] = pnstrdup(reply->data + at, len);
 		at += len;
 	}
-	return at == (size_t) reply->len;
+	return at == reply->len;
 }
 
 /*
@@ -222,16 +223,24 @@ static bool
 run_answer_job(const AnswerJob *job, AnswerReplyHeader *h, char ***strings, LcloudProbeOutcome *outcome,
 			   char **why)
 {
-	StringInfoData reply;
+	struct bounded_reply reply = {0};
 
-	initStringInfo(&reply);
-	*outcome = lcloud_run_bounded(answer_job, job, &reply, why);
+	PG_TRY();
+	{
+		*outcome = lcloud_run_bounded(answer_job, job, &reply, why);
+	}
+	PG_CATCH();
+	{
+		free(reply.data);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	if (*outcome == LCLOUD_PROBE_DONE && !decode_reply(&reply, h, strings))
 	{
 		*outcome = LCLOUD_PROBE_FAILED;
 		*why = pstrdup("the probe process ended without an answer");
 	}
-	pfree(reply.data);
+	free(reply.data);
 	return *outcome == LCLOUD_PROBE_DONE;
 }
 

@@ -13,6 +13,8 @@
 
 #include <lcloud/lcloud.h>
 
+#include "bounded_probe.h"
+
 /* What a location holds; only data pages are protected by full_page_writes. */
 typedef enum LcloudLocationKind
 {
@@ -47,7 +49,7 @@ typedef struct LcloudAnswer
 	char	   *device;
 } LcloudAnswer;
 
-/* bounded_probe.c: liblcloud in a child process, waited for with a timeout */
+/* probe_wait.c: liblcloud in a child process (bounded_probe.h), waited for with a timeout */
 #define LCLOUD_DEFAULT_PROBE_TIMEOUT_MS 10000
 extern int	lcloud_probe_timeout_ms;	/* lcloud.probe_timeout */
 
@@ -59,19 +61,13 @@ typedef enum LcloudProbeOutcome
 	LCLOUD_PROBE_FAILED			/* no child, or no usable reply */
 } LcloudProbeOutcome;
 
-/* The child's reply, in malloc'd memory: the child may not palloc. */
-typedef struct LcloudReply
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-} LcloudReply;
-
-/* Runs in the child: liblcloud and libc only, never a PostgreSQL function. */
-typedef void (*LcloudChildJob) (const void *arg, LcloudReply *out);
-
-extern void lcloud_reply_put(LcloudReply *out, const void *data, size_t len);
-extern LcloudProbeOutcome lcloud_run_bounded(LcloudChildJob job, const void *arg, StringInfo reply, char **why);
+/*
+ * Runs JOB (liblcloud and libc only, never a PostgreSQL function) in a
+ * child; its reply lands in REPLY (malloc'd: the caller frees reply->data,
+ * also after an ERROR).
+ */
+extern LcloudProbeOutcome lcloud_run_bounded(bounded_job job, const void *arg, struct bounded_reply *reply,
+											 char **why);
 extern char *lcloud_probe_timeout_text(void);
 
 /* location.c */

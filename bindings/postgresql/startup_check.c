@@ -11,7 +11,7 @@
  * and an assign hook on full_page_writes belongs to the core. The worker
  * gets SIGHUP like every other process, reads the configuration again, and
  * speaks only when full_page_writes, an I/O path or an answer changed.
- * Each probe waits at most lcloud.probe_timeout (bounded_probe.c), and a
+ * Each probe waits at most lcloud.probe_timeout (probe_wait.c), and a
  * shutdown request ends the wait at once: a frozen file system gets a
  * WARNING, never a worker that holds the server's shutdown.
  */

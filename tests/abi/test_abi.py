@@ -28,7 +28,7 @@ ABIDIFF_ERROR, ABIDIFF_USAGE_ERROR, ABIDIFF_ABI_CHANGE, ABIDIFF_ABI_INCOMPATIBLE
 
 def abidiff(old, new):
     if not shutil.which("abidiff"):
-        raise AssertionError("abidiff is missing: apt-get install abigail-tools (scripts/install-deps --tests)")
+        raise AssertionError("abidiff is missing: apt-get install abigail-tools (scripts/install-deps installs it)")
     return subprocess.run(["abidiff", "--headers-dir1", HEADERS, "--headers-dir2", HEADERS, old, new],
                           capture_output=True, text=True)
 

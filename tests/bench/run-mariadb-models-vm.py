@@ -58,7 +58,7 @@ for m in $MODELS; do
     eval d=\${LCVM_NVME$n}n1; q=/sys/block/${d##*/}/queue
     echo 2 > $q/nomerges; echo 256 > $q/max_sectors_kb; echo "write through" > $q/write_cache
     mkdir $R/mnt/$m && mount -t ext4 $d $R/mnt/$m || fail "cannot mount $m"
-    "$LCLOUDCTL" advise --db mariadb $R/mnt/$m/mysql -o json > /out/advise-$m.json; echo $? > /out/advise-$m.rc
+    "$LCLOUDCTL" advise --db mariadb $R/mnt/$m/mysql --format json > /out/advise-$m.json; echo $? > /out/advise-$m.rc
     echo "$(cat $q/nomerges) $(cat $q/max_sectors_kb) $(cat $q/write_cache) $(cat $q/atomic_write_unit_max_bytes)" > /out/queue-$m
     n=$((n + 1))
 done

@@ -4,7 +4,7 @@
  * fingerprints separated by a NUL byte (without one, the input is compared
  * with itself). Each is read as diff reads a saved one (fingerprint_parse),
  * and when both are fingerprints they are compared (fingerprint_compare) and
- * the report serialized, as 'diff -o json' prints it.
+ * the report serialized, as 'diff --format json' prints it.
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The power-fail model reader of 'lcloudctl replay --model-from'. Input: the
- * JSON of 'lcloudctl probe -o json'. It is read as replay reads it
+ * JSON of 'lcloudctl probe --format json'. It is read as replay reads it
  * (replay_model_parse), and a model it yields is checked as replay checks
  * one (oracle_model_check) and asked the oracle's questions.
  */

@@ -11,7 +11,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, '..', 'unit', 'fixtures')
 CAPTURES = os.path.join(HERE, '..', 'vm', 'captures')
-# real files: 'probe --save' and 'probe -o json' of the nvme-qemu and scsi fixtures (--sysroot),
+# real files: 'probe --save' and 'probe --format json' of the nvme-qemu and scsi fixtures (--sysroot),
 # and the record of 'torture run --path plain_direct --pages 8 --page-size 4K --writes 12 --seed 3'
 SEEDS = os.path.join(HERE, 'seeds')
 

@@ -37,7 +37,7 @@ def lcloudctl(*args, user=None):
 
 
 def probe_json(path, user=None, extra=()):
-    p = lcloudctl("probe", "-o", "json", *extra, path, user=user)
+    p = lcloudctl("probe", "--format", "json", *extra, path, user=user)
     assert p.returncode == 0, "probe %s exited %d: %s" % (path, p.returncode, p.stderr)
     doc = json.loads(p.stdout)
     assert len(doc["probes"]) == 1

@@ -17,7 +17,7 @@ FIX = os.path.join(HERE, "..", "unit", "fixtures")
 
 
 def advise(tree, dev, *extra, db="mariadb"):
-    p = lcloudctl("--sysroot", os.path.join(FIX, tree), "advise", dev, "--db", db, "-o", "json", *extra)
+    p = lcloudctl("--sysroot", os.path.join(FIX, tree), "advise", dev, "--db", db, "--format", "json", *extra)
     assert p.returncode == 0, (p.returncode, p.stderr)
     doc = json.loads(p.stdout)
     validate("advise", doc, "advise %s %s %s" % (tree, dev, " ".join(extra)))

@@ -3,7 +3,7 @@
 """lcloudctl read and write at their edges: sizes refused before any memory
 is allocated (under a small ulimit -v), the largest I/O stated the same way
 everywhere, no wrapped offset in a message, binary data never written to a
-terminal, short reads reported as such, --output created 0600 and never over
+terminal, short reads reported as such, --out created 0600 and never over
 an existing file or through a symlink, and a path never printed twice."""
 import os
 import pty
@@ -42,7 +42,7 @@ def test_sizes_checked_before_allocation():
         assert p.returncode == 7 and "run past the end of the device (16777216 bytes" in p.stderr, p.stderr
         assert "allocate" not in p.stderr, p.stderr
         # the memory limit is real: an allocation that size does fail under it
-        p = limited(["read", "--offset", "0", "--length", "1G", "--output", os.path.join(d, "big"), path])
+        p = limited(["read", "--offset", "0", "--length", "1G", "--out", os.path.join(d, "big"), path])
         assert p.returncode != 0 and "cannot allocate" in p.stderr, p.stderr
         # an offset near 2^64: no wrapped sum in the message
         p = lcloudctl("write", "--offset", str((1 << 64) - 4096), "--length", "8192", "--pattern", "1", dev)
@@ -77,7 +77,7 @@ def test_read_never_writes_binary_to_a_terminal():
             if slave >= 0:
                 os.close(slave)
             os.close(master)
-        assert p.returncode == 2 and "terminal" in p.stderr and "--output" in p.stderr, (p.returncode, p.stderr)
+        assert p.returncode == 2 and "terminal" in p.stderr and "--out FILE" in p.stderr, (p.returncode, p.stderr)
         assert b"owned" not in got and got == b"", got[:100]
         # the same read to a pipe gives the data
         p = subprocess.run([LCLOUDCTL, "read", "--offset", "0", "--length", "4096", path], capture_output=True)
@@ -110,7 +110,7 @@ def test_output_file_created_safely():
         out = os.path.join(d, "out")
         old = os.umask(0)  # the mode is the file's own, not the umask's leftover
         try:
-            p = lcloudctl("read", "--offset", "0", "--length", "4096", "--output", out, path)
+            p = lcloudctl("read", "--offset", "0", "--length", "4096", "--out", out, path)
         finally:
             os.umask(old)
         assert p.returncode == 0, p.stderr
@@ -121,11 +121,11 @@ def test_output_file_created_safely():
         with open(out, "wb") as f:
             f.write(b"keep")
         os.chmod(out, 0o644)
-        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--output", out, path)
+        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--out", out, path)
         assert p.returncode == 7 and "never overwritten" in p.stderr, p.stderr
         with open(out, "rb") as f:
             assert f.read() == b"keep"
-        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--output", out, "--force", path)
+        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--out", out, "--force", path)
         assert p.returncode == 0, p.stderr
         assert os.stat(out).st_mode & 0o777 == 0o600
         with open(out, "rb") as f:
@@ -137,22 +137,22 @@ def test_output_file_created_safely():
         link = os.path.join(d, "link")
         os.symlink(victim, link)
         for extra in ((), ("--force",)):
-            p = lcloudctl("read", "--offset", "0", "--length", "4096", "--output", link, *extra, path)
+            p = lcloudctl("read", "--offset", "0", "--length", "4096", "--out", link, *extra, path)
             assert p.returncode == 7, (p.returncode, p.stderr)
         with open(victim, "rb") as f:
             assert f.read() == b"victim"
         assert os.path.islink(link)
         # a dangling symlink is not created through either
         os.unlink(victim)
-        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--output", link, path)
+        p = lcloudctl("read", "--offset", "0", "--length", "4096", "--out", link, path)
         assert p.returncode == 7 and not os.path.exists(victim), p.stderr
         # a failed read leaves no empty output behind
         missing = os.path.join(d, "out2")
-        p = lcloudctl("read", "--offset", "1", "--length", "4096", "--output", missing, path)
+        p = lcloudctl("read", "--offset", "1", "--length", "4096", "--out", missing, path)
         assert p.returncode == 7 and not os.path.exists(missing), p.stderr
-        # "-o json" after the command is --output, not the format: refused, no file named json
+        # "-o json" after the command is the old --out FILE, not the format: refused, no file named json
         p = lcloudctl("read", "--offset", "0", "--length", "4096", "-o", "json", path)
-        assert p.returncode == 2 and "--output ./json" in p.stderr, p.stderr
+        assert p.returncode == 2 and "--out json" in p.stderr, p.stderr
         assert not os.path.exists("json")
 
 

@@ -47,17 +47,21 @@ def test_values():
     assert complete("check", "--path", "pl") == ["plain_direct"]
     assert sorted(complete("advise", "--db", "")) == ["mariadb", "mysql", "postgresql"]
     assert sorted(complete("advise", "--disk-model", "")) == ["bw-bound", "gp3", "hyperdisk-balanced", "ops-bound"]
-    assert sorted(complete("probe", "-o", "")) == ["json", "normal"]
+    assert sorted(complete("probe", "-J", "--format", "")) == ["json", "normal"]
     assert sorted(complete("write", "x", "--backend", "")) == ["auto", "io_uring", "passthrough", "sync"]
     assert sorted(complete("torture", "")) == ["run", "verify"]
     assert "journal" in complete("write", "f", "--hint", "")
     assert sorted(complete("probe", "--format", "")) == ["json", "normal"]
-    # --color[=WHEN]: the value only after "=" (bash splits --color=al into --color, =, al; right after the
-    # "=" the word being completed is "=" itself); a separate word is the command
+    # --color WHEN and --color=WHEN both (bash splits --color=al into --color, =, al; right after the
+    # "=" the word being completed is "=" itself), and the command after either
     assert sorted(complete("--color", "=")) == ["always", "auto", "never"]
     assert complete("--color", "=", "al") == ["always"]
-    assert "always" not in complete("--color", "") and "check" in complete("--color", "")
+    assert sorted(complete("--color", "")) == ["always", "auto", "never"]
     assert complete("--color", "=", "always", "list", "-o", "AWU-MA") == ["AWU-MAX"]
+    assert complete("--color", "always", "list", "-o", "AWU-MA") == ["AWU-MAX"]
+    assert "check" in complete("--color", "always", "")
+    # list's -d and -P take no value (advise's -d and torture's -P do)
+    assert "mariadb" not in complete("list", "-d", "") and "16K" not in complete("list", "-P", "")
     # list's -o is lsblk's: columns, after a comma or a + too
     assert "AWU-MAX" in complete("list", "-o", "") and "json" not in complete("list", "-o", "")
     assert complete("list", "-o", "NAME,MOD") == ["NAME,MODEL"]
@@ -68,8 +72,9 @@ def test_values():
     block = help_text.split("Columns:")[1].split("The verdict columns")[0]
     named = re.findall(r"(?:^  |\s{2,})([A-Z][A-Z-]+)(?=\s)", block, re.M)
     assert sorted(set(named)) == sorted(complete("list", "-o", "")), (named, complete("list", "-o", ""))
-    # read's -o is the output file, not a format
+    # read's --out (and the old -o) is the output file, not a format
     assert "json" not in complete("read", "/dev/null", "-o", "")
+    assert "json" not in complete("read", "/dev/null", "--out", "")
 
 
 FIXTURES = os.path.join(HERE, "..", "unit", "fixtures", "stacks")
@@ -80,14 +85,14 @@ VALUE_OPTIONS = [
     (("--sysroot", FIXTURES, "check", "--no-confirm", "--size", "16K"), "--path", ("/dev/nvme0n1",)),
     (("--sysroot", FIXTURES, "check", "--no-confirm", "--size", "16K"), "-p", ("/dev/nvme0n1",)),
     (("--sysroot", FIXTURES, "probe"), "--format", ("/dev/nvme0n1",)),
-    (("--sysroot", FIXTURES, "probe"), "-o", ("/dev/nvme0n1",)),
+
     (("--sysroot", FIXTURES, "list"), "--format", ()),
     (("advise", "--no-confirm"), "--db", ("/nonexistent",)),
     (("advise", "--db", "mariadb"), "--disk-model", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--backend", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--hint", ("/nonexistent",)),
     (("write", "-O", "0", "-l", "4K", "-p", "1"), "--lifetime", ("/nonexistent",)),
-    (("read", "-O", "0", "-l", "4K", "-o", "/nonexistent/out"), "--hint", ("/nonexistent",)),
+    (("read", "-O", "0", "-l", "4K", "--out", "/nonexistent/out"), "--hint", ("/nonexistent",)),
     (("torture", "run", "--pages", "1", "--record", "/nonexistent/r"), "--path", ("/nonexistent/t",)),
 ]
 
@@ -100,9 +105,7 @@ def test_every_offered_value_is_one_the_parser_takes():
         words = list(before)
         if words and words[0] == "--sysroot":
             words = words[2:]  # completion does not need the tree
-        forms = [("=", complete(*words, opt, "="))]
-        if opt != "--color":  # an optional value: after a space comes the command (test_values)
-            forms.append((" ", complete(*words, opt, "")))
+        forms = [("=", complete(*words, opt, "=")), (" ", complete(*words, opt, ""))]
         for form, offered in forms:
             for v in offered:
                 if opt.startswith("--") and form == "=":

@@ -3,7 +3,7 @@
 """The verdict where fleets look for it: udev properties (lcloudctl udev and
 the installed rule, run by udev's own 'udevadm test') and the node_exporter
 textfile (lcloudctl export --prometheus, parsed by the Prometheus project's
-Python parser from Debian). Each value is compared with 'probe -o json' of
+Python parser from Debian). Each value is compared with 'probe --format json' of
 the same device: on crafted NVMe and SCSI trees (a promise to report) and on
 the host's own disks and an XFS loop device."""
 import os
@@ -21,7 +21,7 @@ KEYS = {"rwf_atomic": "RWF_ATOMIC", "passthrough": "PASSTHROUGH", "plain_direct"
 
 def probe(dev, sysroot=None):
     import json
-    args = (["--sysroot", sysroot] if sysroot else []) + ["probe", "-o", "json", dev]
+    args = (["--sysroot", sysroot] if sysroot else []) + ["probe", "--format", "json", dev]
     p = lcloudctl(*args)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)["probes"][0]
@@ -162,7 +162,7 @@ def test_drift_after_a_kernel_change():
         p = lcloudctl("--sysroot", tree, "diff", saved)
         assert p.returncode == 13, (p.returncode, p.stdout, p.stderr)
         assert "atomic_write_unit_max_bytes 16384 -> 4096" in p.stdout, p.stdout
-        p = lcloudctl("--sysroot", tree, "diff", "-o", "json", saved)
+        p = lcloudctl("--sysroot", tree, "diff", "--format", "json", saved)
         report = json.loads(p.stdout)
         weaker = [c for c in report["verdict_changes"] if c["weaker"]]
         assert report["weaker"] and any(c["io_path"] == "rwf_atomic" and c["field"] == "max_untorn_bytes"

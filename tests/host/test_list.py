@@ -15,7 +15,7 @@ from hostlib import LCLOUDCTL, lcloudctl, loop_device, main, mounted_fs, need_ro
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "unit", "fixtures")
-DEFAULT = ["NAME", "TYPE", "SIZE", "LOG-SEC", "PHY-SEC", "MIN-IO", "OPT-IO", "AWU-MIN", "AWU-MAX", "AW-MAX",
+DEFAULT = ["NAME", "SIZE", "TYPE", "MIN-IO", "OPT-IO", "PHY-SEC", "LOG-SEC", "AWU-MIN", "AWU-MAX", "AW-MAX",
            "AW-BOUND", "STREAMS", "STREAM-GRAN", "WC", "ALIGN"]
 ESC = "\x1b["
 
@@ -45,7 +45,8 @@ def test_columns_match_lsblk():
         raise AssertionError("lsblk missing: util-linux is in scripts/install-deps")
     cols = "NAME,SIZE,RO,ROTA,LOG-SEC,PHY-SEC,MIN-IO,OPT-IO,MODEL,TRAN"
     with mounted_fs("xfs") as (dev, mnt):
-        ours = {d["name"]: d for d in json.loads(listing("-J", "-o", cols + ",MOUNTPOINT").stdout)["blockdevices"]}
+        ours = {d["name"]: d for d in json.loads(listing("-J", "-o", cols + ",MOUNTPOINT,MOUNTPOINTS").stdout)
+                ["blockdevices"]}
         theirs = json.loads(run(["lsblk", "-J", "-b", "-l", "-o", cols + ",MOUNTPOINTS"], check=True).stdout)
         theirs = {d["name"]: d for d in theirs["blockdevices"]}
         # lsblk hides unbound loop devices and so do we
@@ -60,6 +61,8 @@ def test_columns_match_lsblk():
                 assert o["tran"] == t["tran"], (name, o["tran"], t["tran"])
             mounts = [m for m in t["mountpoints"] if m]
             assert (o["mountpoint"] in mounts) if mounts else o["mountpoint"] is None, (name, o, mounts)
+            # every mount point, in lsblk's order, [null] for none
+            assert o["mountpoints"] == t["mountpoints"], (name, o["mountpoints"], t["mountpoints"])
         name = os.path.basename(dev)
         assert ours[name]["mountpoint"] == mnt and ours[name]["tran"] is None
         fs = json.loads(listing("-J", "-o", "NAME,FSTYPE", name).stdout)["blockdevices"]
@@ -235,7 +238,7 @@ def test_verdict_columns_agree_with_probe_and_check():
             compared += 1
     assert compared > 20, compared
     text = listing("-o", "NAME,RWF-ATOMIC", root=os.path.join(FIXTURES, "stacks")).stdout
-    assert "16 KiB" in text
+    assert "16K" in text.split()  # as lsblk writes a size
 
 
 def test_default_list_sends_no_device_command():
@@ -313,19 +316,29 @@ def test_colour_only_where_asked():
 
 
 def test_format_option_and_its_aliases():
+    """--format and -J everywhere; the old -o FORMAT and --output FORMAT still work, with a note on stderr
+    that they go (-o names columns, as list's and lsblk's)."""
     root = os.path.join(FIXTURES, "nvme-qemu")
     base = ["--sysroot", root]
-    forms = [["probe", "--format", "json"], ["probe", "-o", "json"], ["probe", "--output", "json"]]
-    docs = [json.loads(lcloudctl(*base, *f, "/dev/nvme0n1").stdout) for f in forms]
-    assert docs[0] == docs[1] == docs[2]
-    assert json.loads(lcloudctl(*base, "-o", "json", "probe", "/dev/nvme0n1").stdout) == docs[0]
-    assert json.loads(lcloudctl(*base, "--format", "json", "probe", "/dev/nvme0n1").stdout) == docs[0]
-    assert json.loads(lcloudctl(*base, "-o", "json", "list").stdout)["schema"] == 1
+    p = lcloudctl(*base, "probe", "--format", "json", "/dev/nvme0n1")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    doc = json.loads(p.stdout)
+    for where in ("before", "after"):
+        for form in (["-J"], ["--json"], ["--format", "json"], ["--format=json"], ["-o", "json"], ["--output", "json"],
+                     ["-ojson"], ["--output=json"]):
+            args = base + (form + ["probe"] if where == "before" else ["probe"] + form) + ["/dev/nvme0n1"]
+            p = lcloudctl(*args)
+            assert p.returncode == 0 and json.loads(p.stdout) == doc, (args, p.stderr)
+            old = form[0].startswith(("-o", "--output"))
+            assert ("deprecated" in p.stderr and "--format json" in p.stderr) == old, (args, p.stderr)
+            assert old or p.stderr == "", (args, p.stderr)
+    assert json.loads(lcloudctl(*base, "-J", "list").stdout)["schema"] == 1
+    assert json.loads(lcloudctl(*base, "--format", "json", "list").stdout)["schema"] == 1
     for cmd in (["probe", "/dev/nvme0n1"], ["check", "/dev/nvme0n1", "--size", "4K"]):
         p = lcloudctl(*base, cmd[0], "--format", "yaml", *cmd[1:])
         assert p.returncode == 2 and "yaml" in p.stderr
     with scratch_dir() as d:
-        # read's -o is its output file; 'json' there is refused, never a file named json
+        # read's -o is its old --out FILE; 'json' there is refused, never a file named json
         p = lcloudctl("read", "/dev/null", "--offset", "0", "--length", "4K", "-o", "json")
         assert p.returncode == 2 and not os.path.exists("json") and not os.path.exists(os.path.join(d, "json"))
 

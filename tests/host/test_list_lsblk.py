@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """lcloudctl list against lsblk itself on the same real devices: loop devices
 with chosen numbers (a two-digit and a three-digit name, so that sorting by
-name and by device number differ), one with 4 KiB sectors, one partitioned.
-The order, the TYPE word, the sector and I/O sizes, what a named device
-brings with it (its partitions), and the tree's characters under a UTF-8
-locale, a C locale and --ascii must be what lsblk prints."""
+name and by device number differ), one with 4 KiB sectors, one partitioned,
+of sizes that lsblk writes with and without a decimal (1.9G, 1.5G, 64M).
+The order, the TYPE word, the sizes, the sector and I/O sizes, what a named
+device brings with it (its partitions), -d, -e and -I, MOUNTPOINTS of a
+partition mounted twice, the column order of the columns both have, and the
+tree's characters under a UTF-8 locale, a C locale and --ascii must be what
+lsblk prints."""
 import contextlib
 import fcntl
 import json
@@ -19,6 +22,8 @@ from hostlib import LCLOUDCTL, main, need_root, need_tool, run, scratch_dir
 LOOP_MAJOR = 7
 LOOP_CTL_REMOVE = 0x4C81
 COLUMNS = "NAME,TYPE,LOG-SEC,PHY-SEC,MIN-IO,OPT-IO"
+# 1.94 GiB (lsblk: 1.9G, its thousandths rounded to one decimal), 1.5 GiB (4 KiB sectors), 64 MiB
+SIZES = [2083058688, 1536 << 20, 64 << 20]
 
 
 def loop_is_free(n):
@@ -52,7 +57,7 @@ def numbered_loops(d):
                 made_nodes.append(node)
             image = os.path.join(d, "img%d" % n)
             with open(image, "wb") as f:
-                f.truncate(64 << 20)
+                f.truncate(SIZES[(two + three).index(n)])  # sparse
             args = ["losetup"]
             if n == two[1]:
                 args += ["--sector-size", "4096"]
@@ -169,7 +174,62 @@ def test_ascii_option(devs, disk):
         assert words(ours) == words(theirs) and "`-" in ours and "\u2500" not in ours, (opt, ours, theirs)
 
 
-CHECKS = [test_raw_order_and_sizes, test_type_word, test_pairs, test_flat_table, test_named_disk_keeps_partitions,
+def test_sizes_as_lsblk_writes_them(devs, disk):
+    """SIZE without -b: lsblk's one letter and one decimal at most (1.9G, 1.5G, 64M, 16M)."""
+    ours, theirs = both(["-r", "-n", "-o", "NAME,SIZE"], ["-r", "-n", "-o", "NAME,SIZE"], sorted(devs))
+    assert ours == theirs, (ours, theirs)
+    assert {"1.9G", "1.5G", "64M", "16M"} <= {w[1] for w in words(ours)}, ours
+
+
+def test_nodeps_and_majors(devs, disk):
+    """-d: the named devices alone; -e and -I over every device of this machine, as lsblk filters them."""
+    ours, theirs = both(["-d", "-r", "-o", "NAME,SIZE"], ["-d", "-r", "-o", "NAME,SIZE"], [disk])
+    assert ours == theirs and len(words(ours)) == 2, (ours, theirs)  # the heading and the disk, no partitions
+    for opts in (["-d"], ["-e", "7"], ["-I", "7"], ["-e", "7,253"], ["-d", "-I", "7"]):
+        ours, theirs = both(opts + ["-r", "-n", "-o", "NAME"], opts + ["-r", "-n", "-o", "NAME"], [])
+        assert sorted(ours.split()) == sorted(theirs.split()), (opts, ours, theirs)
+    names = both(["-I", "7", "-r", "-n", "-o", "NAME"], ["-I", "7", "-r", "-n", "-o", "NAME"], [])[0].split()
+    assert os.path.basename(disk) + "p1" in names and "vda" not in names, names
+
+
+def test_mountpoints(devs, disk):
+    """A partition mounted at two places: both, the latest first, as lsblk's MOUNTPOINTS (-P and -J)."""
+    part = disk + "p1"
+    run(["mkfs.ext4", "-q", "-F", part], check=True)
+    with scratch_dir() as d:
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        os.mkdir(a)
+        os.mkdir(b)
+        run(["mount", part, a], check=True)
+        try:
+            run(["mount", "--bind", a, b], check=True)
+            try:
+                ours, theirs = both(["-P", "-o", "NAME,MOUNTPOINTS"], ["-P", "-o", "NAME,MOUNTPOINTS"], [disk])
+                assert ours == theirs and "\\x0a" in ours, (ours, theirs)
+                ours, theirs = both(["-J", "-o", "NAME,MOUNTPOINTS"], ["-J", "-l", "-o", "NAME,MOUNTPOINTS"], [disk])
+                got = json.loads(ours)["blockdevices"]
+                assert got == json.loads(theirs)["blockdevices"], (ours, theirs)
+                # the latest mount first, as lsblk walks the mount table backwards
+                assert [x for x in got if x["name"] == os.path.basename(part)][0]["mountpoints"] == [b, a], got
+                assert [x for x in got if x["name"] == os.path.basename(disk)][0]["mountpoints"] == [None], got
+            finally:
+                run(["umount", b])
+        finally:
+            run(["umount", a])
+
+
+def test_column_order_of_shared_columns(devs, disk):
+    """The columns both have come in the order lsblk shows them: its default heading and -t's."""
+    ours = subprocess.run([LCLOUDCTL, "list", "-O", "--size", "16K", disk], capture_output=True, text=True)
+    head = ours.stdout.splitlines()[0].split()
+    for theirs_args in ([], ["-t"]):
+        t = subprocess.run(["lsblk"] + theirs_args + [disk], capture_output=True, text=True, check=True)
+        theirs = [c for c in t.stdout.splitlines()[0].split() if c in head]
+        assert len(theirs) >= 4 and [c for c in head if c in theirs] == theirs, (head, theirs)
+
+
+CHECKS = [test_raw_order_and_sizes, test_sizes_as_lsblk_writes_them, test_nodeps_and_majors, test_mountpoints,
+          test_column_order_of_shared_columns, test_type_word, test_pairs, test_flat_table, test_named_disk_keeps_partitions,
           test_json, test_tree_characters, test_ascii_option]
 
 

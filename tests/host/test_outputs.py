@@ -3,7 +3,7 @@
 """Every file lcloudctl writes, and its standard output: replay --out never
 onto a mounted device, its own base or log (or a loop device over one), or
 through a planted symlink, and
-a failed replay leaves neither the image nor a temporary; read --output on a
+a failed replay leaves neither the image nor a temporary; read --out on a
 full file system leaves nothing; probe --save and export -f write regular
 files only; output lost to /dev/full or to 'ulimit -f' is an error with a
 message, for every command."""
@@ -277,7 +277,7 @@ def test_output_lost_to_a_full_disk_is_an_error():
     need_root()
     with scratch_dir() as d, loop_device(os.path.join(d, "disk"), 16 << 20) as dev:
         name = os.path.basename(dev)
-        for args in (("probe", d), ("-o", "json", "probe", d), ("list",), ("check", d, "--size", "4K"),
+        for args in (("probe", d), ("--format", "json", "probe", d), ("list",), ("check", d, "--size", "4K"),
                      ("advise", d, "--db", "postgresql"), ("udev", name), ("export", "--prometheus", d),
                      ("--help",), ("--version",), ("probe", "--help"), ("replay", "--help")):
             p = full_stdout(*args)
@@ -300,13 +300,13 @@ def test_file_size_limit():
         assert p.returncode == 1 and "File too large" in p.stderr and "ulimit -f" in p.stderr, (p.returncode, p.stderr)
         # standard output into a file past the limit
         with open(os.path.join(d, "probe.json"), "w") as out:
-            p = subprocess.run([LCLOUDCTL, "-o", "json", "probe", d], stdout=out, stderr=subprocess.PIPE, text=True,
+            p = subprocess.run([LCLOUDCTL, "--format", "json", "probe", d], stdout=out, stderr=subprocess.PIPE, text=True,
                                preexec_fn=limited(1024))
         assert p.returncode == 1 and "write error: File too large" in p.stderr, (p.returncode, p.stderr)
         # an output file past it: nothing left
         with open(path, "wb") as f:
             f.write(b"\x5a" * 65536)
-        p = subprocess.run([LCLOUDCTL, "read", "--offset", "0", "--length", "64K", "--output",
+        p = subprocess.run([LCLOUDCTL, "read", "--offset", "0", "--length", "64K", "--out",
                             os.path.join(d, "out"), path], capture_output=True, text=True, preexec_fn=limited(16384))
         assert p.returncode == 1 and "File too large" in p.stderr, (p.returncode, p.stderr)
         assert sorted(os.listdir(d)) == ["f", "probe.json"], os.listdir(d)
@@ -322,7 +322,7 @@ def test_read_output_on_a_full_file_system():
         os.mkdir(tiny)
         run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", tiny], check=True)
         try:
-            p = lcloudctl("read", "--offset", "0", "--length", "512K", "--output", os.path.join(tiny, "out"), src)
+            p = lcloudctl("read", "--offset", "0", "--length", "512K", "--out", os.path.join(tiny, "out"), src)
             assert p.returncode == 1 and "No space left on device" in p.stderr, (p.returncode, p.stderr)
             assert os.listdir(tiny) == [], os.listdir(tiny)
         finally:
@@ -336,15 +336,15 @@ def test_read_output_onto_devices():
         with open(src, "wb") as f:
             f.write(os.urandom(64 << 10))
         for extra in ((), ("--force",)):
-            p = lcloudctl("read", "--offset", "0", "--length", "64K", "--output", dev, *extra, src)
+            p = lcloudctl("read", "--offset", "0", "--length", "64K", "--out", dev, *extra, src)
             assert p.returncode == 7 and "in use" in p.stderr, (p.returncode, p.stderr)
         with loop_device(os.path.join(d, "disk"), 4 << 20) as free:
-            p = lcloudctl("read", "--offset", "0", "--length", "64K", "--output", free, src)
+            p = lcloudctl("read", "--offset", "0", "--length", "64K", "--out", free, src)
             assert p.returncode == 0, p.stderr
             with open(free, "rb") as f:
                 assert f.read(64 << 10) == open(src, "rb").read()
         null = char_node(d)
-        p = lcloudctl("read", "--offset", "0", "--length", "64K", "--output", null, src)
+        p = lcloudctl("read", "--offset", "0", "--length", "64K", "--out", null, src)
         assert p.returncode == 5 and stat.S_ISCHR(os.lstat(null).st_mode), (p.returncode, p.stderr)
 
 

@@ -61,7 +61,7 @@ def test_errors_say_what_and_what_to_do():
         assert p.returncode == 5 and "FIFOs and sockets" in p.stderr, p.stderr
 
         # one bad path does not hide the good ones; JSON carries the error
-        p = lcloudctl("probe", "-o", "json", missing, d)
+        p = lcloudctl("probe", "--format", "json", missing, d)
         assert p.returncode == 3
         doc = json.loads(p.stdout)["probes"]
         assert doc[0]["error"]["errno"] == 2 and doc[0]["path"] == missing
@@ -114,6 +114,35 @@ def test_unprivileged_reports_what_it_can():
         assert probe["layers"][0]["facts"]["logical_block_size"] == 512
 
 
+def test_check_of_a_file_and_what_needs_root():
+    """check of a file on a loop device: no passthrough row (NVMe passthrough never writes a file), every
+    reason whole; JSON keeps the four paths. As nobody, write and read of the device say they need root."""
+    with mounted_fs("xfs") as (dev, mnt):
+        data = os.path.join(mnt, "data")
+        with open(data, "wb") as f:
+            f.truncate(1 << 20)
+        os.chmod(data, 0o644)
+        p = lcloudctl("check", data, "--size", "16K")
+        assert p.returncode in (0, 6), (p.returncode, p.stderr)
+        rows = [line.split()[0] for line in p.stdout.splitlines()[1:] if line.startswith("  ")]
+        assert rows == ["rwf_atomic", "plain_direct", "buffered"], p.stdout
+        assert "NVMe" not in p.stdout and "namespace" not in p.stdout, p.stdout
+        doc = json.loads(lcloudctl("check", data, "--size", "16K", "--format", "json").stdout)
+        assert [e["io_path"] for e in doc["paths"]] == ["rwf_atomic", "passthrough", "plain_direct", "buffered"]
+        # the device itself keeps its passthrough row
+        p = lcloudctl("check", dev, "--size", "4K")
+        assert "  passthrough " in p.stdout, p.stdout
+        # what only root (or the device's group) may do says so
+        for args, verb in ((["write", dev, "-O", "0", "-l", "4K", "-p", "1"], "writing"),
+                           (["read", dev, "-O", "0", "-l", "4K", "--out", "/dev/null"], "reading")):
+            p = lcloudctl(*args, user=NOBODY)
+            assert p.returncode == 4 and "Permission denied" in p.stderr, (args, p.returncode, p.stderr)
+            assert "hint: %s %s needs root" % (verb, dev) in p.stderr and "sudo" in p.stderr, p.stderr
+        # as root the same refusal is no permission error and names no root
+        p = lcloudctl("write", dev, "-O", "0", "-l", "4K", "-p", "1")
+        assert p.returncode == 7 and "needs root" not in p.stderr, (p.returncode, p.stderr)
+
+
 def test_unlinked_file_through_proc_fd():
     """/proc/self/fd/N of an open, unlinked file opens in the kernel: probe and check it, say
     which file it is, and confirm nothing beside it (it has no directory any more)."""
@@ -123,7 +152,7 @@ def test_unlinked_file_through_proc_fd():
         try:
             os.unlink(path)
             assert os.stat("/proc/self/fd/%d" % fd).st_nlink == 0, "the kernel opens the unlinked file"
-            for args in (["check", "--size", "4K"], ["probe", "--confirm", "-o", "json"]):
+            for args in (["check", "--size", "4K"], ["probe", "--confirm", "--format", "json"]):
                 p = subprocess.run([LCLOUDCTL] + args + ["/proc/self/fd/%d" % fd], pass_fds=(fd,),
                                    capture_output=True, text=True)
                 assert p.returncode == 0, (args, p.returncode, p.stdout, p.stderr)
@@ -138,4 +167,4 @@ def test_unlinked_file_through_proc_fd():
 if __name__ == "__main__":
     main([test_directory_probe_leaves_it_unchanged, test_symlink_followed_and_refused_with_no_follow,
           test_errors_say_what_and_what_to_do, test_unprivileged_reports_what_it_can,
-          test_unlinked_file_through_proc_fd])
+          test_check_of_a_file_and_what_needs_root, test_unlinked_file_through_proc_fd])

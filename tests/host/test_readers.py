@@ -124,7 +124,7 @@ def test_hostile_models():
         with open(model, "w") as f:
             f.write('{"probes":[{"layers":[{"layer":"disk","name":"d","facts":{"logical_block_size":4096,'
                     '"write_cache":null}}]}]}')
-        p = lcloudctl("replay", log, "--model-from", model, "-o", "json")
+        p = lcloudctl("replay", log, "--model-from", model, "--format", "json")
         assert p.returncode == 11 and json.loads(p.stdout)["model"]["lba"] == 4096, (p.returncode, p.stderr)
 
 
@@ -155,16 +155,16 @@ def peak_rss_mb(args, timeout):
 def test_replay_memory_by_what_the_log_holds():
     """A 256 MiB log in which every block is a new 1 MiB page's stamp: 524,288 page writes.
 
-    Before: one page's worth of flags per page write, 1.23 GB; with -o json 16.8 GB (the whole document)."""
+    Before: one page's worth of flags per page write, 1.23 GB; with --format json 16.8 GB (the whole document)."""
     with scratch_dir() as d:
         log = os.path.join(d, "hostile.log")
         subprocess.run([STAMP_LOG, log, str(1 << 19), str(1 << 20)], check=True)
         rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "replay", log], 300)
         assert rc == 0, (rc, err)
         assert SANITIZED or rss < 160, "replay of a 256 MiB log peaked at %.0f MB" % rss  # measured: 125 MB (1.23 GB before)
-        rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "replay", log, "-o", "json"], 300)
+        rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "replay", log, "--format", "json"], 300)
         assert rc == 0, (rc, err)
-        assert SANITIZED or rss < 160, "replay -o json of a 256 MiB log peaked at %.0f MB" % rss  # measured: 125 MB
+        assert SANITIZED or rss < 160, "replay --format json of a 256 MiB log peaked at %.0f MB" % rss  # measured: 125 MB
 
 
 def record(kind, run_id, page, generation, page_size, pages, offset=0, path=2):
@@ -176,7 +176,7 @@ def record(kind, run_id, page, generation, page_size, pages, offset=0, path=2):
 def test_record_that_claims_more_than_the_target():
     """128 bytes claiming 2^24 pages of 1 MiB against a 1 MiB file: refused at once, in little memory.
 
-    Before: minutes of reading past the end, and -o json past 2.7 GB."""
+    Before: minutes of reading past the end, and --format json past 2.7 GB."""
     with scratch_dir() as d:
         target, rec = os.path.join(d, "target"), os.path.join(d, "claims.rec")
         with open(target, "wb") as f:
@@ -193,7 +193,7 @@ def test_record_that_claims_more_than_the_target():
 
 
 def test_verify_all_json_streams():
-    """--all -o json over 131,072 pages of 4 KiB (a sparse target, one report per page).
+    """--all --format json over 131,072 pages of 4 KiB (a sparse target, one report per page).
 
     Before: the whole document in memory, 514 MB."""
     with scratch_dir() as d:
@@ -206,9 +206,9 @@ def test_verify_all_json_streams():
         rc, rss, secs, err = peak_rss_mb([LCLOUDCTL, "torture", "verify", target, "--record", rec, "--all", "-o",
                                           "json"], 300)
         assert rc == 9, (rc, err)  # every filled page reads as zeroes: damaged, its acknowledged write lost
-        assert SANITIZED or rss < 16, "verify --all -o json of 131072 pages peaked at %.0f MB" % rss  # measured: 2.6 MB
+        assert SANITIZED or rss < 16, "verify --all --format json of 131072 pages peaked at %.0f MB" % rss  # measured: 2.6 MB
         # and the stream is one JSON document with every page in it
-        p = lcloudctl("torture", "verify", target, "--record", rec, "--all", "-o", "json")
+        p = lcloudctl("torture", "verify", target, "--record", rec, "--all", "--format", "json")
         doc = json.loads(p.stdout)
         assert len(doc["page_reports"]) == pages and doc["summary"]["lost_acknowledged_writes"] == pages, \
             doc["summary"]

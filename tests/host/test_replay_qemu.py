@@ -59,7 +59,7 @@ def test_qemu_log():
     with scratch_dir() as d:
         pages, record = os.path.join(d, "pages"), os.path.join(d, "pages.record")
         p = lcloudctl("torture", "run", pages, "--pages", str(PAGES), "--writes", "100", "--path", "buffered",
-                      "--seed", "21", "--record", record, "-o", "json")
+                      "--seed", "21", "--record", record, "--format", "json")
         assert p.returncode == 0, p.stderr
         run = json.loads(p.stdout)
         run_id, gen = int(run["run_id"], 16), run["last_generation"]
@@ -76,7 +76,7 @@ def test_qemu_log():
         ss, entries = stamps.read_log(log)
         writes = [e for e in entries if e[3]]
         assert ss == 4096 and writes and any(e[2] & stamps.FLUSH for e in entries), entries[:3]
-        p = lcloudctl("replay", log, "-o", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K")
+        p = lcloudctl("replay", log, "--format", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K")
         doc = json.loads(p.stdout)
         assert doc["logs"][0]["entries"] == len(entries) and doc["logs"][0]["writes"] == len(writes), doc["logs"][0]
         assert doc["logs"][0]["bytes_written"] == PAGES * PAGE and doc["summary"]["page_writes"] == PAGES, doc
@@ -91,7 +91,7 @@ def test_qemu_log():
             assert payload[n * PAGE - sector * ss:][:PAGE] == stamps.page(run_id, n, gen + 1 + n, PAGE)
             assert pw["verdict"] == ("tearable" if cmd["length"] > PAGE else "atomic"), pw
         # an atomic unit as large as QEMU's largest command: nothing can tear
-        p = lcloudctl("replay", log, "-o", "json", "--lba", "4K", "--atomic-bytes", str(longest))
+        p = lcloudctl("replay", log, "--format", "json", "--lba", "4K", "--atomic-bytes", str(longest))
         assert p.returncode == 0 and json.loads(p.stdout)["summary"]["tearable"] == 0, p.stdout
 
         # the whole log applied to the old copy is the disk QEMU wrote
@@ -109,7 +109,7 @@ def test_qemu_log():
         p = lcloudctl("replay", log, "--base", base, "--out", img, "--lba", "4K", "--atomic-bytes", "16K",
                       "--cut", str(cut["cut"]), "--tear", str(cut["tear_blocks"]))
         assert p.returncode == 0, p.stderr
-        p = lcloudctl("torture", "verify", img, "--record", record, "-o", "json")
+        p = lcloudctl("torture", "verify", img, "--record", record, "--format", "json")
         v = json.loads(p.stdout)
         torn = [r for r in v["page_reports"] if r["status"] == "torn"]
         assert p.returncode == 9 and [r["page"] for r in torn] == [tear["page"]], v

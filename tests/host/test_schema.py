@@ -99,15 +99,15 @@ def test_captured_trees():
             with open(os.path.join(root, "sys", "class", "block", dev, "size")) as f:
                 empty = f.read().strip() == "0" and not (root.endswith("nvme-crafted") and dev == "nvme9n1")
             if empty:
-                p = lcloudctl("--sysroot", root, "advise", "-o", "json", "--db", "mysql", "/dev/" + dev)
+                p = lcloudctl("--sysroot", root, "advise", "--format", "json", "--db", "mysql", "/dev/" + dev)
                 assert p.returncode == 2 and "larger than" in p.stderr, (dev, p.returncode, p.stderr)
                 continue
-            json_of("advise", "--sysroot", root, "advise", "-o", "json", "--db", "mysql", "/dev/" + dev,
+            json_of("advise", "--sysroot", root, "advise", "--format", "json", "--db", "mysql", "/dev/" + dev,
                     codes=(0, 8))
         json_of("list", "--sysroot", root, "list", "-O", "-J", "--size", "16K", "--all", codes=(0, 1))
         json_of("list", "--sysroot", root, "list", "--tree", "--format", "json", codes=(0, 1))
         # the global -o before the command is the format too
-        json_of("list", "--sysroot", root, "-o", "json", "list", "-o", "NAME,SIZE", "-b", codes=(0, 1))
+        json_of("list", "--sysroot", root, "--format", "json", "list", "-o", "NAME,SIZE", "-b", codes=(0, 1))
         json_of("list", "--sysroot", root, "list", "-J", devices[0], "nosuchdevice", codes=(3,))
 
 
@@ -119,7 +119,7 @@ def test_live_host():
             f.truncate(1 << 20)
         doc = json_of("probe", "probe", "--format", "json", "/", mnt, data, dev, "/nonexistent", codes=(3,))
         assert [p["path"] for p in doc["probes"]] == ["/", mnt, data, dev, "/nonexistent"]
-        json_of("probe", "probe", "-o", "json", "--confirm", mnt)
+        json_of("probe", "probe", "--format", "json", "--confirm", mnt)
         json_of("list", "list", "-O", "-J", "--size", "4K", "--all")
         json_of("list", "list", "-J", "--tree", "-o", "+MODEL,TRAN,FSTYPE,MOUNTPOINT,RWF-ATOMIC")
         for path in ("/", mnt, data, dev):

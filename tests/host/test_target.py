@@ -447,7 +447,7 @@ def test_write_log_and_trace():
         assert [(e[0], e[1], e[2]) for e in entries] == [(8, 4, 2), (20, 1, 0), (30, 2, 4), (0, 0, 1), (40, 2, 4)], \
             [(e[0], e[1], e[2]) for e in entries]
         assert entries[0][3] == data and entries[1][3] == data[:4096] and entries[2][3] == b""
-        r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "-o", "json", "--all", wlog],
+        r = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "replay", "--format", "json", "--all", wlog],
                            capture_output=True, text=True)
         assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
         with open(trace) as f:

@@ -21,13 +21,13 @@ PAGES = 64
 
 def torture_run(target, record, *extra):
     p = lcloudctl("torture", "run", target, "--page-size", "16K", "--pages", str(PAGES), "--record", record,
-                  "-o", "json", *extra)
+                  "--format", "json", *extra)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     return json.loads(p.stdout)
 
 
 def verify(target, record, *extra):
-    p = lcloudctl("torture", "verify", target, "--record", record, "-o", "json", *extra)
+    p = lcloudctl("torture", "verify", target, "--record", record, "--format", "json", *extra)
     assert p.returncode in (0, 9, 10), (p.returncode, p.stdout, p.stderr)
     return p.returncode, json.loads(p.stdout)
 
@@ -186,7 +186,7 @@ def test_device_refusals():
 
 def replay(*args):
     p = lcloudctl("replay", *args)
-    return p.returncode, (json.loads(p.stdout) if "-o" in args and p.stdout else p.stdout), p.stderr
+    return p.returncode, (json.loads(p.stdout) if "--format" in args and p.stdout else p.stdout), p.stderr
 
 
 def test_replay_crafted_log():
@@ -215,7 +215,7 @@ def test_replay_crafted_log():
         ], sector_size=ss)
 
         model = ("--lba", "4096", "--atomic-bytes", "16384")
-        rc, doc, err = replay(log, "-o", "json", "--all", *model)
+        rc, doc, err = replay(log, "--format", "json", "--all", *model)
         assert rc == 11 and doc["schema"] == 1 and doc["result"] == "tearable", (rc, err)
         assert doc["logs"][0]["entries"] == 6 and doc["logs"][0]["sector_size"] == ss and doc["logs"][0]["flushes"] == 2
         assert doc["summary"]["page_writes"] == 4 and doc["summary"]["tearable"] == 3, doc["summary"]
@@ -230,7 +230,7 @@ def test_replay_crafted_log():
         assert pw[c]["verdict"] == "tearable" and pw[c]["rules"] == ["over-unit"], pw[c]
         assert pw[c]["tearing_cut"] == {"log": 0, "cut": 4, "tear_blocks": 2, "tear_bytes": 8192}, pw[c]
         # a 32 KiB atomic unit: only the split page can tear
-        rc, doc, _ = replay(log, "-o", "json", "--lba", "4096", "--atomic-bytes", "32K")
+        rc, doc, _ = replay(log, "--format", "json", "--lba", "4096", "--atomic-bytes", "32K")
         assert rc == 11 and [p["page"] for p in doc["page_writes"]] == [a], doc["page_writes"]
         # the model from a probe: an NVMe namespace with a 32 KiB NAWUPF (the probe's own JSON shape)
         probe = os.path.join(mnt, "probe.json")
@@ -240,14 +240,14 @@ def test_replay_crafted_log():
                 {"layer": "nvme", "name": "nvme0n1", "facts": {
                     "lba_size": 4096, "atomic_write_power_fail_bytes": 32768, "atomic_boundary_power_fail_bytes": 0,
                     "atomic_boundary_offset_bytes": 0, "volatile_write_cache": True}}]}]}, f)
-        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe)
+        rc, doc, _ = replay(log, "--format", "json", "--model-from", probe)
         assert doc["model"]["lba"] == 4096 and doc["model"]["atomic_bytes"] == 32768, doc["model"]
         assert doc["model"]["volatile_cache"] and "nvme" in doc["model"]["sources"]["atomic_bytes"], doc["model"]
         assert rc == 11 and doc["summary"]["tearable"] == 1 and doc["summary"]["not_durable"] == 0, doc["summary"]
         # ... and from the real probe of the loop device: 512-byte blocks, one of them atomic
         with open(probe, "w") as f:
-            f.write(lcloudctl("probe", "-o", "json", dev).stdout)
-        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe)
+            f.write(lcloudctl("probe", "--format", "json", dev).stdout)
+        rc, doc, _ = replay(log, "--format", "json", "--model-from", probe)
         assert doc["model"]["lba"] == 512 and doc["model"]["atomic_bytes"] == 512, doc["model"]
         assert rc == 11 and doc["summary"]["tearable"] == 4, doc["summary"]
 
@@ -258,7 +258,7 @@ def test_replay_crafted_log():
 
         # crash images: the cut the oracle names shows the tear to torture verify
         img = os.path.join(mnt, "img")
-        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut", "1", "-o", "json", *model)
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut", "1", "--format", "json", *model)
         assert rc == 0 and doc["image"]["cut"] == 1 and doc["image"]["entry_in_flight"]["entry"] == 1, (rc, err)
         rc, v = verify(img, record)
         assert rc == 9 and v["summary"]["torn"] == 1, v["summary"]
@@ -282,12 +282,12 @@ def test_replay_crafted_log():
         rc, v = verify(img, record)
         assert rc == 0 and v["summary"]["newer_than_record"] == 4, v["summary"]
         # --cut-all finds an image with a torn page by itself
-        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "-o", "json", *model)
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "--format", "json", *model)
         assert rc == 9 and doc["result"] == "torn" and doc["tries"][0]["shown"] == "torn", (rc, err, doc)
         rc, v = verify(img, record)
         assert rc == 9 and v["summary"]["torn"] == 1, v["summary"]
         # ... and with --keep-going, every tearable page write's image shows its tear; the first is kept
-        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "--keep-going", "-o", "json", *model)
+        rc, doc, err = replay(log, "--base", base, "--out", img, "--cut-all", "--keep-going", "--format", "json", *model)
         assert rc == 9 and (doc["tried"], doc["shown_torn"]) == (3, 3), (rc, err, doc)
         assert [(t["page"], t["shown"]) for t in doc["tries"]] == [(a, "torn"), (c, "torn"), (c + 1, "torn")], doc
         assert not os.path.exists(img + ".try")
@@ -297,7 +297,7 @@ def test_replay_crafted_log():
         # the same log on a block device, as dm-log-writes keeps one
         loop = run(["losetup", "-f", "--show", "-r", log], check=True).stdout.strip()
         try:
-            rc, doc, err = replay(loop, "-o", "json", *model)
+            rc, doc, err = replay(loop, "--format", "json", *model)
             assert rc == 11 and doc["logs"][0]["entries"] == 6 and doc["summary"]["tearable"] == 3, (rc, err)
         finally:
             run(["losetup", "-d", loop])

@@ -64,7 +64,7 @@ def test_xfs_file():
         assert rc == 6 and "not untorn on plain_direct" in out, out
         rc, out, _ = check(path, mine["stx_atomic_write_unit_max"] * 2)
         assert rc == 6 and str(mine["stx_atomic_write_unit_max"]) in out, out
-        advice = json.loads(lcloudctl("advise", "--db", "mysql", "-o", "json", mnt).stdout)
+        advice = json.loads(lcloudctl("advise", "--db", "mysql", "--format", "json", mnt).stdout)
         assert advice["settings"]["innodb_doublewrite"] == "ON"
         assert any("RWF_ATOMIC" in line for line in advice["advice"])
         # and what the software path costs, with the benchmark as the source
@@ -116,7 +116,7 @@ def test_overlayfs_does_not_inherit_xfs_guarantee():
             reasons = [r["reason"] for r in p["verdict"]["rwf_atomic"]["reasons"]]
             assert any("EOPNOTSUPP" in r and "live" in r for r in reasons), reasons
             assert p["verdict"]["rwf_atomic"]["max_untorn_bytes"] == 0
-            advice = json.loads(lcloudctl("advise", "--db", "mysql", "-o", "json", ov).stdout)
+            advice = json.loads(lcloudctl("advise", "--db", "mysql", "--format", "json", ov).stdout)
             assert advice["settings"]["innodb_doublewrite"] == "ON"
             assert not any("RWF_ATOMIC" in line and "would guarantee" in line for line in advice["advice"])
             # and the XFS below, checked the same way, agrees with the kernel
@@ -138,17 +138,17 @@ def test_unreadable_evidence_is_unknown():
         p = lcloudctl("check", "--size", "16K", mnt, user="nobody")
         assert p.returncode == 8, (p.returncode, p.stdout, p.stderr)
         assert "unknown" in p.stdout and "sudo" in p.stdout, p.stdout
-        p = lcloudctl("check", "--size", "16K", "-o", "json", mnt, user="nobody")
+        p = lcloudctl("check", "--size", "16K", "--format", "json", mnt, user="nobody")
         doc = json.loads(p.stdout)
         assert doc["answer"] == "unknown" and doc["untorn"] is False, doc
         # InnoDB's advice rests on plain_direct, which is known here (a loop device promises nothing)
-        p = lcloudctl("advise", "--db", "mysql", "-o", "json", mnt, user="nobody")
+        p = lcloudctl("advise", "--db", "mysql", "--format", "json", mnt, user="nobody")
         doc = json.loads(p.stdout)
         assert p.returncode == 0 and doc["settings"]["innodb_doublewrite"] == "ON", (p.returncode, doc)
         assert any("could not be told" in line for line in doc["advice"]), doc["advice"]
         # where it rests on what could not be read (a dm table without root), there is no advice
         tree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "fixtures", "scsi")
-        p = lcloudctl("--sysroot", tree, "advise", "--db", "mysql", "-o", "json", "/dev/dm-0")
+        p = lcloudctl("--sysroot", tree, "advise", "--db", "mysql", "--format", "json", "/dev/dm-0")
         doc = json.loads(p.stdout)
         assert p.returncode == 8 and doc["settings"] == {} and doc["answer"] == "unknown", (p.returncode, doc)
         assert "run as root" in doc["advice"][0], doc
@@ -186,7 +186,7 @@ def test_confirmation_that_cannot_be_done_is_not_a_refusal():
         p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "check", "--size", "1M", mnt],
                            capture_output=True, text=True, preexec_fn=small_limit)
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
-        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "probe", "--confirm", "-o", "json", mnt],
+        p = subprocess.run([os.environ.get("LCLOUDCTL", "lcloudctl"), "probe", "--confirm", "--format", "json", mnt],
                            capture_output=True, text=True, preexec_fn=small_limit)
         fs = layer(json.loads(p.stdout)["probes"][0], "filesystem")
         assert "RLIMIT_FSIZE" in fs["unavailable"]["live_rwf_atomic_max_bytes"]["reason"], fs
@@ -256,7 +256,7 @@ def test_ext4_file():
             assert v[name]["max_untorn_bytes"] == 0, name
         rc, out, _ = check(path, 4096)
         assert rc == 6, out
-        advice = json.loads(lcloudctl("advise", "--db", "postgresql", "-o", "json", mnt).stdout)
+        advice = json.loads(lcloudctl("advise", "--db", "postgresql", "--format", "json", mnt).stdout)
         assert advice["settings"]["full_page_writes"] == "on" and advice["page_size"] == 8192
         assert any("crash lab" in line and "matrix" in line for line in advice["advice"]), advice["advice"]
         # nobody may not write in it, but ext4 has only the device's atomic writes, and it has none

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Every verdict on every captured tree, for a restructuring to show it changed none:
 # each fixture sysroot, check at 4K..64K on every path and max_untorn_bytes
-# per path from probe -o json. Usage: verdict-snapshot.sh LCLOUDCTL FIXTURES
+# per path from probe --format json. Usage: verdict-snapshot.sh LCLOUDCTL FIXTURES
 set -u
 L=$1; F=$2
 for tree in "$F"/*/; do
@@ -10,7 +10,7 @@ for tree in "$F"/*/; do
 	t=$(basename "$tree")
 	for dev in $("$L" --sysroot "$tree" list -l -n -o NAME --all 2>/dev/null | sort -u); do
 		printf '%s/%s probe: ' "$t" "$dev"
-		"$L" --sysroot "$tree" probe -o json "/dev/$dev" 2>/dev/null | python3 -c '
+		"$L" --sysroot "$tree" probe --format json "/dev/$dev" 2>/dev/null | python3 -c '
 import json,sys
 try:
     d=json.load(sys.stdin)

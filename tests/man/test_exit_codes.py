@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Every exit code the docs give is the tool's own. The table is cli/exit_codes.h's
-enum of EXIT_* values; README.md's "Exit status:" paragraph and lcloudctl(8)'s
+enum of EXIT_* values; README.md's "Exit status:" paragraph and lcloudctl(1)'s
 EXIT STATUS section must list exactly its codes, and every other mention of
-an exit status in README.md and lcloudctl(8) ("exit 9",
+an exit status in README.md and lcloudctl(1) ("exit 9",
 "exit status 8", "exit 9/10") must stand in a sentence that speaks of what
 that code means (a torn page is 9, never 8). A script written from the docs
 then reads a torn disk as torn."""
@@ -57,11 +57,11 @@ def test_tables_match_the_tool():
     assert m, "README.md has no 'Exit status:' paragraph"
     listed = {int(n) for n in re.findall(r"(?:^|[,:]\s+|\n)(\d+)\s", "Exit status: " + m.group(1))}
     assert listed == codes, "README's exit statuses %s, the tool's %s" % (sorted(listed), sorted(codes))
-    with open(os.path.join(SRC, "man", "lcloudctl.8")) as f:
+    with open(os.path.join(SRC, "man", "lcloudctl.1")) as f:
         man = f.read()
     section = man.split(".SH EXIT STATUS", 1)[1].split("\n.SH ", 1)[0]
     listed = {int(n) for n in re.findall(r"^\.B (\d+)$", section, re.M)}
-    assert listed == codes, "lcloudctl(8)'s exit statuses %s, the tool's %s" % (sorted(listed), sorted(codes))
+    assert listed == codes, "lcloudctl(1)'s exit statuses %s, the tool's %s" % (sorted(listed), sorted(codes))
 
 
 def mentions(text):
@@ -85,7 +85,7 @@ def mentions(text):
 def test_every_mention_means_its_code():
     codes = tool_table()
     bad = []
-    for rel in ("README.md", os.path.join("docs", "GUIDE.md"), os.path.join("man", "lcloudctl.8")):
+    for rel in ("README.md", os.path.join("docs", "GUIDE.md"), os.path.join("man", "lcloudctl.1")):
         path = os.path.join(SRC, rel)
         if not os.path.exists(path):
             continue

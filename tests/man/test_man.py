@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Every exported symbol is declared in the public header, listed in the
 symbol map and has a man page that renders cleanly; every lcloudctl command
-and option that --help shows is in lcloudctl(8)."""
+and option that --help shows is in lcloudctl(1)."""
 import os
 import re
 import subprocess
@@ -94,7 +94,7 @@ def test_pages_render_without_warnings():
 
 
 def test_cli_help_matches_manual():
-    manual = roff_text(os.path.join(MAN, "lcloudctl.8"))
+    manual = roff_text(os.path.join(MAN, "lcloudctl.1"))
     top = subprocess.run([LCLOUDCTL, "--help"], capture_output=True, text=True, check=True).stdout
     commands = re.findall(r"^  ([a-z]+)\s{2,}", top.split("Commands:")[1].split("Global options:")[0], re.M)
     assert commands, top
@@ -103,10 +103,10 @@ def test_cli_help_matches_manual():
                                         check=True).stdout for c in commands]:
         for opt in re.findall(r"(--[a-z][a-z-]+)", text):
             if opt not in manual:
-                problems.append("option %s is in --help but not in lcloudctl(8)" % opt)
+                problems.append("option %s is in --help but not in lcloudctl(1)" % opt)
     for c in commands:
         if not re.search(r"^\.SS\s+\"?%s\b" % c, manual, re.M) and ("\n%s " % c) not in manual:
-            problems.append("command %s has no section in lcloudctl(8)" % c)
+            problems.append("command %s has no section in lcloudctl(1)" % c)
     assert not problems, "\n".join(sorted(set(problems)))
 
 

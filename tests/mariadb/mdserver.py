@@ -32,8 +32,10 @@ def build_plugin(source_root, build_root, scratch, make_vars=()):
     uninstalled pkg-config file names the build's library, not the public header's folder);
     MAKE_VARS (NAME=VALUE) name another server's headers (MARIADB_INCLUDE, MYSQLSERVICES).
     Returns the plugin directory holding lcloud.so."""
-    src = os.path.join(scratch, "plugin-src")
-    shutil.copytree(os.path.join(source_root, "bindings", "mariadb"), src, ignore=shutil.ignore_patterns("*.o", "*.so", "lcloud-flags.mk"))
+    src = os.path.join(scratch, "bindings", "mariadb")
+    for folder in ("mariadb", "common"):  # common: shared with the PostgreSQL extension
+        shutil.copytree(os.path.join(source_root, "bindings", folder), os.path.join(scratch, "bindings", folder),
+                        ignore=shutil.ignore_patterns("*.o", "*.so", "lcloud-flags.mk"))
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(build_root, "meson-uninstalled"))
     p = subprocess.run(["make", "CFLAGS=-O2 -g -Werror", "CPPFLAGS=-I" + os.path.join(source_root, "include")]
                        + list(make_vars), cwd=src, env=env, capture_output=True, text=True)

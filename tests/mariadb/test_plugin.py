@@ -41,7 +41,7 @@ def lcloudctl_as_server_user(args):
 
 def expected(path, io_path, size=PAGE):
     """`lcloudctl check` as the server's user: (answer, max_untorn_bytes, why) on IO_PATH."""
-    p = lcloudctl_as_server_user(["check", "--no-confirm", "-o", "json", "-s", str(size), path])
+    p = lcloudctl_as_server_user(["check", "--no-confirm", "--format", "json", "-s", str(size), path])
     assert p.stdout.strip(), "lcloudctl check %s: %s" % (path, p.stderr)
     doc = json.loads(p.stdout)
     for row in doc["paths"]:

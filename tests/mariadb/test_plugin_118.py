@@ -31,7 +31,7 @@ import test_plugin as tp  # noqa: E402
 from hostlib import main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
 
 SOURCE_ROOT = os.environ["SOURCE_ROOT"]
-LCLOUDCTL = "/usr/local/sbin/lcloudctl"  # the chroot's, built here
+LCLOUDCTL = "/usr/local/bin/lcloudctl"  # the chroot's, built here
 CLONE_NEWNS = 0x00020000
 LAB = tp.LAB
 
@@ -75,6 +75,7 @@ def build_inside():
     in_root_ok(["meson", "install", "-C", "/build/lcloud", "--quiet"])
     in_root_ok(["ldconfig"])
     in_root_ok(["cp", "-r", "/src/bindings/mariadb", "/build/plugin"])
+    in_root_ok(["cp", "-r", "/src/bindings/common", "/build/common"])  # shared with the PostgreSQL extension
     in_root_ok(["make", "-C", "/build/plugin", "clean"])
     p = in_root_ok(["make", "-C", "/build/plugin", "CFLAGS=-O2 -g -Werror"])
     assert "warning:" not in p.stderr, p.stderr

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs inside a clean Debian root where only liblcloud's packages (and the
 # tools a user would have: a compiler, pkg-config, python3, PostgreSQL,
-# man-db, bash-completion) were installed with apt: does the installed copy
-# work as a user gets it, with no source tree? run.sh copies it in and runs
-# it with chroot, /proc, /sys and /dev mounted. Argument: the PostgreSQL
-# major version of the root's server. Prints each check; exits non-zero at
-# the first that fails.
+# man-db, bash-completion) were installed with apt, which brought
+# mariadb-server for mariadb-plugin-lcloud: does the installed copy work as
+# a user gets it, with no source tree? run.sh copies it in and runs it with
+# chroot, /proc, /sys and /dev mounted. Argument: the PostgreSQL major
+# version of the root's server. Prints each check; exits non-zero at the
+# first that fails.
 set -eu
 pg_major=$1
 step() { echo "in-root: $*"; }
@@ -21,10 +22,13 @@ step "lcloudctl --version"
 lcloudctl --version | grep -q "0\.[0-9]" || fail "lcloudctl --version"
 step "lcloud-target --version (the reference device, in lcloudctl's package)"
 lcloud-target --version | grep -q "^lcloud-target 0\.[0-9]" || fail "lcloud-target --version"
-command -v lcloudctl | grep -qx /usr/sbin/lcloudctl || fail "lcloudctl is not /usr/sbin/lcloudctl"
+command -v lcloudctl | grep -qx /usr/bin/lcloudctl || fail "lcloudctl is not /usr/bin/lcloudctl"
+# a DBA's shell: PATH without sbin, no root
+runuser -u nobody -- env PATH=/usr/local/bin:/usr/bin:/bin lcloudctl --version >/dev/null \
+	|| fail "lcloudctl is not on a user's PATH"
 
 step "lcloudctl probe $file"
-lcloudctl probe -o json "$file" >"$work/probe.json" || fail "lcloudctl probe"
+lcloudctl probe --format json "$file" >"$work/probe.json" || fail "lcloudctl probe"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["probes"][0]["layers"], d' \
 	"$work/probe.json" || fail "lcloudctl probe's JSON has no layers"
 # the installed schema describes the output
@@ -104,10 +108,77 @@ runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null || 
 cat "$work/psql.out"
 [ "$rc" -eq 0 ] && grep -qx t "$work/psql.out" || { cat "$pg/server.log"; fail "the extension"; }
 
+step "MariaDB: the plugin loaded by lcloud.cnf at the server's start, and by INSTALL SONAME"
+# the server's own files, as the package made them (mariadb-install-db in its postinst); a socket of
+# our own, no TCP, the error log in a file: nothing else on the machine meets this server
+md=$work/md
+mkdir -p "$md" /run/mysqld
+chown mysql:mysql "$md" /run/mysqld
+test -f /usr/lib/mysql/plugin/lcloud.so || fail "no /usr/lib/mysql/plugin/lcloud.so"
+grep -qx "plugin_load_add = lcloud" /etc/mysql/mariadb.conf.d/lcloud.cnf || fail "lcloud.cnf does not load the plugin"
+md_sql() { mariadb --no-defaults -S "$md/sock" -u root -N -B -e "$1"; }
+md_start() {
+	# a name with an extension: mariadbd adds .err to one without
+	: >"$md/error.log"
+	chown mysql:mysql "$md/error.log"
+	mariadbd --user=mysql --skip-networking --socket="$md/sock" --pid-file="$md/pid" --log-error="$md/error.log" &
+	md_pid=$!
+	i=0
+	until md_sql "SELECT 1" >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ "$i" -gt 120 ] || ! kill -0 "$md_pid" 2>/dev/null; then
+			cat "$md/error.log"
+			fail "mariadbd did not start"
+		fi
+		sleep 0.5
+	done
+}
+md_stop() {
+	md_sql "SHUTDOWN" >/dev/null 2>&1 || kill "$md_pid" 2>/dev/null || true
+	i=0
+	while kill -0 "$md_pid" 2>/dev/null && [ "$i" -lt 120 ]; do i=$((i + 1)); sleep 0.5; done
+	kill -9 "$md_pid" 2>/dev/null || true
+	wait "$md_pid" 2>/dev/null || true
+}
+md_has_status() {
+	md_sql "SHOW GLOBAL STATUS LIKE 'lcloud%'" >"$md/status" || return 1
+	cat "$md/status"
+	# the server writes a status variable's name with a capital: Lcloud_checks
+	grep -Eiq "^lcloud_doublewrite_needed	(yes|no|unknown)$" "$md/status" &&
+		grep -Eiq "^lcloud_checks	[1-9]" "$md/status" && grep -iq "^lcloud_reason	." "$md/status"
+}
+trap 'md_stop' EXIT
+md_start
+md_has_status || { cat "$md/error.log"; fail "no lcloud status variables after a start with lcloud.cnf"; }
+grep -q "lcloud: " "$md/error.log" || { cat "$md/error.log"; fail "no lcloud lines in the error log"; }
+[ "$(md_sql "SELECT @@lcloud_enforce")" = 0 ] || fail "lcloud.cnf leaves lcloud_enforce on"
+md_stop
+# a server that was running when the package came: INSTALL SONAME, no restart
+mv /etc/mysql/mariadb.conf.d/lcloud.cnf "$md/lcloud.cnf"
+md_start
+! md_has_status >/dev/null || fail "lcloud loaded without lcloud.cnf"
+md_sql "INSTALL SONAME 'lcloud'" || { cat "$md/error.log"; fail "INSTALL SONAME 'lcloud'"; }
+md_has_status || fail "no lcloud status variables after INSTALL SONAME"
+md_sql "UNINSTALL SONAME 'lcloud'" || fail "UNINSTALL SONAME 'lcloud'"
+md_stop
+mv "$md/lcloud.cnf" /etc/mysql/mariadb.conf.d/lcloud.cnf
+md_start
+md_has_status >/dev/null || fail "no lcloud status variables after the restart with lcloud.cnf"
+! grep -qi "already installed" "$md/error.log" || { cat "$md/error.log"; fail "an error at the restart"; }
+md_stop
+trap - EXIT
+
 step "man -w lcloudctl, lcloud.7 and an API page"
-man -w lcloudctl >/dev/null || fail "man lcloudctl is not found"
+[ "$(man -w lcloudctl)" = /usr/share/man/man1/lcloudctl.1.gz ] || fail "man lcloudctl is not lcloudctl(1)"
 man -w 7 lcloud >/dev/null || fail "man 7 lcloud is not found"
 man -w lcloud_probe_check >/dev/null || fail "man lcloud_probe_check is not found"
+step "man lcloud-postgresql and man lcloud-mariadb, with the database packages"
+[ "$(dpkg -S "$(man -w lcloud-postgresql)" | cut -d: -f1)" = "postgresql-$pg_major-lcloud" ] \
+	|| fail "man lcloud-postgresql is not postgresql-$pg_major-lcloud's"
+man lcloud-postgresql 2>/dev/null | grep -q "lcloud_datadir()" || fail "man lcloud-postgresql does not show lcloud_datadir()"
+man lcloud-postgresql 2>/dev/null | grep -q "lcloud.probe_timeout" || fail "man lcloud-postgresql has no lcloud.probe_timeout"
+[ "$(dpkg -S "$(man -w lcloud-mariadb)" | cut -d: -f1)" = mariadb-plugin-lcloud ] \
+	|| fail "man lcloud-mariadb is not mariadb-plugin-lcloud's"
 
 step "bash completion: lcloudctl pro<TAB>"
 bash -c '. /usr/share/bash-completion/bash_completion
@@ -119,7 +190,7 @@ bash -c '. /usr/share/bash-completion/bash_completion
 	printf "%s\n" "${COMPREPLY[@]}" | grep -qx probe' || fail "bash completion of lcloudctl"
 
 step "udev rule"
-grep -q /usr/sbin/lcloudctl /usr/lib/udev/rules.d/60-lcloud.rules || fail "the udev rule does not run /usr/sbin/lcloudctl"
+grep -q /usr/bin/lcloudctl /usr/lib/udev/rules.d/60-lcloud.rules || fail "the udev rule does not run /usr/bin/lcloudctl"
 
 rm -rf "$work"
 echo "in-root: all passed"

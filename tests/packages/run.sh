@@ -10,10 +10,12 @@
 #   3. the Debian 13 packages are built from the same tarball, unit suite
 #      included, in a trixie root holding only the build dependencies
 #      (mmdebstrap, cached);
-#   4. for each, a clean root (mmdebstrap minbase, made afresh each run) gets
-#      the .debs through apt, dependencies from the archive, and in-root.sh
-#      runs there: the tool, a C program through pkg-config, the Python
-#      binding, the PostgreSQL extension, man pages, completion, udev rule.
+#   4. for each, a clean root (mmdebstrap minbase, cached, seen through an
+#      overlay) gets the .debs through apt, dependencies from the archive
+#      (mariadb-server for the plugin among them), and in-root.sh runs
+#      there: the tool, a C program through pkg-config, the Python binding,
+#      the PostgreSQL extension, the MariaDB plugin in its server, man
+#      pages, completion, udev rule.
 # Prints the packages with their sizes and lintian's output for each
 # distribution (overridden tags too, as O:); lintian errors or warnings not
 # overridden fail the test.
@@ -23,9 +25,9 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 HERE=$SRC/tests/packages
-CACHE=$(readlink -m "${LCLOUD_VM_CACHE:-/var/cache/lcloud-vm}")/packages
-MIRROR=${LCVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SECURITY=${LCVM_DEBIAN_SECURITY:-${MIRROR%/debian}/debian-security}
+# in_root, the cached clean roots and apt's download cache
+# shellcheck source=tests/packages/roots.sh
+. "$HERE/roots.sh"
 note() { echo "packages: $*" >&2; }
 die() { note "FAILED: $*"; exit 1; }
 [[ $(id -u) == 0 ]] || die "needs root (mmdebstrap, chroot)"
@@ -46,48 +48,6 @@ cleanup() {
 trap cleanup EXIT
 t0=$(date +%s)
 timing() { note "$1 ($(($(date +%s) - t0)) s so far)"; }
-
-# In a private mount namespace: /proc, /sys, /dev and the folder BIND (if
-# not empty) at /build in ROOT, then chroot ROOT CMD... With LOWER set, ROOT
-# is first made an overlay of the root LOWER (left as it is) with ROOT.upper
-# for the changes. The mounts go with the namespace, also when something fails.
-in_root() {
-	local root=$1 bind=$2
-	shift 2
-	unshare --mount --propagation private -- sh -euc '
-		root=$1 bind=$2 lower=$3; shift 3
-		if [ -n "$lower" ]; then
-			mkdir -p "$root" "$root.upper" "$root.work"
-			mount -t overlay lcloud-packages -o "lowerdir=$lower,upperdir=$root.upper,workdir=$root.work" "$root"
-		fi
-		mount -t proc proc "$root/proc"
-		mount --rbind /sys "$root/sys"
-		mount --rbind /dev "$root/dev"
-		[ -z "$bind" ] || { mkdir -p "$root/build" && mount --bind "$bind" "$root/build"; }
-		cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-		exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
-	' sh "$root" "$bind" "${LOWER:-}" "$@"
-}
-
-# apt's downloads of each suite are kept between runs (mmdebstrap's recipe);
-# liblcloud's own packages never go into the cache. Sets the array cache_opts.
-apt_cache_opts() {
-	local dir=$CACHE/apt-$1
-	mkdir -p "$dir"
-	# shellcheck disable=SC2016 # $1 is mmdebstrap's root, expanded by its hook shell
-	cache_opts=(--skip=essential/unlink
-		--setup-hook='mkdir -p "$1"/var/cache/apt/archives/'
-		--setup-hook="sync-in $dir /var/cache/apt/archives/"
-		--customize-hook="sync-out /var/cache/apt/archives $dir"
-		--customize-hook="rm -f $dir/*lcloud*")
-}
-
-# The archive lines of SUITE, as a user's machine has them: the release, its
-# updates and security updates (the packages built against them depend on
-# their versions). Sets the array sources.
-suite_sources() {
-	sources=("deb $MIRROR $1 main" "deb $MIRROR $1-updates main" "deb $SECURITY $1-security main")
-}
 
 # Build dependencies named in debian/control.in (without the test suite's,
 # marked <!nocheck>, when $2 is nocheck), one per line.
@@ -155,22 +115,9 @@ deps13=$(build_deps "$SRC/debian/control.in" | sort | tr '\n' ' ')
 # the key: what goes into the root (bump the recipe's number when its making changes)
 # the release's packages only: what builds against them installs with the
 # release's and with its updates
-key=$(printf '%s\n' "build-root recipe 1" "$MIRROR" "$deps13" | sha256sum | cut -c1-16)
-broot=$CACHE/build-trixie-$key
-if [[ ! -e $broot/.ready ]]; then
-	timing "Debian 13: making a build root (mmdebstrap, once)"
-	rm -rf "$broot" "$broot.tmp"
-	apt_cache_opts trixie
-	mmdebstrap --variant=buildd --include="${deps13// /,}lintian" "${cache_opts[@]}" \
-		--components=main trixie "$broot.tmp" "deb $MIRROR trixie main" >"$work/broot.log" 2>&1 \
-		|| { tail -n 30 "$work/broot.log"; rm -rf "$broot.tmp"; die "mmdebstrap of the Debian 13 build root"; }
-	mv "$broot.tmp" "$broot"
-	touch "$broot/.ready"
-	for old in "$CACHE"/build-trixie-*/; do
-		old=${old%/}
-		[[ $old == "$broot" ]] || rm -rf "$old"
-	done
-fi
+sources=("deb $MIRROR trixie main")
+broot=$(cached_root build-trixie "build-root recipe 1" trixie "$work/broot.log" \
+	--variant=buildd --include="${deps13// /,}lintian") || die "mmdebstrap of the Debian 13 build root"
 timing "Debian 13: dpkg-buildpackage from the tarball in the build root"
 unpack "$work/13"
 if ! in_root "$broot" "$work/13" sh -c "cd /build/liblcloud-$version &&
@@ -195,29 +142,13 @@ for suite in bookworm trixie; do
 	d=${dist_dir[$suite]}
 	tools="gcc,libc6-dev,pkg-config,python3,postgresql-${pg_major[$suite]},man-db,bash-completion"
 	suite_sources "$suite"
-	key=$(printf '%s\n' "clean root recipe 1" "${sources[@]}" "$tools" | sha256sum | cut -c1-16)
-	base=$CACHE/clean-$suite-$key
-	if [[ ! -e $base/.ready ]]; then
-		timing "Debian $d: making a clean root (mmdebstrap, once)"
-		rm -rf "$base" "$base.tmp"
-		apt_cache_opts "$suite"
-		# the server's postinst makes no cluster: the test makes its own
-		# shellcheck disable=SC2016 # $1 is mmdebstrap's root, expanded by its hook shell
-		if ! mmdebstrap --variant=minbase --include="$tools" "${cache_opts[@]}" \
-				--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" &&
-					echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/lcloud-test.conf"' \
-				--components=main "$suite" "$base.tmp" "${sources[@]}" >"$work/clean-$d.log" 2>&1; then
-			tail -n 30 "$work/clean-$d.log"
-			rm -rf "$base.tmp"
-			die "mmdebstrap of the clean Debian $d root"
-		fi
-		mv "$base.tmp" "$base"
-		touch "$base/.ready"
-		for old in "$CACHE/clean-$suite"-*/; do
-			old=${old%/}
-			[[ $old == "$base" ]] || rm -rf "$old"
-		done
-	fi
+	# the server's postinst makes no cluster: the test makes its own
+	# shellcheck disable=SC2016 # $1 is mmdebstrap's root, expanded by its hook shell
+	base=$(cached_root "clean-$suite" "clean root recipe 1" "$suite" "$work/clean-$d.log" \
+		--variant=minbase --include="$tools" \
+		--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" &&
+			echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/lcloud-test.conf"') \
+		|| die "mmdebstrap of the clean Debian $d root"
 	debs=$work/$d/debs
 	mkdir -p "$debs" "$out/$d"
 	for deb in "$work/$d/"*.deb; do
@@ -227,8 +158,14 @@ for suite in bookworm trixie; do
 	cp "$HERE/in-root.sh" "$debs/"
 	chmod -R a+rX "$debs"
 	timing "Debian $d: apt-get install of the packages into a clean root, and the installed copy"
-	if LOWER=$base in_root "$work/$d/clean" "$debs" sh -euc '
+	# what apt downloads there (mariadb-server for the plugin, the libraries) is kept for the next run
+	mkdir -p "$work/$d/archives"
+	apt_cache_lend "$suite" "$work/$d/archives"
+	# no service starts in the root (mariadb-server's postinst would start one): the test starts its own
+	rc=0
+	LOWER=$base ARCHIVES=$work/$d/archives in_root "$work/$d/clean" "$debs" sh -euc '
 			export DEBIAN_FRONTEND=noninteractive
+			printf "#!/bin/sh\nexit 101\n" >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
 			apt-get update -q >/dev/null
 			apt-get install -y -q /build/*.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; exit 1; }
 			grep "^Setting up" /tmp/apt.log
@@ -236,7 +173,9 @@ for suite in bookworm trixie; do
 				n=$(dpkg-deb -f "$p" Package)
 				dpkg-query -W -f="\${Status}\n" "$n" | grep -q "^install ok installed" || { echo "in-root: $n not installed" >&2; exit 1; }
 			done
-			exec sh /build/in-root.sh "$1"' sh "${pg_major[$suite]}" >"$work/$d/in-root.log" 2>&1; then
+			exec sh /build/in-root.sh "$1"' sh "${pg_major[$suite]}" >"$work/$d/in-root.log" 2>&1 || rc=$?
+	apt_cache_keep "$suite" "$work/$d/archives"
+	if [[ $rc == 0 ]]; then
 		grep -F -e "in-root:" -e "Setting up" "$work/$d/in-root.log" | sed "s/^/packages: Debian $d: /" >&2
 	else
 		cat "$work/$d/in-root.log" >&2

@@ -37,8 +37,8 @@ def test_outside_program_prints_atomic_limits():
         # installed pieces the issue names: library with SONAME link, header, tool, man pages
         assert os.path.exists(os.path.join(libdir, "liblcloud.so.0"))
         assert os.path.exists(os.path.join(prefix, "include", "lcloud", "lcloud.h"))
-        assert os.path.exists(os.path.join(prefix, "sbin", "lcloudctl"))
-        assert os.path.exists(os.path.join(prefix, "share", "man", "man8", "lcloudctl.8"))
+        assert os.path.exists(os.path.join(prefix, "bin", "lcloudctl"))
+        assert os.path.exists(os.path.join(prefix, "share", "man", "man1", "lcloudctl.1"))
         assert os.path.exists(os.path.join(prefix, "share", "man", "man3", "lcloud_probe_path.3"))
         # the JSON contract, the same file the tests validate real output against
         with open(os.path.join(prefix, "share", "lcloud", "lcloudctl.schema.json")) as f:
@@ -46,7 +46,7 @@ def test_outside_program_prints_atomic_limits():
                 assert f.read() == g.read()
         # the udev rule stays inside a scratch prefix, naming the installed lcloudctl
         with open(os.path.join(prefix, "lib", "udev", "rules.d", "60-lcloud.rules")) as f:
-            assert os.path.join(prefix, "sbin", "lcloudctl") + " udev %k" in f.read()
+            assert os.path.join(prefix, "bin", "lcloudctl") + " udev %k" in f.read()
         # the Python binding where the system's python3 looks for a prefix like this one
         sitedirs = subprocess.run(["/usr/bin/python3", "-c", "import site, sys; print('\\n'.join("
                                    "site.getsitepackages([sys.argv[1]])))", prefix], capture_output=True,
@@ -88,7 +88,7 @@ def test_outside_program_prints_atomic_limits():
 
 
 def test_prefix_install_runs_as_is():
-    """No LD_LIBRARY_PATH, no LCLOUD_LIBRARY, the prefix's sbin not on PATH: only the
+    """No LD_LIBRARY_PATH, no LCLOUD_LIBRARY, the prefix's bin not on PATH: only the
     README's PYTHONPATH and rpath flag."""
     with scratch_dir() as d:
         prefix = os.path.join(d, "prefix")
@@ -105,13 +105,13 @@ def test_prefix_install_runs_as_is():
             return subprocess.run(args, cwd=elsewhere, env=dict(env, **(extra_env or {})),
                                   capture_output=True, text=True)
 
-        tool = os.path.join(prefix, "sbin", "lcloudctl")
+        tool = os.path.join(prefix, "bin", "lcloudctl")
         p = sh([tool, "--version"])
         assert p.returncode == 0 and "0.5.0" in p.stdout, (p.returncode, p.stdout, p.stderr)
         target = os.path.join(elsewhere, "page-file")
         with open(target, "wb") as f:
             f.write(bytes(65536))
-        p = sh([tool, "probe", "-o", "json", target])
+        p = sh([tool, "probe", "--format", "json", target])
         assert p.returncode == 0 and '"schema"' in p.stdout, (p.returncode, p.stdout, p.stderr)
 
         # C: pkg-config's flags, plus the rpath flag the README gives for a prefix install

@@ -49,11 +49,15 @@ def install_liblcloud(source_root, scratch):
 
 
 def build_extension(source_dir, scratch, pkg_config_path, config):
-    """Copies the extension's sources, builds them with PGXS and installs them under SCRATCH/root
-    (make install DESTDIR=...); returns that DESTDIR. The install runs without PKG_CONFIG_PATH,
-    as `sudo make install` does (sudo resets the environment), the way the README says."""
-    src = os.path.join(scratch, "extension")
-    shutil.copytree(source_dir, src, ignore=shutil.ignore_patterns("*.o", "*.so", "*.bc", "lcloud-flags.mk"))
+    """Copies the extension's sources (with ../common, which it shares with the MariaDB plugin),
+    builds them with PGXS and installs them under SCRATCH/root (make install DESTDIR=...);
+    returns that DESTDIR. The install runs without PKG_CONFIG_PATH, as `sudo make install`
+    does (sudo resets the environment), the way the README says."""
+    src = os.path.join(scratch, "bindings", "postgresql")
+    ignore = shutil.ignore_patterns("*.o", "*.so", "*.bc", "lcloud-flags.mk")
+    shutil.copytree(source_dir, src, ignore=ignore)
+    shutil.copytree(os.path.join(source_dir, "..", "common"), os.path.join(scratch, "bindings", "common"),
+                    ignore=ignore)
     env = dict(os.environ, PKG_CONFIG_PATH=pkg_config_path)
     sudo_env = {k: v for k, v in os.environ.items() if k != "PKG_CONFIG_PATH"}
     destdir = os.path.join(scratch, "root")
@@ -225,8 +229,8 @@ def running(server, **initdb_args):
 
 
 def row_from_lcloudctl(doc, probe):
-    """What a lcloud_check()/lcloud_datadir() row must say, from `lcloudctl check -o json` (DOC) and
-    `lcloudctl probe -o json` (PROBE, its first probe) of the same path."""
+    """What a lcloud_check()/lcloud_datadir() row must say, from `lcloudctl check --format json` (DOC) and
+    `lcloudctl probe --format json` (PROBE, its first probe) of the same path."""
     fs = [l for l in probe["layers"] if l["layer"] == "filesystem"][0]["facts"]
     verdict = probe["verdict"][doc["io_path"]]
     evidence = []

@@ -36,12 +36,12 @@ LAB = {}
 
 def lcloudctl_check(path, size, io_path, user=pg.PG_USER):
     """`lcloudctl check` as USER (the server's user by default): (exit code, JSON or None, stderr)."""
-    p = run([LCLOUDCTL, "check", "--no-confirm", "-o", "json", "-p", io_path, "-s", str(size), path], user=user)
+    p = run([LCLOUDCTL, "check", "--no-confirm", "--format", "json", "-p", io_path, "-s", str(size), path], user=user)
     return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else None), p.stderr
 
 
 def lcloudctl_probe(path):
-    p = run([LCLOUDCTL, "probe", "--no-signatures", "-o", "json", path], user=pg.PG_USER, check=True)
+    p = run([LCLOUDCTL, "probe", "--no-signatures", "--format", "json", path], user=pg.PG_USER, check=True)
     return json.loads(p.stdout)["probes"][0]
 
 

@@ -37,7 +37,7 @@ from hostlib import main, mounted_fs, need_root, run, scratch_dir  # noqa: E402
 
 SOURCE_ROOT = os.environ["SOURCE_ROOT"]
 PG_BIN = "/usr/lib/postgresql/17/bin"
-LCLOUDCTL = "/usr/local/sbin/lcloudctl"  # the chroot's, built here
+LCLOUDCTL = "/usr/local/bin/lcloudctl"  # the chroot's, built here
 O_DIRECT = 0o40000
 CLONE_NEWNS = 0x00020000
 # Inside the chroot: the data directory and pg_wal on ext4, a tablespace on XFS.
@@ -95,7 +95,9 @@ def build_inside():
              "/build/lcloud", "/src"])
     in_root(["meson", "install", "-C", "/build/lcloud", "--quiet"])
     in_root(["ldconfig"])
+    # with ../common, which the extension shares with the MariaDB plugin
     in_root(["cp", "-r", "/src/bindings/postgresql", "/build/extension"])
+    in_root(["cp", "-r", "/src/bindings/common", "/build/common"])
     in_root(["rm", "-f"] + ["/build/extension/" + n for n in os.listdir(LAB["root"] + "/build/extension")
                             if n.endswith((".o", ".so", ".bc"))])
     for args in (["make", "-C", "/build/extension", "PG_CONFIG=%s/pg_config" % PG_BIN, "PG_CFLAGS=-Werror"],
@@ -106,14 +108,14 @@ def build_inside():
 
 def lcloudctl_check(path, size, io_path):
     """`lcloudctl check` of the chroot's build as the server's user: the JSON document."""
-    p = in_root([LCLOUDCTL, "check", "--no-confirm", "-o", "json", "-p", io_path, "-s", str(size), path],
+    p = in_root([LCLOUDCTL, "check", "--no-confirm", "--format", "json", "-p", io_path, "-s", str(size), path],
                 user=pg.PG_USER, check=False)
     assert p.stdout.strip(), "lcloudctl check %s: %s" % (path, p.stderr)
     return json.loads(p.stdout)
 
 
 def lcloudctl_probe(path):
-    p = in_root([LCLOUDCTL, "probe", "--no-signatures", "-o", "json", path], user=pg.PG_USER)
+    p = in_root([LCLOUDCTL, "probe", "--no-signatures", "--format", "json", path], user=pg.PG_USER)
     return json.loads(p.stdout)["probes"][0]
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The fact catalogue (lib/core/facts.def) against what it describes: every fact
-is produced on some captured tree under tests/unit/fixtures (probe -o json of
+is produced on some captured tree under tests/unit/fixtures (probe --format json of
 every device of every tree, present or unavailable), or is in LIVE_ONLY
 below with the reason no tree can show it; every fact has a line in
 lcloud(7) and an entry in cli/lcloudctl.schema.json of the catalogue's type;
@@ -122,7 +122,7 @@ def facts_of_captured_trees():
                               capture_output=True, text=True, check=True).stdout.split()
         assert devs, tree
         for dev in devs:
-            out = subprocess.run([LCLOUDCTL, "--sysroot", root, "probe", "-o", "json", "/dev/" + dev],
+            out = subprocess.run([LCLOUDCTL, "--sysroot", root, "probe", "--format", "json", "/dev/" + dev],
                                  capture_output=True, text=True).stdout
             for probe in json.loads(out)["probes"]:
                 for layer in probe["layers"]:

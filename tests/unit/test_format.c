@@ -38,6 +38,40 @@ static void test_sizes(void **state)
 	check(1000000007ull, "~953.67 MiB");
 }
 
+static void check_short(uint64_t bytes, const char *want)
+{
+	char buf[64];
+
+	assert_string_equal(format_size_short(bytes, buf, sizeof(buf)), want);
+}
+
+/*
+ * list's SIZE and byte columns as lsblk prints them (util-linux's
+ * size_to_human_string, SIZE_SUFFIX_1LETTER): the unit under which the
+ * value is below 1024, one decimal from the thousandths rounded half up,
+ * none when it rounds to a whole. Worked out by hand; test_list_lsblk (host)
+ * compares with lsblk itself on loop devices.
+ */
+static void test_sizes_short(void **state)
+{
+	(void)state;
+	check_short(0, "0B");
+	check_short(512, "512B");
+	check_short(1023, "1023B");
+	check_short(4096, "4K");
+	check_short(4608, "4.5K");
+	check_short(16384, "16K");
+	check_short(536870912ull, "512M");
+	check_short(1610612736ull, "1.5G");
+	check_short(1073664ull, "1M");              /* 1.0239 MiB: thousandths 23, rounds to 0 */
+	check_short(2083058688ull, "1.9G");         /* 1.93999 GiB: 939 thousandths round to 9 */
+	check_short(2093796557ull, "2G");           /* 1.95 GiB: 950 thousandths round up to a whole */
+	check_short(1048063ull, "1023.5K");         /* 1023.499 KiB: 499 thousandths round to 5 */
+	check_short(1048575ull, "1024K");           /* 1023.999 KiB: rounds up within the unit */
+	check_short(274877906944ull, "256G");
+	check_short(UINT64_MAX, "16E");
+}
+
 static void test_escape(void **state)
 {
 	char buf[64], small[8];
@@ -101,6 +135,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_sizes_short),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_tty_str),

@@ -61,7 +61,7 @@ def test_nvme_vendor_area_and_model():
         assert p.returncode == 0, p.stderr
         check_text(p.stdout, [NAME, VOLUME, MODEL.encode("latin-1")])
         # JSON: valid, and the exact bytes come back (json-c writes \u001b)
-        p = run(root, "probe", "-o", "json", "/dev/nvme1n1")
+        p = run(root, "probe", "--format", "json", "/dev/nvme1n1")
         assert p.returncode == 0 and b"\x1b" not in p.stdout, p.stdout[:200]
         doc = json.loads(p.stdout)
         facts = {}
@@ -85,7 +85,7 @@ def test_scsi_inquiry_and_model():
         p = run(root, "probe", "/dev/sdb")
         assert p.returncode == 0, p.stderr
         check_text(p.stdout, [b"Disk\x1b]2;x\x07"])
-        p = run(root, "probe", "-o", "json", "/dev/sdb")
+        p = run(root, "probe", "--format", "json", "/dev/sdb")
         assert p.returncode == 0, p.stderr
         json.loads(p.stdout)
     finally:

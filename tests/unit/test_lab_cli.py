@@ -24,7 +24,7 @@ RUN = 0x5EED
 
 def replay(*args):
     p = subprocess.run([LCLOUDCTL, "replay"] + list(args), capture_output=True, text=True)
-    doc = (json.loads(p.stdout) if p.stdout else None) if "-o" in args else p.stdout
+    doc = (json.loads(p.stdout) if p.stdout else None) if "--format" in args else p.stdout
     return p.returncode, doc, p.stderr
 
 
@@ -60,7 +60,7 @@ def test_entry_kinds_and_durability():
             (head(512, 64, stamps.DISCARD), b""),    # no data follows a discard
             (mark_entry("after-run"), b""),
         ])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K",
+        rc, doc, err = replay(log, "--format", "json", "--all", "--lba", "4K", "--atomic-bytes", "16K",
                               "--volatile-cache")
         assert rc == 0 and doc["result"] == "atomic", (rc, err)
         info = doc["logs"][0]
@@ -75,10 +75,10 @@ def test_entry_kinds_and_durability():
         assert [(p["device_offset"], p["relocated"]) for p in doc["page_writes"]] == \
             [(0, None), (64 * 512, None), (128 * 512, None)], doc["page_writes"]
         # without a volatile cache every completed write is durable
-        rc, doc, _ = replay(log, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
+        rc, doc, _ = replay(log, "--format", "json", "--lba", "4K", "--atomic-bytes", "16K")
         assert rc == 0 and doc["summary"]["not_durable"] == 0 and doc["page_writes"] == [], doc
         # the default model: one 512-byte block is atomic, a 16 KiB command is not
-        rc, doc, _ = replay(log, "-o", "json")
+        rc, doc, _ = replay(log, "--format", "json")
         assert rc == 11 and doc["summary"]["tearable"] == 3 and doc["model"]["lba"] == 512, doc["summary"]
         assert doc["model"]["sources"]["atomic_bytes"] == "default: one logical block", doc["model"]
 
@@ -91,11 +91,11 @@ def test_stale_super_block():
             (head(0, 16), stamps.page(RUN, 0, 1, PAGE)[:8192]),
             (head(16, 16), stamps.page(RUN, 0, 1, PAGE)[8192:]),
         ], count=1)
-        rc, doc, err = replay(log, "-o", "json")
+        rc, doc, err = replay(log, "--format", "json")
         assert rc == 0 and doc["logs"][0]["entries"] == 1 and doc["logs"][0]["trailing_bytes"] == 2 * 512 + PAGE, doc["logs"][0]
         rc, text, err = replay(log)
         assert "--scan-tail" in err, err
-        rc, doc, err = replay(log, "-o", "json", "--scan-tail", "--lba", "4K", "--atomic-bytes", "16K")
+        rc, doc, err = replay(log, "--format", "json", "--scan-tail", "--lba", "4K", "--atomic-bytes", "16K")
         assert rc == 11 and doc["logs"][0]["entries"] == 3 and doc["logs"][0]["super_entries"] == 1, doc["logs"][0]
         assert doc["page_writes"][0]["rules"] == ["split"], doc["page_writes"]
 
@@ -113,18 +113,18 @@ def test_boundary_from_probe_json():
                 {"layer": "nvme", "name": "nvme0n1", "facts": {
                     "lba_size": 4096, "atomic_write_power_fail_bytes": 16384,
                     "atomic_boundary_power_fail_bytes": 32768, "atomic_boundary_offset_bytes": 24576}}]}]}, f)
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert (doc["model"]["boundary"], doc["model"]["boundary_offset"]) == (32768, 24576), doc["model"]
         assert doc["model"]["sources"]["boundary"] == "probe:nvme:nvme0n1:atomic_boundary_power_fail_bytes"
         verdicts = {p["page"]: (p["verdict"], p["rules"]) for p in doc["page_writes"]}
         assert rc == 11 and verdicts == {1: ("tearable", ["boundary"]), 2: ("atomic", [])}, verdicts
         # the options override the probe
-        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--boundary", "0")
+        rc, doc, _ = replay(log, "--format", "json", "--model-from", probe, "--boundary", "0")
         assert rc == 0 and doc["model"]["boundary"] == 0, doc["model"]
         # another run's pages only: nothing of this one
-        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--run", "0x1234")
+        rc, doc, _ = replay(log, "--format", "json", "--model-from", probe, "--run", "0x1234")
         assert rc == 0 and doc["summary"]["page_writes"] == 0 and doc["summary"]["runs"] == ["0x%016x" % RUN], doc
-        rc, doc, _ = replay(log, "-o", "json", "--model-from", probe, "--run", hex(RUN))
+        rc, doc, _ = replay(log, "--format", "json", "--model-from", probe, "--run", hex(RUN))
         assert rc == 11 and doc["summary"]["page_writes"] == 2, doc["summary"]
         # not a probe: the wrong kind of file, named with the key that is not there
         with open(probe, "w") as f:
@@ -153,7 +153,7 @@ def test_the_verdicts_model():
         # SCSI: max_atomic_transfer_bytes is WRITE ATOMIC(16)'s, and the log's commands are plain WRITEs
         probe_file(probe, [disk, {"layer": "scsi", "name": "sdb", "facts": {
             "logical_block_length": 512, "max_atomic_transfer_bytes": 65536}}])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert doc["model"]["atomic_bytes"] == 512, doc["model"]
         assert rc == 11 and all(p["verdict"] == "tearable" for p in doc["page_writes"]), doc["page_writes"]
         # AWS: 16 KiB untorn, aligned to the write's own size
@@ -162,7 +162,7 @@ def test_the_verdicts_model():
                                "promise_untorn_max_bytes": 16384, "promise_untorn_granularity_bytes": 4096,
                                "promise_boundary_bytes": 0, "promise_alignment": "size", "product": "EBS"},
                             "sources": {"promise_untorn_max_bytes": "cloud:aws-ebs-twp"}}])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert doc["model"]["atomic_bytes"] == 16384 and doc["model"]["aligned_to_size"], doc["model"]
         assert doc["model"]["sources"]["atomic_bytes"].startswith("probe:cloud:aws:"), doc["model"]
         verdicts = {p["page"]: (p["verdict"], p["rules"]) for p in doc["page_writes"]}
@@ -172,13 +172,13 @@ def test_the_verdicts_model():
             "promise_untorn_max_bytes": 16384, "promise_untorn_granularity_bytes": 4096,
             "promise_boundary_bytes": 16384, "promise_alignment": "boundary", "product": "Hyperdisk"}}
         probe_file(probe, [disk, {"layer": "nvme", "name": "nvme1n1", "facts": {"lba_size": 512}}, google])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         verdicts = {p["page"]: p["verdict"] for p in doc["page_writes"]}
         assert rc == 0 and not doc["model"]["aligned_to_size"] and verdicts == {1: "atomic", 2: "atomic"}, doc
         # a word the model does not know is bad input, not "aligned to the size"
         google["facts"]["promise_alignment"] = "sideways"
         probe_file(probe, [disk, {"layer": "nvme", "name": "nvme1n1", "facts": {"lba_size": 512}}, google])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert rc == 5 and "promise_alignment" in err and "sideways" in err, (rc, err)
         # the controllers of a shared namespace: AWUPF 16 KiB on the one that answered, 4 KiB the smallest
         nvme = {"layer": "nvme", "name": "nvme7n1", "facts": {
@@ -187,13 +187,13 @@ def test_the_verdicts_model():
             "sources": {"atomic_write_power_fail_bytes": "nvme:id-ctrl:awupf",
                         "atomic_write_power_fail_bytes_every_path": "nvme:id-ctrl:awupf:every-path"}}
         probe_file(probe, [disk, nvme])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert doc["model"]["atomic_bytes"] == 4096, doc["model"]
         assert rc == 11 and all(p["rules"] == ["over-unit"] for p in doc["page_writes"]), doc["page_writes"]
         # and with NAWUPF (the namespace's own), 16 KiB stands on every path
         nvme["sources"]["atomic_write_power_fail_bytes"] = "nvme:id-ns:nawupf"
         probe_file(probe, [disk, nvme])
-        rc, doc, err = replay(log, "-o", "json", "--all", "--model-from", probe)
+        rc, doc, err = replay(log, "--format", "json", "--all", "--model-from", probe)
         assert rc == 0 and doc["model"]["atomic_bytes"] == 16384, (rc, doc["model"])
 
 
@@ -204,7 +204,7 @@ def test_two_devices():
         pg = stamps.page(RUN, 0, 3, PAGE)
         stamps.write_log(log0, [(0, 0, pg[:8192]), (0, stamps.FLUSH, b"")])
         stamps.write_log(log1, [(0, 0, pg[8192:]), (0, stamps.FLUSH, b"")])
-        rc, doc, err = replay(log0, log1, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
+        rc, doc, err = replay(log0, log1, "--format", "json", "--lba", "4K", "--atomic-bytes", "16K")
         assert rc == 11 and [l["file"] for l in doc["logs"]] == [log0, log1], (rc, err)
         (pw,) = doc["page_writes"]
         assert pw["rules"] == ["split"] and pw["across_devices"], pw
@@ -213,7 +213,7 @@ def test_two_devices():
         rc, text, _ = replay(log0, log1, "--lba", "4K", "--atomic-bytes", "16K")
         assert "to more than one device" in text and "log 1 entry 0" in text, text
         # one device alone holds half of the page
-        rc, doc, _ = replay(log0, "-o", "json", "--lba", "4K", "--atomic-bytes", "16K")
+        rc, doc, _ = replay(log0, "--format", "json", "--lba", "4K", "--atomic-bytes", "16K")
         assert rc == 0 and doc["summary"]["incomplete"] == 1, doc["summary"]
         # an image is made from one device's log
         rc, _, err = replay(log0, log1, "--base", log0, "--out", os.path.join(d, "img"), "--cut", "1")

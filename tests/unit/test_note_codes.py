@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The note codes are one list (lib/core/notes.def), and every place that names
 them says the same: the JSON schema's enum, the PROBE NOTES of lcloud(7),
-the NOTE CODES of lcloudctl(8) and the list in lcloud_note_get_code(3).
+the NOTE CODES of lcloudctl(1) and the list in lcloud_note_get_code(3).
 A code added to one and not the others fails here, as does a man page that
 gives a code another usual severity, a code no probe makes, and a test
 that looks for a code that does not exist (it would pass by finding none)."""
@@ -86,9 +86,9 @@ def test_lcloud_7_lists_the_codes():
 
 
 def test_lcloudctl_8_lists_the_codes():
-    entries = listed_entries(section("lcloudctl.8", "NOTE CODES"))
-    same_set("lcloudctl(8) NOTE CODES", [c for c, _ in entries])
-    check_severities("lcloudctl(8)", entries)
+    entries = listed_entries(section("lcloudctl.1", "NOTE CODES"))
+    same_set("lcloudctl(1) NOTE CODES", [c for c, _ in entries])
+    check_severities("lcloudctl(1)", entries)
 
 
 def test_lcloud_note_get_code_3_lists_the_codes():

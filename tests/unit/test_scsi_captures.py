@@ -20,7 +20,7 @@ CAPTURES = os.path.join(HERE, "..", "vm", "captures")
 
 
 def scsi_facts(dev):
-    out = subprocess.run([LCLOUDCTL, "--sysroot", os.path.join(HERE, "fixtures", "scsi"), "probe", "-o", "json", dev],
+    out = subprocess.run([LCLOUDCTL, "--sysroot", os.path.join(HERE, "fixtures", "scsi"), "probe", "--format", "json", dev],
                          capture_output=True, text=True, check=True).stdout
     for l in json.loads(out)["probes"][0]["layers"]:
         if l["layer"] == "scsi":

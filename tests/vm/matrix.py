@@ -334,7 +334,7 @@ tcut() { # row serial path n seed cut-after options... : one power cut of a fres
     if kill -0 $TPID 2>/dev/null; then kill -USR1 $TPID; echo "$p $n cut-by-signal" >> /out/$r/cut.rcs; fi
     wait $TPID; echo "$p $n target $?" >> /out/$r/cut.rcs
     tstop $s
-    "$LCLOUDCTL" torture verify /srv/$s.img --record /out/$r/cut-$p-$n.rec -o json \
+    "$LCLOUDCTL" torture verify /srv/$s.img --record /out/$r/cut-$p-$n.rec --format json \
         > /out/$r/cut-$p-$n.verify.json 2>> /out/$r/cut-verify.log
     echo "$p $n verify $?" >> /out/$r/cut.rcs
     rm -f /srv/$s.img
@@ -384,14 +384,14 @@ def guest_script(boot, rows, cuts=CUTS_CI):
           'uname -r > /out/uname-r',
           r'''
 probe2() { # row target modeldev
-  "$LCLOUDCTL" probe -o json "$2" > /out/$1/probe.json 2>/out/$1/probe.err
-  "$LCLOUDCTL" probe -o json "$3" > /out/$1/model.json 2>/out/$1/model.err
+  "$LCLOUDCTL" probe --format json "$2" > /out/$1/probe.json 2>/out/$1/probe.err
+  "$LCLOUDCTL" probe --format json "$3" > /out/$1/model.json 2>/out/$1/model.err
 }
 path1() { # row target path offset seed check-target page-size
-  "$LCLOUDCTL" check --size $7 --path $3 -o json "$6" > /out/$1/check-$3.json 2>/out/$1/check-$3.err
+  "$LCLOUDCTL" check --size $7 --path $3 --format json "$6" > /out/$1/check-$3.json 2>/out/$1/check-$3.err
   echo $? > /out/$1/check-$3.rc
   "$LCLOUDCTL" torture run "$2" --page-size $7 --pages $PAGES --path $3 --depth $DEPTH --writes $WRITES \
-      --offset $4 --seed $5 --force --record /out/$1/$3.rec -o json > /out/$1/run-$3.json 2>/out/$1/run-$3.err
+      --offset $4 --seed $5 --force --record /out/$1/$3.rec --format json > /out/$1/run-$3.json 2>/out/$1/run-$3.err
   echo $? > /out/$1/run-$3.rc
 }''']
     target_rows = [row for row in rows if row["kind"] == "target"]
@@ -528,10 +528,10 @@ def verify(image, rec, offset=None, fs=None, file=None):
         with Mounted(image, fs) as mnt:
             if not os.path.exists(os.path.join(mnt, file)):
                 return 0  # cut before the file was created or its directory entry reached the disk
-            _, report = ctl("torture", "verify", os.path.join(mnt, file), "--record", rec, "-o", "json",
+            _, report = ctl("torture", "verify", os.path.join(mnt, file), "--record", rec, "--format", "json",
                             ok=(0, 9, 10))
     else:
-        _, report = ctl("torture", "verify", image, "--record", rec, "--offset", offset, "-o", "json",
+        _, report = ctl("torture", "verify", image, "--record", rec, "--offset", offset, "--format", "json",
                         ok=(0, 9, 10))
     return torn_pages(report)
 
@@ -570,7 +570,7 @@ def analyse_path(row, path, files, logs, tmp):
         log_files = [os.path.join(d, n + ".log") for n in row["log_names"]]
     else:
         log_files = [os.path.join(logs, n + ".log") for n in row["log_names"]]
-    _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "--all", "-o", "json",
+    _, rep = ctl("replay", *log_files, "--model-from", model, "--run", run["run_id"], "--all", "--format", "json",
                  ok=(0, 11))
     pw = rep["page_writes"]
     res["model"] = {k: rep["model"][k] for k in ("lba", "atomic_bytes", "boundary", "boundary_offset",
@@ -608,7 +608,7 @@ def analyse_path(row, path, files, logs, tmp):
     # the tearing cuts: every tearable page write's image (devices: --cut-all looks at the blocks)
     if tear and not fs:
         code, ca = ctl("replay", log_files[0], "--model-from", model, "--run", run["run_id"], "--base", base,
-                       "--out", crash, "--cut-all", "--keep-going", "-o", "json", ok=(0, 9))
+                       "--out", crash, "--cut-all", "--keep-going", "--format", "json", ok=(0, 9))
         res["crash_images"] += ca["tried"]
         res["torn_images"] += ca["shown_torn"]
         if code == 9:
@@ -618,7 +618,7 @@ def analyse_path(row, path, files, logs, tmp):
         cuts = sorted({(w["tearing_cut"]["cut"], w["tearing_cut"]["tear_blocks"]) for w in tear})
         for cut, blocks in sample(cuts, 12):
             ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
-                "--tear", blocks, "-o", "json")
+                "--tear", blocks, "--format", "json")
             res["crash_images"] += 1
             res["torn_images"] += verify(crash, rec, fs=fs, file=file) > 0
     # plain cuts between commands, anywhere in the run: no image may show a torn page where the verdict holds
@@ -626,7 +626,7 @@ def analyse_path(row, path, files, logs, tmp):
     if entries:
         for cut in sample(list(range(entries[0], entries[-1] + 2)), 4 if fs else 6):
             ctl("replay", log_files[0], "--model-from", model, "--base", base, "--out", crash, "--cut", cut,
-                "-o", "json")
+                "--format", "json")
             res["crash_images"] += 1
             res["torn_images"] += verify(crash, rec, offset, fs=fs, file=file) > 0
     if os.path.exists(crash):

@@ -32,11 +32,11 @@ for d in /sys/block/sd*; do
     mount -t ext4 /dev/$n $m || echo "mount $n failed" >&2
 done
 mkdir -p /mnt/a/mysql /mnt/b/mysql
-"$LCLOUDCTL" advise --db mysql -o json /mnt/a/mysql > /out/a-mysql-merges.json
+"$LCLOUDCTL" advise --db mysql --format json /mnt/a/mysql > /out/a-mysql-merges.json
 for d in /sys/block/sd*; do echo 2 > $d/queue/nomerges; done
-"$LCLOUDCTL" advise --db mysql -o json /mnt/a/mysql > /out/a-mysql.json
-"$LCLOUDCTL" advise --db mysql -o json /mnt/b/mysql > /out/b-mysql.json
-"$LCLOUDCTL" advise --db postgresql -o json /mnt/a/mysql > /out/a-pg.json
+"$LCLOUDCTL" advise --db mysql --format json /mnt/a/mysql > /out/a-mysql.json
+"$LCLOUDCTL" advise --db mysql --format json /mnt/b/mysql > /out/b-mysql.json
+"$LCLOUDCTL" advise --db postgresql --format json /mnt/a/mysql > /out/a-pg.json
 "$LCLOUDCTL" check --size 16K --path plain_direct /mnt/a/mysql > /out/a-check.txt; echo $? > /out/a-check.rc
 "$LCLOUDCTL" check --size 16K --path plain_direct /mnt/b/mysql > /out/b-check.txt; echo $? > /out/b-check.rc
 # the data files already there: any that could not be read keeps the answer unknown
@@ -54,7 +54,7 @@ dd if=/dev/urandom of="$n/t.ibd" bs=4k count=1 2>/dev/null
 dd if=/dev/urandom of="$n/t.ibd" bs=4k seek=2 count=6 conv=notrunc 2>/dev/null
 sync
 for kind in whole fifo link mount isl names; do
-    timeout 60 "$LCLOUDCTL" advise --db mysql -o json /mnt/a/$kind > /out/$kind.json; echo $? > /out/$kind.rc
+    timeout 60 "$LCLOUDCTL" advise --db mysql --format json /mnt/a/$kind > /out/$kind.json; echo $? > /out/$kind.rc
 done
 timeout 60 "$LCLOUDCTL" advise --db mysql /mnt/a/names > /out/names.txt
 umount /mnt/a/mount/sub

@@ -54,9 +54,9 @@ mk() { [ -e /dev/$1 ] || mknod /dev/$1 b $(tr : ' ' < /sys/class/block/$1/dev); 
 dmn() { for x in /sys/block/dm-*; do [ "$(cat $x/dm/name)" = "$1" ] && basename $x; done; }
 writes() { set -- $(cat /sys/block/$1/stat); echo "$5 $7"; }
 P() { # DEVICE NAME: probe as root, then as nobody (allowed to open it)
-    "$LCLOUDCTL" probe -o json $1 > /out/probe-$2.json 2> /out/probe-$2.err
+    "$LCLOUDCTL" probe --format json $1 > /out/probe-$2.json 2> /out/probe-$2.err
     chmod 666 $1
-    /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$LCLOUDCTL" probe -o json $1 \
+    /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$LCLOUDCTL" probe --format json $1 \
         > /out/user-$2.json 2> /out/user-$2.err
 }
 B=${LCVM_NVME0}n1; M=${LCVM_NVME1}n1; X=${LCVM_NVME2}n1; A=${LCVM_NVME3}n1; S0=${LCVM_NVME4}n1; S1=${LCVM_NVME5}n1
@@ -103,7 +103,7 @@ cat /sys/block/${E#/dev/}/size > /out/size-E
 for t in $E $G; do
     n=$(basename $t)
     "$LCLOUDCTL" check --size 16K $t > /out/check-$n.txt 2> /out/check-$n.err; echo $? > /out/check-$n.rc
-    "$LCLOUDCTL" probe -o json $t > /out/probe-ext-$n.json 2> /out/probe-ext-$n.err
+    "$LCLOUDCTL" probe --format json $t > /out/probe-ext-$n.json 2> /out/probe-ext-$n.err
 done
 "$LCLOUDCTL" list -n -o NAME,SIZE,UNTORN --size 16K ${E#/dev/} > /out/list-E.txt 2>&1
 
@@ -154,7 +154,7 @@ for h in $heads; do
     # the second and third probe makes two neighbouring probes start on different paths, whether a
     # probe sends an odd or an even number of commands
     for i in 1 2 3 4; do
-        "$LCLOUDCTL" probe -o json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err
+        "$LCLOUDCTL" probe --format json /dev/$h > /out/probe-$h-$i.json 2> /out/probe-$h-$i.err
         if [ $i = 2 ]; then dd if=/dev/$h of=/dev/null bs=4096 count=1 iflag=direct 2> /dev/null; fi
     done
 done

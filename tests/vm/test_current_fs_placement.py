@@ -55,7 +55,7 @@ pattern() { yes "$1" | head -c $2 > /tmp/$1; }
 pattern rtfile.. 4096; pattern datafile 4096; pattern lbs-cow. 16384; pattern lbs-sub. 8192
 pattern ba-first 4096; pattern ba-page. 16384
 P() { # NAME PATH: the probe, and check's exit status per path and size
-    "$LCLOUDCTL" probe -o json "$2" > /out/probe-$1.json 2> /out/probe-$1.err
+    "$LCLOUDCTL" probe --format json "$2" > /out/probe-$1.json 2> /out/probe-$1.err
     for s in 4K 8K 16K 32K; do
         "$LCLOUDCTL" check --size $s --path plain_direct "$2" > /out/check-$1-$s.txt 2>&1
         echo $? > /out/check-$1-$s.rc
@@ -155,7 +155,7 @@ dd if=/dev/zero of=/mnt/x/f bs=65536 count=1 2>/dev/null; sync
 for p in plain_direct rwf_atomic; do
     "$LCLOUDCTL" check --size 16K --path $p /mnt/x/f > /out/check-journal-$p.txt 2>&1; echo $? > /out/check-journal-$p.rc
 done
-"$LCLOUDCTL" probe -o json /mnt/x/f > /out/probe-journal.json
+"$LCLOUDCTL" probe --format json /mnt/x/f > /out/probe-journal.json
 "$DIRECT_WRITE" /mnt/x/f 16384 32768 0 atomic > /out/atomic-journal.txt 2>&1; echo $? > /out/atomic-journal.rc
 sync; umount /mnt/x
 '''

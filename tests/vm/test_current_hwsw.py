@@ -28,7 +28,7 @@ for fs in xfs ext4; do
     f=/mnt/$fs/ibdata1
     : > $f
     "$STATX_READER" $f > /out/statx-$fs
-    "$LCLOUDCTL" probe -o json $f > /out/probe-$fs.json
+    "$LCLOUDCTL" probe --format json $f > /out/probe-$fs.json
     for s in 16K 64K; do
         "$LCLOUDCTL" check --size $s --path rwf_atomic $f > /out/check-$fs-$s.txt; echo $? > /out/check-$fs-$s.rc
     done

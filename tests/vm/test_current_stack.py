@@ -30,13 +30,13 @@ q() { # device -> its queue limits, one "name value" a line
     done
 }
 sd=${LCVM_SCSI_DEBUG0#/dev/}
-"$LCLOUDCTL" probe -o json $LCVM_SCSI_DEBUG0 > /out/probe-sd.json
+"$LCLOUDCTL" probe --format json $LCVM_SCSI_DEBUG0 > /out/probe-sd.json
 sg_vpd -p bl $LCVM_SCSI_DEBUG0 > /out/vpd-bl-sd.txt
 q $sd > /out/queue-sd
 
 mdadm --create /dev/md0 --run --level=0 --chunk=16 --raid-devices=2 ${LCVM_NVME0}n1 ${LCVM_NVME1}n1 \
     > /out/mdadm-create.txt 2>&1
-"$LCLOUDCTL" probe -o json /dev/md0 > /out/probe-md.json
+"$LCLOUDCTL" probe --format json /dev/md0 > /out/probe-md.json
 mdadm --detail /dev/md0 > /out/md-detail.txt
 for m in ${LCVM_NVME0}n1 ${LCVM_NVME1}n1; do
     echo "${m#/dev/} $(mdadm --examine $m | sed -n 's/.*Data Offset : \([0-9]*\) sectors.*/\1/p')"
@@ -50,7 +50,7 @@ for level in 1 10; do
     mdadm --zero-superblock ${LCVM_NVME0}n1 ${LCVM_NVME1}n1
     mdadm --create /dev/md$level --run --level=$level $chunk --raid-devices=2 --assume-clean \
         ${LCVM_NVME0}n1 ${LCVM_NVME1}n1 > /out/mdadm-raid$level.txt 2>&1
-    "$LCLOUDCTL" probe -o json /dev/md$level > /out/probe-raid$level.json
+    "$LCLOUDCTL" probe --format json /dev/md$level > /out/probe-raid$level.json
     q md$level > /out/queue-raid$level
     mdadm --stop /dev/md$level >/dev/null 2>&1
 done
@@ -62,7 +62,7 @@ echo "0 8192 linear $ns 65536" | dmsetup create --noudevsync aligned
 echo "0 8192 linear $ns 8" | dmsetup create --noudevsync shifted
 for t in aligned shifted striped; do
     d=$(basename $(ls -d /sys/block/dm-*/dm | while read x; do [ "$(cat $x/name)" = $t ] && echo ${x%/dm}; done))
-    "$LCLOUDCTL" probe -o json /dev/$d > /out/probe-$t.json
+    "$LCLOUDCTL" probe --format json /dev/$d > /out/probe-$t.json
     dmsetup table $t > /out/table-$t
     q $d > /out/queue-$t
 done

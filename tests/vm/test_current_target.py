@@ -52,7 +52,7 @@ for d in /sys/block/nvme*n*; do
     n=${d##*/}
     case $n in *c*) continue ;; esac
     s=$(cat $d/device/serial | tr -d ' ')
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$s.json || echo "probe $n failed" >&2
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/probe-$s.json || echo "probe $n failed" >&2
     nvme id-ctrl /dev/${n%n*} -o json > /out/id-ctrl-$s.json
     nvme id-ctrl /dev/${n%n*} -b > /out/id-ctrl-$s.bin
     nvme id-ns /dev/$n -o json > /out/id-ns-$s.json

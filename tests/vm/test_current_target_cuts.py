@@ -61,7 +61,7 @@ cut() { # config seed cut-after path lcloud-target options...
     echo "$cfg $seed run $?" >> /out/rcs
     wait $pid; echo "$cfg $seed target $?" >> /out/rcs
     nvme disconnect -n $NQN > /dev/null 2>&1
-    "$LCLOUDCTL" torture verify /srv/t.img --record /tmp/rec -o json > /out/verify-$cfg-$seed.json 2>> /out/verify.log
+    "$LCLOUDCTL" torture verify /srv/t.img --record /tmp/rec --format json > /out/verify-$cfg-$seed.json 2>> /out/verify.log
     echo "$cfg $seed verify $?" >> /out/rcs
     # the oracle on the commands the target received, under the model its Identify states
     if [ $cfg = none ]; then model="--lba 512"; else model="--lba 4096 --atomic-bytes 16K --boundary 32K"; fi

@@ -24,7 +24,7 @@ uname -r > /out/kernel
 
 DIFF = r'''
 set -u
-"$LCLOUDCTL" diff -o json $FINGERPRINT ${LCVM_NVME0}n1 > /out/diff.json; echo $? > /out/diff.rc
+"$LCLOUDCTL" diff --format json $FINGERPRINT ${LCVM_NVME0}n1 > /out/diff.json; echo $? > /out/diff.rc
 "$LCLOUDCTL" diff $FINGERPRINT ${LCVM_NVME0}n1 > /out/diff.txt
 uname -r > /out/kernel
 '''

@@ -36,7 +36,7 @@ one_write() { # DEV-NAME FILE SIZE OFFSET OUT: one O_DIRECT write, and how many 
 }
 check() { # NAME FILE
     "$LCLOUDCTL" check --size 16K --path plain_direct $2 > /out/$1.check 2>&1; echo $? > /out/$1.rc
-    "$LCLOUDCTL" probe -o json $2 > /out/$1.json 2>/dev/null
+    "$LCLOUDCTL" probe --format json $2 > /out/$1.json 2>/dev/null
     filefrag -b4096 -e $2 > /out/$1.filefrag 2>&1
 }
 e=${LCVM_NVME0}n1; en=${e##*/}
@@ -59,17 +59,17 @@ sync
 check split /mnt/e/data/db/t.ibd
 check whole /mnt/e/whole
 check xsmall /mnt/x/small
-"$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-split.json 2>&1; echo $? > /out/advise-split.rc
-"$LCLOUDCTL" advise --db mysql /mnt/e/mysql8 -o json > /out/advise-mysql8.json 2>&1
+"$LCLOUDCTL" advise --db mariadb /mnt/e/data --format json > /out/advise-split.json 2>&1; echo $? > /out/advise-split.rc
+"$LCLOUDCTL" advise --db mysql /mnt/e/mysql8 --format json > /out/advise-mysql8.json 2>&1
 one_write $en /mnt/e/data/db/t.ibd 16384 0 split-write
 one_write $en /mnt/e/whole 16384 16384 whole-write
 one_write $xn /mnt/x/small 16384 0 xsmall-write
 sync
 check after /mnt/e/data/db/t.ibd
-"$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-after.json 2>&1; echo $? > /out/advise-after.rc
+"$LCLOUDCTL" advise --db mariadb /mnt/e/data --format json > /out/advise-after.json 2>&1; echo $? > /out/advise-after.rc
 cat /sys/block/$en/wwid > /out/wwid-e
 echo 0 > /sys/block/$en/queue/nomerges
-"$LCLOUDCTL" advise --db mariadb /mnt/e/data -o json > /out/advise-merging.json 2>&1; echo $? > /out/advise-merging.rc
+"$LCLOUDCTL" advise --db mariadb /mnt/e/data --format json > /out/advise-merging.json 2>&1; echo $? > /out/advise-merging.rc
 umount /mnt/e /mnt/x
 '''
 

@@ -22,7 +22,7 @@ dd if=/dev/nvme0n1 of=/out/r2.bin bs=4096 count=4 iflag=direct 2>/dev/null
 # past the end of the 32 MiB namespace: the device answers
 $L write /dev/ng0n1 --offset 32M --length 4K --pattern 0 --force > /out/w4.txt 2>&1; echo $? > /out/w4.rc
 # read back through passthrough too
-$L read /dev/ng0n1 --offset 1M --length 64K --output /out/r3.bin > /out/r3.txt 2>&1; echo $? > /out/r3.rc
+$L read /dev/ng0n1 --offset 1M --length 64K --out /out/r3.bin > /out/r3.txt 2>&1; echo $? > /out/r3.rc
 # the block node with the default backend chooses passthrough as well
 $L write /dev/nvme0n1 --offset 2M --length 8K --pattern 0x77 --hint metadata --force > /out/w5.txt 2>&1; echo $? > /out/w5.rc
 dd if=/dev/nvme0n1 of=/out/r5.bin bs=4096 skip=512 count=2 iflag=direct 2>/dev/null

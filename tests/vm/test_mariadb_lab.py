@@ -85,7 +85,7 @@ for x in A B C D; do
     cat /sys/block/${d##*/}/queue/atomic_write_unit_max_bytes > /out/unit-$x
     # B stays root's for its first run
     [ $x = B ] || readable_by_mysql $d
-    "$LCLOUDCTL" advise --db mariadb $R/mnt/$x/mysql -o json > /out/advise-$x.json; echo $? > /out/advise-$x.rc
+    "$LCLOUDCTL" advise --db mariadb $R/mnt/$x/mysql --format json > /out/advise-$x.json; echo $? > /out/advise-$x.rc
     n=$((n + 1))
 done
 advised() { sed -n 's/.*"innodb_doublewrite": "\([A-Za-z]*\)".*/\1/p' /out/advise-$1.json; }
@@ -320,7 +320,7 @@ def test_log_read_agrees_with_lcloudctl_and_the_guest():
     s = lab()
     for i, x in enumerate("ABCD"):
         mine = pages(x)
-        p = subprocess.run([LCLOUDCTL, "replay", s["logs"][x]["log"], "--lba", "4096", "-o", "json"],
+        p = subprocess.run([LCLOUDCTL, "replay", s["logs"][x]["log"], "--lba", "4096", "--format", "json"],
                            capture_output=True, text=True)
         assert p.returncode in (0, 11), p.stderr
         theirs = json.loads(p.stdout)

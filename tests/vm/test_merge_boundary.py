@@ -30,10 +30,10 @@ for d in $N $S; do
     echo 16 > /sys/block/$n/queue/max_sectors_kb
     echo 0 > /sys/block/$n/queue/nomerges
     cat /sys/block/$n/queue/max_sectors_kb > /out/max_sectors_kb-$n
-    "$LCLOUDCTL" probe -o json $d > /out/probe-$n.json
+    "$LCLOUDCTL" probe --format json $d > /out/probe-$n.json
     "$LCLOUDCTL" check --size 8K --path plain_direct $d > /out/check-$n.txt; echo $? > /out/check-$n.rc
     "$LCLOUDCTL" torture run $d --page-size 8192 --pages 64 --path plain_direct --depth 32 --writes 2000 \
-        --seed 7 --force --record /out/$n.rec -o json > /out/run-$n.json 2> /out/run-$n.err
+        --seed 7 --force --record /out/$n.rec --format json > /out/run-$n.json 2> /out/run-$n.err
     echo $? > /out/run-$n.rc
     echo $n >> /out/disks
 done
@@ -54,7 +54,7 @@ def test_merged_commands_across_a_boundary():
         rid = run.json("run-%s.json" % n)["run_id"]
         probe = os.path.join(run.outdir, "files", "probe-%s.json" % n)
         log = os.path.join(run.outdir, "logs", LOGS[n] + ".log")
-        p = subprocess.run([LCLOUDCTL, "replay", log, "--model-from", probe, "--run", rid, "--all", "-o", "json"],
+        p = subprocess.run([LCLOUDCTL, "replay", log, "--model-from", probe, "--run", rid, "--all", "--format", "json"],
                            capture_output=True, text=True)
         assert p.returncode in (0, 11), p.stderr
         rep = json.loads(p.stdout)

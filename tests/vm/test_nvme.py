@@ -16,9 +16,9 @@ i=0
 for ns in /sys/block/nvme*n*; do
     n=${ns##*/}
     ctrl=/dev/${n%n*}
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$n.json || echo "probe $n failed" >&2
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/probe-$n.json || echo "probe $n failed" >&2
     g=$(echo $n | sed 's/^nvme/ng/')
-    "$LCLOUDCTL" probe -o json /dev/$g > /out/probe-$g.json || echo "probe $g failed" >&2
+    "$LCLOUDCTL" probe --format json /dev/$g > /out/probe-$g.json || echo "probe $g failed" >&2
     nvme id-ctrl $ctrl -o json > /out/id-ctrl-$n.json
     nvme id-ns /dev/$n -o json > /out/id-ns-$n.json
     nvme id-ctrl $ctrl > /out/id-ctrl-$n.txt

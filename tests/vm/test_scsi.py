@@ -16,7 +16,7 @@ GUEST = r'''
 set -u
 for d in /sys/block/sd*; do
     n=${d##*/}
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$n.json || echo "probe $n failed" >&2
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/probe-$n.json || echo "probe $n failed" >&2
     sg_vpd -p bl /dev/$n > /out/bl-$n.txt 2>&1
     sg_inq /dev/$n > /out/inq-$n.txt 2>&1
     sg_readcap -l /dev/$n > /out/readcap-$n.txt 2>&1

@@ -33,8 +33,8 @@ for params in "sector_size=512 physblk_exp=5 lowest_aligned=1" "sector_size=4096
     sg_readcap -l /dev/$n > /out/readcap-$i.txt 2>&1
     cat /sys/block/$n/alignment_offset > /out/alignment_offset-$i
     cat /sys/block/$n/queue/physical_block_size > /out/pbs-$i
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$i.json
-    /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$LCLOUDCTL" probe -o json /dev/$n > /out/probe-$i-nobody.json
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/probe-$i.json
+    /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$LCLOUDCTL" probe --format json /dev/$n > /out/probe-$i-nobody.json
     "$LCLOUDCTL" check --size 16K --path plain_direct /dev/$n > /out/check-$i.txt; echo $? > /out/check-$i.rc
     rmmod scsi_debug; sleep 1
 done

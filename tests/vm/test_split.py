@@ -33,7 +33,7 @@ set -u
 d=$LCVM_SCSI0; n=${d##*/}
 echo 2 > /sys/block/$n/queue/nomerges  # merges off: the split rules alone decide
 cat /sys/block/$n/queue/max_segments > /out/max_segments
-"$LCLOUDCTL" probe -o json $d > /out/probe.json
+"$LCLOUDCTL" probe --format json $d > /out/probe.json
 cat /sys/block/$n/queue/dma_alignment > /out/dma_alignment
 for s in 4K 8K 16K; do
     "$LCLOUDCTL" check --size $s --path plain_direct $d > /out/check-$s.txt; echo $? > /out/check-$s.rc
@@ -68,7 +68,7 @@ dm=$(dmsetup info -c --noheadings -o blkdevname shifted)
     $(dmsetup info -c --noheadings -o minor shifted)
 dmsetup table shifted > /out/dm.table
 for t in $n ${n}1 $dm; do
-    "$LCLOUDCTL" probe -o json /dev/$t > /out/$t.json
+    "$LCLOUDCTL" probe --format json /dev/$t > /out/$t.json
     for s in 4K 16K; do
         "$LCLOUDCTL" check --size $s --path plain_direct /dev/$t > /out/$t-$s.txt; echo $? > /out/$t-$s.rc
     done

@@ -21,18 +21,18 @@ from hostlib import main
 
 GUEST = r'''
 set -u
-"$LCLOUDCTL" probe -o json /dev/nvme0n1 > /out/nvme.json
+"$LCLOUDCTL" probe --format json /dev/nvme0n1 > /out/nvme.json
 "$LCLOUDCTL" check --size 4K --path passthrough /dev/nvme0n1 > /out/nvme-4k.txt; echo $? > /out/nvme-4k.rc
 "$LCLOUDCTL" check --size 16K --path passthrough /dev/nvme0n1 > /out/nvme-16k.txt; echo $? > /out/nvme-16k.rc
 "$LCLOUDCTL" check --size 16K /dev/ng0n1 > /out/ng-16k.txt; echo $? > /out/ng-16k.rc
 for d in /sys/block/sd*; do
     n=${d##*/}
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/$n-merges.json
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/$n-merges.json
     echo 2 > $d/queue/nomerges
-    "$LCLOUDCTL" probe -o json /dev/$n > /out/$n.json
+    "$LCLOUDCTL" probe --format json /dev/$n > /out/$n.json
     for p in $d/$n[0-9]*; do
         [ -e "$p" ] || continue
-        "$LCLOUDCTL" probe -o json /dev/${p##*/} > /out/${p##*/}.json
+        "$LCLOUDCTL" probe --format json /dev/${p##*/} > /out/${p##*/}.json
     done
     cat $d/device/model > /out/$n.model
 done

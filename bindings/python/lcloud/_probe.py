@@ -101,7 +101,7 @@ class Layer:
     units: Dict[str, Optional[str]] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The layer as lcloudctl probe -o json prints it."""
+        """The layer as lcloudctl probe --format json prints it."""
         return {
             "layer": self.kind,
             "name": self.name,
@@ -277,7 +277,7 @@ class Probe:
         raise OSError(-r, msg, self.path)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The probe as one element of lcloudctl probe -o json's "probes"."""
+        """The probe as one element of lcloudctl probe --format json's "probes"."""
         return {
             "path": self.path,
             "resolved_path": self.resolved_path,

@@ -129,7 +129,7 @@ def test_offsets_and_lengths_are_byte_counts(tmp_path: Any) -> None:
 
 def test_mypy_strict() -> None:
     mypy = shutil.which("mypy")
-    assert mypy, "mypy missing: install Debian package mypy (scripts/install-deps --tests does)"
+    assert mypy, "mypy missing: install Debian package mypy (scripts/install-deps does)"
     p = subprocess.run([mypy, "--strict", "--no-incremental", "--cache-dir", os.devnull, PACKAGE],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -48,7 +48,7 @@ def lcloudctl(*args, ok=True):
 
 
 def cli_probe(path, *options):
-    return lcloudctl("probe", "-o", "json", *options, path)[1]["probes"][0]
+    return lcloudctl("probe", "--format", "json", *options, path)[1]["probes"][0]
 
 
 def root_blockdev():
@@ -64,14 +64,14 @@ def root_blockdev():
 
 
 class CompareWithCli(unittest.TestCase):
-    """lcloud.probe(path).to_dict() is exactly what lcloudctl probe -o json prints."""
+    """lcloud.probe(path).to_dict() is exactly what lcloudctl probe --format json prints."""
 
     maxDiff = None
 
     def assert_same_as_cli(self, path, *options, **kwargs):
         mine = lcloud.probe(path, **kwargs).to_dict()
         theirs = cli_probe(path, *options)
-        self.assertEqual(mine, theirs, "probe(%r) differs from lcloudctl probe -o json" % path)
+        self.assertEqual(mine, theirs, "probe(%r) differs from lcloudctl probe --format json" % path)
         return mine
 
     def test_cwd(self):
@@ -149,7 +149,7 @@ class Errors(unittest.TestCase):
         self.assertEqual(cm.exception.errno, errno.ENODEV)
         self.assertEqual(cm.exception.filename, "/dev/null")
         # The CLI, another reader, reports the same errno.
-        rc, out = lcloudctl("probe", "-o", "json", "/dev/null", ok=False)
+        rc, out = lcloudctl("probe", "--format", "json", "/dev/null", ok=False)
         self.assertNotEqual(rc, 0)
         self.assertEqual(out["probes"][0]["error"]["errno"], errno.ENODEV)
 
@@ -287,7 +287,7 @@ class Sysroot(unittest.TestCase):
 
     def test_probe_same_as_cli(self):
         for name in ("fake0", "fake0p1"):
-            theirs = lcloudctl("--sysroot", self.root, "probe", "-o", "json", "/dev/" + name)[1]["probes"][0]
+            theirs = lcloudctl("--sysroot", self.root, "probe", "--format", "json", "/dev/" + name)[1]["probes"][0]
             self.assertEqual(lcloud.probe_blockdev(name, sysroot=self.root).to_dict(), theirs)
             self.assertEqual(lcloud.probe("/dev/" + name, sysroot=self.root).to_dict(), theirs)
 
@@ -341,7 +341,7 @@ class PagePlan(unittest.TestCase):
         for size in (4096, 16384):
             with open(__file__, "rb") as f:
                 plan = lcloud.plan_page_writes(f.fileno(), size)
-            cli = subprocess.run([LCLOUDCTL, "check", "--size", str(size), "-o", "json", __file__],
+            cli = subprocess.run([LCLOUDCTL, "check", "--size", str(size), "--format", "json", __file__],
                                  capture_output=True, text=True)
             self.assertIn(cli.returncode, (0, 6), cli.stderr)
             verdict = json.loads(cli.stdout)
@@ -372,7 +372,7 @@ class Check(unittest.TestCase):
             with self.subTest(dev=dev, size=size):
                 got = lcloud.check(dev, size, "plain_direct", sysroot=SCSI_TREE)
                 rc, doc = lcloudctl("--sysroot", SCSI_TREE, "check", dev, "--size", str(size),
-                                    "--path", "plain_direct", "-o", "json", ok=False)
+                                    "--path", "plain_direct", "--format", "json", ok=False)
                 self.assertEqual(rc, code)
                 self.assertEqual(got.answer, answer)
                 self.assertEqual(doc["answer"], answer)
@@ -385,7 +385,7 @@ class Check(unittest.TestCase):
         v = p.verdict["plain_direct"]
         self.assertEqual(v["above_max"], "unknown")
         self.assertIn("run as root", v["unknown_reason"])
-        cli = lcloudctl("--sysroot", SCSI_TREE, "probe", "-o", "json", "/dev/dm-0")[1]["probes"][0]
+        cli = lcloudctl("--sysroot", SCSI_TREE, "probe", "--format", "json", "/dev/dm-0")[1]["probes"][0]
         self.assertEqual(cli["verdict"]["plain_direct"], v)
 
     def test_bad_arguments(self):

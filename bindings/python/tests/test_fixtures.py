@@ -57,7 +57,7 @@ def test_verdict_table(name: str, dev: str, rwf_atomic: int, passthrough: int, p
     for path in ("rwf_atomic", "passthrough", "plain_direct", "buffered"):
         assert v[path]["reasons"], "the %s verdict says no why" % path
     # lcloudctl, another process over the same tree, prints the same probe
-    rc, doc = lcloudctl_json("--sysroot", tree(name), "probe", "-o", "json", dev)
+    rc, doc = lcloudctl_json("--sysroot", tree(name), "probe", "--format", "json", dev)
     assert rc == 0
     assert doc["probes"][0] == p.to_dict()
 
@@ -114,7 +114,7 @@ def test_dm_without_table_is_unknown() -> None:
         assert c.answer == "unknown" and not c.untorn, c
         assert "run as root" in c.why
         rc, doc = lcloudctl_json("--sysroot", tree("scsi"), "check", "/dev/dm-0", "--size", "4096", "--path",
-                                 io_path, "-o", "json")
+                                 io_path, "--format", "json")
         assert rc == 8 and doc["answer"] == "unknown" and doc["why"] == c.why
     v = lcloud.probe("/dev/dm-0", sysroot=tree("scsi")).verdict["plain_direct"]
     assert v["max_untorn_bytes"] == 0 and v["above_max"] == "unknown" and v["unknown_reason"]

@@ -104,7 +104,7 @@ def test_atomic_writes_on_xfs_read_back(xfs_file: str) -> None:
         assert q.write(memoryview(bytearray(b"\x33" * 16384)), 65536, lcloud.Hint(atomic=True)) == 16384
     assert pread(xfs_file, 16384, 65536) == b"\x33" * 16384
     # lcloudctl read, another reader through its own queue, sees the same bytes
-    p = lcloudctl("read", "--offset", "32768", "--length", "16384", "--output", xfs_file + ".out", xfs_file)
+    p = lcloudctl("read", "--offset", "32768", "--length", "16384", "--out", xfs_file + ".out", xfs_file)
     assert p.returncode == 0, p.stderr
     with open(xfs_file + ".out", "rb") as f:
         assert f.read() == b"\x22" * 16384
@@ -227,7 +227,7 @@ def test_read_at_and_past_the_end(xfs_file: str) -> None:
         (c,) = q.reap(min=1)
         assert (c.user_data, c.result, c.data) == ("past", 0, b"")
     assert pread(xfs_file, 4096, 16384) == b""  # the kernel agrees
-    p = lcloudctl("read", "--offset", "16384", "--length", "4096", "--output", xfs_file + ".out", xfs_file)
+    p = lcloudctl("read", "--offset", "16384", "--length", "4096", "--out", xfs_file + ".out", xfs_file)
     assert p.returncode != 0 and "short read: 0 of 4096 bytes" in p.stderr, p.stderr
 
 
@@ -261,7 +261,7 @@ def test_write_hints_described_as_lcloudctl_write(xfs_file: str, options: Tuple[
 def test_read_hints_described_as_lcloudctl_read(xfs_file: str, kind: str) -> None:
     with open(xfs_file, "wb") as f:
         f.write(b"\x01" * 4096)
-    p = lcloudctl("read", "--offset", "0", "--length", "4096", "--hint", kind, "--output", xfs_file + ".out", xfs_file)
+    p = lcloudctl("read", "--offset", "0", "--length", "4096", "--hint", kind, "--out", xfs_file + ".out", xfs_file)
     assert p.returncode == 0, p.stderr
     described = [l for l in p.stderr.splitlines() if "; hints: " in l][0].split("; hints: ", 1)[1]
     with lcloud.Queue(xfs_file) as q:

@@ -2,17 +2,10 @@
 /*
  * liblcloud's answer for one path, page size and I/O path, asked in a
  * forked child process and waited for on a pipe for at most the plugin's
- * probe timeout, as the PostgreSQL extension does (its bounded_probe.c):
- * a frozen file system puts the probe's O_TMPFILE open into uninterruptible
- * sleep until thaw, and the server must neither hang at startup nor in the
- * refresh thread. A child and not a thread: a thread in that sleep cannot be
- * ended and would hold the server's exit. A child left waiting is sent
- * SIGKILL, which takes effect when the file system answers.
- *
- * mariadbd has many threads when the child is forked; the child only runs
- * liblcloud (glibc's fork leaves malloc usable) and never a server
- * function, and a child that stalls on a lock another thread held at fork
- * time is just a probe that did not answer in time: "unknown".
+ * probe timeout (../common/bounded_probe.c, shared with the PostgreSQL
+ * extension): a frozen file system puts the probe's O_TMPFILE open into
+ * uninterruptible sleep until thaw, and the server must neither hang at
+ * startup nor in the refresh thread.
  *
  * A memory file system (tmpfs, ramfs) has no device below it: liblcloud
  * says "no" there, true of its writes, but a power loss erases every file,
@@ -26,29 +19,14 @@
  * which a server cannot; the plugin adds what a DBA can do instead.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bounded_probe.h"
 #include "lcloud_mariadb.h"
 
-#ifndef SYS_close_range
-#define SYS_close_range 436 /* Linux 5.9, the same number on every architecture */
-#endif
-
-/* The fd the reply is written to in the child. */
-#define REPLY_FD 3
-
-/*
- * What the child sends: one write of this fixed size, below PIPE_BUF, so it
- * arrives whole or not at all.
- */
+/* What the child sends: this, whole, or it is no answer. */
 struct child_reply {
 	int32_t probe_error;  /* -errno from lcloud_ctx_new() or lcloud_probe_path(); 0 */
 	int32_t check_result; /* lcloud_probe_check()'s return */
@@ -61,14 +39,13 @@ struct child_reply {
 	char mount_point[512];
 	char device[512];
 };
-_Static_assert(sizeof(struct child_reply) <= 4096, "one pipe write must carry the whole reply");
 
 static void copy_string(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
 }
 
-/* The functions from here to run_child() run in the child: liblcloud and libc only. */
+/* The functions from here to probe_job_run() run in the child: liblcloud and libc only. */
 
 /* File systems whose files live in memory, with no block device below (the kernel's type names). */
 static bool is_memory_file_system(const char *fstype)
@@ -129,124 +106,23 @@ static void probe_in_child(const char *path, uint64_t size, enum lcloud_io_path 
 	lcloud_ctx_free(ctx);
 }
 
-/* Nothing of the server's may stay with a child that can outlive it: descriptors, handlers, mask. */
-static void become_plain_child(int reply_fd)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	sigset_t none;
-	int null_fd;
+/* The job the child runs (bounded_probe.h): liblcloud and libc only. */
+struct probe_job {
+	const char *path;
+	uint64_t size;
+	enum lcloud_io_path io_path;
+};
 
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			(void)sigaction(s, &dfl, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	if (reply_fd != REPLY_FD && dup2(reply_fd, REPLY_FD) < 0)
-		_exit(4);
-	/* the server's error log is on standard error: liblcloud writes nothing there */
-	null_fd = open("/dev/null", O_RDWR);
-	for (int fd = 0; fd <= 2; fd++)
-		if (null_fd < 0 || dup2(null_fd, fd) < 0)
-			(void)close(fd);
-	if (syscall(SYS_close_range, REPLY_FD + 1, ~0U, 0) < 0) {
-		long max = sysconf(_SC_OPEN_MAX);
-
-		for (long fd = REPLY_FD + 1; fd < (max > 0 ? max : 65536); fd++)
-			(void)close((int)fd);
-	}
-}
-
-static _Noreturn void run_child(int reply_fd, const char *path, uint64_t size, enum lcloud_io_path io_path)
+static void probe_job_run(const void *arg, struct bounded_reply *out)
 {
 	static struct child_reply r; /* static: the child's stack is a thread's, of unknown size */
-	size_t done = 0;
+	const struct probe_job *job = arg;
 
-	become_plain_child(reply_fd);
-	probe_in_child(path, size, io_path, &r);
-	while (done < sizeof(r)) {
-		ssize_t n = write(REPLY_FD, (const char *)&r + done, sizeof(r) - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			_exit(5);
-		done += (size_t)n;
-	}
-	_exit(0);
+	probe_in_child(job->path, job->size, job->io_path, &r);
+	bounded_reply_put(out, &r, sizeof(r));
 }
 
 /* In the server again; md_answer_for() is called by one thread at a time (plugin.c). */
-
-/* Children left waiting for a file system; beyond this many, no new probe starts. */
-#define MAX_ABANDONED 16
-static pid_t abandoned[MAX_ABANDONED];
-static int abandoned_count;
-
-/* Reaps the children whose file system answered since; returns how many still wait. */
-static int reap_abandoned(void)
-{
-	int kept = 0;
-
-	for (int i = 0; i < abandoned_count; i++) {
-		pid_t r = waitpid(abandoned[i], NULL, WNOHANG);
-
-		if (r == 0 || (r < 0 && errno == EINTR))
-			abandoned[kept++] = abandoned[i];
-	}
-	abandoned_count = kept;
-	return kept;
-}
-
-/* Killed, it dies when its system call returns, and is reaped then (or by init after the server). */
-static void abandon(pid_t pid)
-{
-	if (waitpid(pid, NULL, WNOHANG) != 0)
-		return;
-	if (abandoned_count < MAX_ABANDONED)
-		abandoned[abandoned_count++] = pid;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* 0 with the whole reply, -ETIMEDOUT, or another -errno. */
-static int read_reply(int fd, struct child_reply *r, int timeout_ms)
-{
-	int64_t deadline = now_ms() + timeout_ms;
-	size_t got = 0;
-
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left = deadline - now_ms();
-		ssize_t n;
-		int ready;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		ready = poll(&pfd, 1, (int)left);
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready < 0)
-			return -errno;
-		if (ready == 0)
-			return -ETIMEDOUT;
-		n = read(fd, (char *)r + got, sizeof(*r) - got);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return got == sizeof(*r) ? 0 : -EPROTO;
-		got += (size_t)n;
-		if (got == sizeof(*r))
-			return 0;
-	}
-}
 
 static const char *probe_error_hint(int err)
 {
@@ -266,47 +142,32 @@ static const char *probe_error_hint(int err)
 void md_answer_for(const char *path, uint64_t size, enum lcloud_io_path io_path, int timeout_ms,
 		   struct md_answer *ret)
 {
+	const struct probe_job job = { path, size, io_path };
+	struct bounded_reply reply = { 0 };
+	struct bounded_child child;
 	struct child_reply r;
-	sigset_t all, old;
-	int fds[2], err;
-	pid_t pid;
+	int err;
 
 	memset(ret, 0, sizeof(*ret));
-	memset(&r, 0, sizeof(r));
 	ret->answer = LCLOUD_ANSWER_UNKNOWN;
-	if (reap_abandoned() >= MAX_ABANDONED) {
+	err = bounded_start(probe_job_run, &job, NULL, &child);
+	if (err == -EBUSY) {
 		snprintf(ret->reason, sizeof(ret->reason), "could not probe %s: %d earlier probes still wait for "
-			 "their file systems", path, MAX_ABANDONED);
+			 "their file systems", path, BOUNDED_MAX_ABANDONED);
 		return;
 	}
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		snprintf(ret->reason, sizeof(ret->reason), "could not probe %s: no pipe: %s", path, strerror(errno));
-		return;
-	}
-	/* no server signal handler may run in the child before it has reset them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		run_child(fds[1], path, size, io_path);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(fds[1]);
-	if (pid < 0) {
-		snprintf(ret->reason, sizeof(ret->reason), "could not probe %s: could not start the probe process: %s",
-			 path, strerror(errno));
-		close(fds[0]);
-		return;
-	}
-	err = read_reply(fds[0], &r, timeout_ms);
-	close(fds[0]);
 	if (err < 0) {
-		(void)kill(pid, SIGKILL);
-		abandon(pid);
-	} else {
-		/* the reply is whole: the child is exiting */
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		snprintf(ret->reason, sizeof(ret->reason), "could not probe %s: could not start the probe process: %s",
+			 path, strerror(-err));
+		return;
 	}
+	err = bounded_wait(&child, &reply, sizeof(r), timeout_ms);
+	bounded_end(&child, err < 0);
+	if (!err && reply.len != sizeof(r))
+		err = -EPROTO;
+	if (!err)
+		memcpy(&r, reply.data, sizeof(r));
+	free(reply.data);
 	if (err == -ETIMEDOUT) {
 		ret->timed_out = true;
 		snprintf(ret->reason, sizeof(ret->reason), "could not probe %s: the file system did not answer "

@@ -18,6 +18,11 @@
  *  - every file-backed mount (erofs mounted from a file, a FUSE server such
  *    as fuse2fs given an image): its source file is in use.
  *  - every active swap file.
+ *  - with GUARD_LAYER_HOLDERS, every process that has one of an overlay file's
+ *    layer files open or mapped by that file's own name (upper/img under
+ *    merged/img): the caller's write lease is the overlay inode's, which such
+ *    a process never opened. /proc is the only witness there; a process it
+ *    does not show (another user's, without root) is not seen.
  * The free sharers are claimed (O_EXCL) into the decision, which the writer
  * keeps while it writes, so that nothing mounts them between this check and
  * the writes. None of this is --force's to override.
@@ -36,6 +41,7 @@
 
 #include "bounded_query.h"
 #include "guard_internal.h"
+#include "held_file.h"
 #include "holders.h"
 #include "report.h"
 #include "storage_map.h"
@@ -761,6 +767,39 @@ static int map_target(struct check *c, const struct stat *st)
 	return r;
 }
 
+/*
+ * A process that holds one of the target's layer files (an identity of its map other than the descriptor's
+ * own inode ST): a program with upper/img open while the caller writes merged/img.
+ */
+static int check_layer_holders(struct check *c, const struct stat *st)
+{
+	for (unsigned int i = 0; i < c->target.n; i++) {
+		const struct storage_piece *p = &c->target.pieces[i];
+		char who[1024], fdpath[64], layer[SYSFS_PATH_MAX] = "";
+		struct held_scan s;
+		ssize_t n;
+
+		if (!p->file || (p->dev == st->st_dev && p->ino == st->st_ino))
+			continue;
+		if (held_file_scan("/proc", p->dev, p->ino, getpid(), -1, &s) < 0 || !s.n_holders)
+			continue;
+		held_scan_describe(&s, who, sizeof(who));
+		/* the layer file's name, as the first holder opened it; else its identity */
+		snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%d", (int)s.holders[0].pid, s.holders[0].fd);
+		n = s.holders[0].fd >= 0 ? readlink(fdpath, layer, sizeof(layer) - 1) : -1;
+		if (n > 0)
+			layer[n] = '\0';
+		else
+			snprintf(layer, sizeof(layer), "(device %u:%u, inode %" PRIu64 ")", major(p->dev), minor(p->dev),
+				 p->ino);
+		return guard_fail(c->d, -EBUSY, GUARD_HELD, "%s is an overlay file, and its layer file %s is open "
+				  "elsewhere by that name: %s. A write here lands in what that program holds, and it "
+				  "would not know; --force does not override this: stop it first", c->target_name,
+				  layer, who);
+	}
+	return 0;
+}
+
 /* Everything after the tables are read: the target's map, swap, file-backed mounts, the block devices. */
 static int check_all(struct check *c, const struct stat *st)
 {
@@ -773,6 +812,9 @@ static int check_all(struct check *c, const struct stat *st)
 	if (c->target.unresolved)
 		return guard_fail(c->d, -EACCES, GUARD_UNKNOWN, "cannot tell where the data of %s is: %s; run as root",
 				  target_name, c->target.why);
+	if ((c->g->how & GUARD_LAYER_HOLDERS) && S_ISREG(st->st_mode) && !ctx_has_sysroot(c->ctx) &&
+	    (r = check_layer_holders(c, st)) < 0)
+		return r;
 	if (!ctx_has_sysroot(c->ctx) && (r = swaps_read(c)) < 0)
 		return guard_fail(c->d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read /proc/swaps (%s): "
 				  "whether %s shares storage with an active swap area cannot be checked", strerror(-r),

@@ -357,10 +357,41 @@ def test_torture_run_on_an_overlay_file_stops_when_its_layer_file_gains_a_user()
                 assert rc == 7 and "gained a user" in err and "(pid %d, " % pid in err, (rc, err)
 
 
+def test_fuse2fs_image_renamed_with_a_decoy_at_its_name():
+    """fuse2fs serves a file system from an image that is then renamed, and a new file takes its old name (the
+    mount's source): the queue opened with own_file, which takes no lease and trusts the guard for file
+    systems mounted from the file, refuses the image under its new name, naming the server, and opens the
+    decoy."""
+    need_root()
+    need_tool("fuse2fs", "fuse2fs")
+    with scratch_dir() as d:
+        img, moved, mnt = os.path.join(d, "fs.img"), os.path.join(d, "moved.img"), os.path.join(d, "mnt")
+        with open(img, "wb") as f:
+            f.truncate(32 << 20)
+        run(["mkfs.ext4", "-q", "-F", img], check=True)
+        os.mkdir(mnt)
+        run(["fuse2fs", img, mnt, "-o", "ro,fakeroot"], check=True)
+        try:
+            server = int(run(["pgrep", "-f", "^fuse2fs %s" % img], check=True).stdout.split()[0])
+            os.rename(img, moved)
+            with open(img, "wb") as f:
+                f.truncate(1 << 20)
+            before = digest(moved)
+            p = python_queue(QUEUE_OPEN, moved, "own")
+            assert p.stdout.startswith("refused EBUSY") and "FUSE server (pid %d)" % server in p.stdout, \
+                (p.stdout, p.stderr)
+            p = python_queue(QUEUE_OPEN, img, "own")
+            assert p.stdout.startswith("opened"), (p.stdout, p.stderr)
+            assert digest(moved) == before
+        finally:
+            run(["umount", mnt], check=True)
+
+
 if __name__ == "__main__":
     main([test_a_file_another_program_holds, test_mariadbd_data_files,
           test_torture_run_stops_when_its_file_gains_a_loop_and_a_mount,
           test_torture_run_on_a_device_stops_at_a_loop_at_an_offset,
           test_target_namespace_gains_a_loop_and_a_mount,
           test_overlay_file_whose_layer_file_a_program_holds,
-          test_torture_run_on_an_overlay_file_stops_when_its_layer_file_gains_a_user])
+          test_torture_run_on_an_overlay_file_stops_when_its_layer_file_gains_a_user,
+          test_fuse2fs_image_renamed_with_a_decoy_at_its_name])

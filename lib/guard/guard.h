@@ -32,6 +32,11 @@ enum guard_how {
 	GUARD_USE_ONLY = 1u << 1,
 	/* decide, but keep no claim on the free devices that share the storage (nothing is written through FD) */
 	GUARD_NO_CLAIMS = 1u << 2,
+	/*
+	 * a regular file's layer files (an overlay file's) are in use while a process has one open or mapped by
+	 * its own name: a write lease on FD is the overlay inode's and does not see them (as /proc shows them)
+	 */
+	GUARD_LAYER_HOLDERS = 1u << 3,
 };
 
 /* Why a write is refused; a program tests this, a person reads the reason. */

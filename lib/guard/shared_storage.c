@@ -16,8 +16,18 @@
  *    backing file on a file system that does not answer) is a sharer of
  *    unknown extent: refused when it is mounted, swap or claimed.
  *  - every file-backed mount (erofs mounted from a file, a FUSE server such
- *    as fuse2fs given an image): its source file is in use.
+ *    as fuse2fs given an image): its source file is in use. A FUSE source is
+ *    only the name the server was started with, which any user may choose
+ *    (fusermount's fsname, a mount in a user namespace of its own): the
+ *    files the FUSE servers hold open are what a FUSE file system may read,
+ *    whatever their names now, and a source no file has by that name is
+ *    decided by them alone.
  *  - every active swap file.
+ *  - with GUARD_LAYER_HOLDERS, every process that has one of an overlay file's
+ *    layer files open or mapped by that file's own name (upper/img under
+ *    merged/img): the caller's write lease is the overlay inode's, which such
+ *    a process never opened. /proc is the only witness there; a process it
+ *    does not show (another user's, without root) is not seen.
  * The free sharers are claimed (O_EXCL) into the decision, which the writer
  * keeps while it writes, so that nothing mounts them between this check and
  * the writes. None of this is --force's to override.
@@ -36,6 +46,7 @@
 
 #include "bounded_query.h"
 #include "guard_internal.h"
+#include "held_file.h"
 #include "holders.h"
 #include "report.h"
 #include "storage_map.h"
@@ -66,7 +77,14 @@ struct file_mount {
 	bool device;       /* the source is a block device: it counts as mounted */
 	dev_t source_dev;
 	bool unresolved;   /* its file could not be found */
+	bool by_servers;   /* a FUSE source no file has by that name: the files the FUSE servers hold decide */
 	char why[300];
+};
+
+/* Processes holding /dev/fuse (FUSE servers): a FUSE file system's image is a file one of them holds open. */
+struct fuse_servers {
+	pid_t *pids;
+	unsigned int n;
 };
 
 struct check {
@@ -82,6 +100,10 @@ struct check {
 	struct swaps swaps;
 	struct file_mount *fm;
 	unsigned int n_fm;
+	struct fuse_servers servers;
+	bool servers_read;
+	int servers_hold;   /* 0: not asked yet; 1: a FUSE server holds the target; 2: none does; -errno: cannot tell */
+	pid_t holding_server;
 	dev_t covered[64]; /* disks claimed here: their partitions cannot be claimed by anyone else */
 	unsigned int n_covered;
 };
@@ -178,12 +200,6 @@ static bool mounted_where(const struct check *c, dev_t dev, char *buf, size_t si
 }
 
 /* ------------------------------------------------------------------ file-backed mounts */
-
-/* Processes holding /dev/fuse (FUSE servers): a relative FUSE source is relative to one of them. */
-struct fuse_servers {
-	pid_t *pids;
-	unsigned int n;
-};
 
 /* Calls CB with each descriptor's link of process PID (readlink only: its file is never asked anything). */
 static void for_each_fd_link(const char *pid, void (*cb)(const char *fdpath, const char *link, void *data),
@@ -283,8 +299,6 @@ static bool file_backed_type(const char *fstype)
  */
 static int read_file_mounts(struct check *c)
 {
-	struct fuse_servers servers = { 0 };
-	bool servers_read = false;
 	struct bq_item *items = calloc(CANDIDATES_MAX, sizeof(*items));
 	char (*paths)[SYSFS_PATH_MAX + 64] = calloc(CANDIDATES_MAX, sizeof(*paths));
 	unsigned int *owner = calloc(CANDIDATES_MAX, sizeof(*owner));
@@ -313,18 +327,18 @@ static int read_file_mounts(struct check *c)
 				n++;
 		} else if (is_fuse(m->fstype)) {
 			/* the servers' folders (a daemon has mostly gone to /), and the files they hold by that name */
-			if (!servers_read) {
-				find_fuse_servers(&servers);
-				servers_read = true;
+			if (!c->servers_read) {
+				find_fuse_servers(&c->servers);
+				c->servers_read = true;
 			}
-			for (unsigned int k = 0; k < servers.n && n < CANDIDATES_MAX; k++) {
+			for (unsigned int k = 0; k < c->servers.n && n < CANDIDATES_MAX; k++) {
 				struct source_match sm = { m->source, paths, &n, CANDIDATES_MAX };
 				char pid[16];
 
-				if (path_printf(paths[n], sizeof(paths[0]), "/proc/%d/cwd/%s", (int)servers.pids[k],
+				if (path_printf(paths[n], sizeof(paths[0]), "/proc/%d/cwd/%s", (int)c->servers.pids[k],
 						m->source) == 0)
 					n++;
-				snprintf(pid, sizeof(pid), "%d", (int)servers.pids[k]);
+				snprintf(pid, sizeof(pid), "%d", (int)c->servers.pids[k]);
 				for_each_fd_link(pid, match_source_fd, &sm);
 			}
 			/* until one of them is a file, the source is a name that may be a file somewhere unseen */
@@ -347,6 +361,15 @@ static int read_file_mounts(struct check *c)
 		struct file_mount *fm = &c->fm[owner[k]];
 		struct file_ids ids;
 
+		if (items[k].err && items[k].err != -ETIMEDOUT && fm->m->source[0] == '/' && is_fuse(fm->m->fstype)) {
+			/*
+			 * A FUSE source is the name its server was started with (any user may choose it: fusermount's
+			 * fsname, a mount in a user namespace), not something the kernel opened: no file by that name
+			 * is not "any file may be its image". The image, if any, is a file a FUSE server holds open.
+			 */
+			fm->by_servers = true;
+			continue;
+		}
 		if (items[k].err == -ETIMEDOUT || (items[k].err && fm->m->source[0] == '/' &&
 						   file_backed_type(fm->m->fstype))) {
 			/* it may be a file: the kernel or the server reads one, and where it is cannot be told */
@@ -371,7 +394,6 @@ static int read_file_mounts(struct check *c)
 		}
 	}
 out:
-	free(servers.pids);
 	free(items);
 	free(paths);
 	free(owner);
@@ -390,6 +412,57 @@ static bool name_ends_with(const char *name, const char *rel)
 	return k && n > k && name[n - k - 1] == '/' && streq(name + n - k, rel);
 }
 
+/*
+ * Does a FUSE server have one of the target's identities open (the image it serves from, under whatever name
+ * it has now)? 1 yes (C->holding_server), 2 no, -EACCES when a server's descriptors cannot be looked at.
+ * Each descriptor is asked by statx(AT_STATX_DONT_SYNC) through its /proc link, which waits on no server.
+ */
+static int fuse_servers_hold(struct check *c)
+{
+	if (c->servers_hold)
+		return c->servers_hold;
+	if (!c->servers_read) {
+		find_fuse_servers(&c->servers);
+		c->servers_read = true;
+	}
+	c->servers_hold = 2;
+	for (unsigned int k = 0; k < c->servers.n && c->servers_hold == 2; k++) {
+		char dir[64];
+		struct dirent *de;
+		DIR *fds;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)c->servers.pids[k]);
+		fds = opendir(dir);
+		if (!fds) {
+			if (errno == EACCES || errno == EPERM)
+				c->servers_hold = -EACCES;
+			continue; /* ended meanwhile */
+		}
+		while ((de = readdir(fds)) && c->servers_hold == 2) {
+			char link[600];
+			struct statx stx;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+			if (statx(AT_FDCWD, link, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &stx) < 0 ||
+			    !S_ISREG(stx.stx_mode))
+				continue;
+			for (unsigned int i = 0; i < c->target.n; i++) {
+				const struct storage_piece *p = &c->target.pieces[i];
+
+				if (p->file && p->ino == stx.stx_ino && p->dev == makedev(stx.stx_dev_major, stx.stx_dev_minor)) {
+					c->servers_hold = 1;
+					c->holding_server = c->servers.pids[k];
+					break;
+				}
+			}
+		}
+		closedir(fds);
+	}
+	return c->servers_hold;
+}
+
 static int check_file_mounts(struct check *c)
 {
 	const char *name = c->target_dev ? c->target.backing : c->target_path;
@@ -405,6 +478,25 @@ static int check_file_mounts(struct check *c)
 					  "loop device): a write here corrupts that file system; --force does not "
 					  "override this: unmount it first", c->target_name, fm->m->source,
 					  fm->m->fstype, where);
+		/* a FUSE server's image is a file it holds, under whatever name it has now (renamed, or a decoy at the source) */
+		if (is_fuse(fm->m->fstype) && storage_map_has_file(&c->target)) {
+			int held = fuse_servers_hold(c);
+
+			if (held == 1)
+				return guard_fail(c->d, -EBUSY, GUARD_MOUNTED, "%s is open in a FUSE server (pid %d), which "
+						  "serves a file system from what it holds (the %s file system mounted %s, "
+						  "source \"%s\", or another): a write here can corrupt it; --force does not "
+						  "override this: unmount it first", c->target_name, (int)c->holding_server,
+						  fm->m->fstype, where, fm->m->source);
+			if (held == 2)
+				continue; /* every server's open files were seen, and none is the target */
+			if (fm->by_servers)
+				return guard_fail(c->d, -EBUSY, GUARD_MOUNTED, "cannot tell whether %s is the file that the %s "
+						  "file system mounted %s reads as its device: its source \"%s\" cannot be "
+						  "found by that name, and not every FUSE server's open files can be looked "
+						  "at; --force does not override this: unmount it first", c->target_name,
+						  fm->m->fstype, where, fm->m->source);
+		}
 		/* a file the mount may read: only a target with file storage can be it */
 		if (fm->unresolved && storage_map_has_file(&c->target) &&
 		    (fm->m->source[0] == '/' || (name[0] && name_ends_with(name, fm->m->source))))
@@ -761,6 +853,39 @@ static int map_target(struct check *c, const struct stat *st)
 	return r;
 }
 
+/*
+ * A process that holds one of the target's layer files (an identity of its map other than the descriptor's
+ * own inode ST): a program with upper/img open while the caller writes merged/img.
+ */
+static int check_layer_holders(struct check *c, const struct stat *st)
+{
+	for (unsigned int i = 0; i < c->target.n; i++) {
+		const struct storage_piece *p = &c->target.pieces[i];
+		char who[1024], fdpath[64], layer[SYSFS_PATH_MAX] = "";
+		struct held_scan s;
+		ssize_t n;
+
+		if (!p->file || (p->dev == st->st_dev && p->ino == st->st_ino))
+			continue;
+		if (held_file_scan("/proc", p->dev, p->ino, getpid(), -1, &s) < 0 || !s.n_holders)
+			continue;
+		held_scan_describe(&s, who, sizeof(who));
+		/* the layer file's name, as the first holder opened it; else its identity */
+		snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%d", (int)s.holders[0].pid, s.holders[0].fd);
+		n = s.holders[0].fd >= 0 ? readlink(fdpath, layer, sizeof(layer) - 1) : -1;
+		if (n > 0)
+			layer[n] = '\0';
+		else
+			snprintf(layer, sizeof(layer), "(device %u:%u, inode %" PRIu64 ")", major(p->dev), minor(p->dev),
+				 p->ino);
+		return guard_fail(c->d, -EBUSY, GUARD_HELD, "%s is an overlay file, and its layer file %s is open "
+				  "elsewhere by that name: %s. A write here lands in what that program holds, and it "
+				  "would not know; --force does not override this: stop it first", c->target_name,
+				  layer, who);
+	}
+	return 0;
+}
+
 /* Everything after the tables are read: the target's map, swap, file-backed mounts, the block devices. */
 static int check_all(struct check *c, const struct stat *st)
 {
@@ -773,6 +898,9 @@ static int check_all(struct check *c, const struct stat *st)
 	if (c->target.unresolved)
 		return guard_fail(c->d, -EACCES, GUARD_UNKNOWN, "cannot tell where the data of %s is: %s; run as root",
 				  target_name, c->target.why);
+	if ((c->g->how & GUARD_LAYER_HOLDERS) && S_ISREG(st->st_mode) && !ctx_has_sysroot(c->ctx) &&
+	    (r = check_layer_holders(c, st)) < 0)
+		return r;
 	if (!ctx_has_sysroot(c->ctx) && (r = swaps_read(c)) < 0)
 		return guard_fail(c->d, r == -ENOMEM ? -ENOMEM : -EBUSY, GUARD_UNKNOWN, "cannot read /proc/swaps (%s): "
 				  "whether %s shares storage with an active swap area cannot be checked", strerror(-r),
@@ -842,6 +970,7 @@ int guard_shared_storage(struct guard_run *g, const char *target_name)
 	for (unsigned int i = 0; i < c->n_fm; i++)
 		storage_map_free(&c->fm[i].map);
 	free(c->fm);
+	free(c->servers.pids);
 	storage_env_close(&c->env);
 	free(c);
 	return r;

@@ -107,6 +107,12 @@ int storage_watch_start(struct storage_watch *w, int lease_fd, bool devices)
 	return 0;
 }
 
+void storage_watch_recheck_every_second(struct storage_watch *w)
+{
+	w->by_timer = true;
+	w->next_timer = now_seconds() + WATCH_RECHECK_SECONDS;
+}
+
 /* Reads what the uevent socket holds: true when a block device changed or messages were lost. */
 static bool drain_uevents(int fd)
 {

@@ -15,7 +15,10 @@
  * this namespace), after which the caller runs the write guard's storage
  * check again. Where uevents may not arrive (a network namespace other than
  * the first: the kernel sends block uevents only there) the caller is told
- * to check again every WATCH_RECHECK_SECONDS instead. A look never waits.
+ * to check again every WATCH_RECHECK_SECONDS instead. A file on overlayfs is
+ * watched both ways and on that timer too: its lease is the overlay inode's,
+ * which nothing that reaches the layer file underneath by its own name opens.
+ * A look never waits.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +46,8 @@ struct storage_watch {
  * descriptors). Safe to free after a failure.
  */
 int storage_watch_start(struct storage_watch *w, int lease_fd, bool devices);
+/* A check again every WATCH_RECHECK_SECONDS as well: for users no lease, uevent or mount shows (an overlay's layer file opened by its own name). */
+void storage_watch_recheck_every_second(struct storage_watch *w);
 /* One look: what happened since the last one (devices and mounts are drained). */
 enum watch_event storage_watch_poll(struct storage_watch *w);
 /* Lets go of the lease, so that an opener held by it proceeds (the descriptor stays open). */

@@ -201,7 +201,9 @@ LCLOUD_EXPORT int lcloud_queue_open(struct lcloud_ctx *ctx, const char *path, ui
 			goto fail;
 	}
 	if (q->writable) {
-		r = queue_guard(ctx, q, flags & LCLOUD_QUEUE_FORCE ? GUARD_FORCE : 0);
+		q->own_file = flags & LCLOUD_QUEUE_OWN_FILE;
+		r = queue_guard(ctx, q, (flags & LCLOUD_QUEUE_FORCE ? GUARD_FORCE : 0) |
+					(q->own_file ? 0 : GUARD_LAYER_HOLDERS));
 		if (r < 0)
 			goto fail;
 		r = queue_watch_open(ctx, q, path, flags);

@@ -63,6 +63,7 @@ struct lcloud_queue {
 	bool fast_write, fast_read;
 	bool watching; /* a writing queue: its watch is looked at before each submission (queue_watch.c) */
 	bool stopped;  /* its storage gained a user: nothing more is submitted */
+	bool own_file; /* LCLOUD_QUEUE_OWN_FILE: other programs' holds on the file (or its layer files) are the caller's */
 	uint64_t fast_pos_mask; /* offset and length alignment - 1 */
 	uint64_t fast_mem_mask; /* buffer alignment - 1 */
 	int file_lifetime; /* last F_SET_RW_HINT applied */

@@ -6,7 +6,9 @@
  * idle the loop is), and one that another program holds is refused unless
  * the caller says the file is its own (LCLOUD_QUEUE_OWN_FILE: a storage
  * engine's data file, which its own processes share); otherwise the queue
- * keeps the write lease it asked with (held_file.c). Before each submission
+ * keeps the write lease it asked with (held_file.c); an overlay file's lease
+ * is the overlay inode's, so its devices and mounts are watched too, and the
+ * guard asks /proc about its layer files once a second. Before each submission
  * it looks at the watch (watch.c): a broken lease, or a block device or
  * mount that changed and makes the guard's storage check fail or find a new
  * sharer, stops the queue. A stopped queue submits nothing again (-EBUSY,
@@ -19,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -66,6 +70,14 @@ static void claim_name(const struct lcloud_ctx *ctx, const struct lcloud_queue *
 	snprintf(buf, size, "a device");
 }
 
+/* Is FD a file on overlayfs, whose write lease is the overlay inode's and not its layer file's? */
+static bool on_overlay(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
 /* The target as the write guard names it: the path of a file, /dev/NAME of a device. */
 static char *target_name(const struct lcloud_queue *q, const char *path)
 {
@@ -106,7 +118,7 @@ __attribute__((format(printf, 2, 3))) static int stop(struct lcloud_queue *q, co
 
 int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char *path, uint32_t flags)
 {
-	bool regular = S_ISREG(q->target_mode), leased = false;
+	bool regular = S_ISREG(q->target_mode), leased = false, layered;
 	char loop[300];
 	int r;
 
@@ -130,12 +142,20 @@ int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char 
 			return r;
 		leased = r == HELD_FREE_LEASED;
 	}
-	/* what a lease cannot see is watched through the devices and mounts, and checked again by the guard */
-	if (!leased && lcloud_ctx_new(&q->watch_ctx) < 0)
+	/*
+	 * What a lease cannot see is watched through the devices and mounts, and checked again by the guard. On
+	 * overlayfs the lease is the overlay inode's: a loop device or a mount over the layer file underneath,
+	 * or a program that opens it by its own name, does not break it; so the devices and mounts are watched
+	 * too, and the guard looks again once a second for a program that holds the layer file.
+	 */
+	layered = regular && on_overlay(q->fd);
+	if ((!leased || layered) && lcloud_ctx_new(&q->watch_ctx) < 0)
 		return -ENOMEM;
-	r = storage_watch_start(&q->watch, leased ? q->fd : -1, !leased);
+	r = storage_watch_start(&q->watch, leased ? q->fd : -1, !leased || layered);
 	if (r < 0)
 		return queue_fail(q, r, "%s: cannot watch its storage for new users: %s", q->watch_name, strerror(-r));
+	if (layered && !q->own_file)
+		storage_watch_recheck_every_second(&q->watch);
 	q->watching = true;
 	return 0;
 }
@@ -149,7 +169,7 @@ static int recheck(struct lcloud_queue *q)
 
 	q->error.text[0] = '\0';
 	/* only who uses the storage: what it holds is the queue's own writing by now */
-	r = queue_guard(q->watch_ctx, q, GUARD_USE_ONLY);
+	r = queue_guard(q->watch_ctx, q, GUARD_USE_ONLY | (q->own_file ? 0 : GUARD_LAYER_HOLDERS));
 	if (r < 0) {
 		char *why = strdup(q->error.text);
 

@@ -19,6 +19,7 @@ own (hostlib.in_a_mount_namespace_of_its_own)."""
 import contextlib
 import ctypes
 import os
+import pwd
 import select
 import signal
 import subprocess
@@ -246,6 +247,56 @@ def test_fuse2fs_given_a_relative_name():
             run(["umount", os.path.join(d, "mnt")], check=True)
         p = write_when_free(img, "--force")
         assert p.returncode == 0, p.stderr
+
+
+# a FUSE file system whose server never answers, mounted by whoever runs this (with the source it is given)
+USER_FUSE = r"""
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = "fd=%d,rootmode=40000,user_id=%d,group_id=%d" % (fd, os.getuid(), os.getgid())
+if libc.mount(sys.argv[1].encode(), sys.argv[2].encode(), b"fuse", 0, opts.encode()) != 0:
+    print("mount failed:", os.strerror(ctypes.get_errno()), flush=True)
+    sys.exit(1)
+print("mounted", flush=True)
+time.sleep(300)
+"""
+
+
+@contextlib.contextmanager
+def fuse_mounted_by(user, source, mnt):
+    """USER mounts a FUSE file system at MNT with SOURCE as its source, in a user and mount namespace of its
+    own (as any user may); it goes with its server's process."""
+    pw = pwd.getpwnam(user)
+    os.makedirs(mnt, exist_ok=True)
+    os.chown(mnt, pw.pw_uid, pw.pw_gid)
+    # the system's Python: one under root's home is not for other users to run
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    p = subprocess.Popen(["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups", "--",
+                          "unshare", "-Urm", python, "-c", USER_FUSE, source, mnt],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline().strip()
+        assert line == "mounted", line
+        yield p.pid
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_a_fuse_source_any_user_names():
+    """A FUSE file system's source is the name its server gives it, and any user may mount one: nobody, in a
+    user namespace of its own, names it like a file that does not exist. Root's write to an unrelated file
+    goes through (the image of a FUSE file system is a file its server holds, and this one holds none)."""
+    need_root()
+    with scratch_dir() as d:
+        unrelated = os.path.join(d, "unrelated")
+        make_image(unrelated, 1 << 20)
+        with fuse_mounted_by("nobody", "/nonexistent/fs.img", os.path.join(d, "umnt")):
+            p = write(unrelated)
+            assert p.returncode == 0, p.stderr
+        with open(unrelated, "rb") as f:
+            assert f.read(4096) == b"\x5a" * 4096
 
 
 # ---------------------------------------------------------------- a disk's own bytes
@@ -537,7 +588,7 @@ if __name__ == "__main__":
     in_a_mount_namespace_of_its_own(__file__)
     main([test_overlay_loop_over_merged_written_through_the_upper_layer, test_overlay_lower_file_not_copied_up,
           test_overlay_loop_over_upper_written_through_the_merged_name, test_overlay_swap_on_a_loop_over_the_merged_name,
-          test_erofs_mounted_from_its_image, test_fuse2fs_given_a_relative_name,
+          test_erofs_mounted_from_its_image, test_fuse2fs_given_a_relative_name, test_a_fuse_source_any_user_names,
           test_partition_gap_of_a_disk_mounted_whole_in_another_namespace,
           test_partition_gap_beside_a_mounted_partition_is_written, test_partitioned_disk_written_whole,
           test_external_journal_disk,

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "mariadb"))
 import mdserver as md  # noqa: E402
 from test_target import target, admin, io_queue  # noqa: E402
+from test_guard_identity import overlay  # noqa: E402
 
 BINDING = os.environ.get("LCLOUD_PYTHON", os.path.join(HERE, "..", "..", "bindings", "python"))
 PAGE = 16384
@@ -303,8 +304,92 @@ def test_target_namespace_gains_a_loop_and_a_mount():
         assert p.poll() is None, "the target died"
 
 
+def test_overlay_file_whose_layer_file_a_program_holds():
+    """A program holds upper/img, the layer file under merged/img, by its own name: the write lease on the
+    overlay file does not see it (the program never opened the overlay's inode). write and torture run on
+    merged/img are refused naming the program, and the file is unchanged; once it is gone, written."""
+    need_root()
+    with scratch_dir() as d, overlay(d) as (lower, upper, merged):
+        img, layer = os.path.join(merged, "img"), os.path.join(upper, "img")
+        with open(img, "wb") as f:
+            f.write(bytes(range(256)) * 4096)
+        assert os.path.exists(layer)
+        before = digest(layer)
+        with held_by_a_program(layer) as pid:
+            for extra in ((), ("--force",)):
+                p = lcloudctl("write", img, "--offset", "0", "--length", "4096", "--pattern", "0x5a", *extra)
+                assert p.returncode == 7 and "(pid %d, " % pid in p.stderr, (extra, p.returncode, p.stderr)
+            p = lcloudctl("torture", "run", img, "--path", "plain_direct", "--pages", "4", "--writes", "8",
+                          "--force", "--record", os.path.join(d, "rec"))
+            assert p.returncode == 7 and "(pid %d, " % pid in p.stderr, (p.returncode, p.stderr)
+            p = python_queue(QUEUE_OPEN, img, "not-own")
+            assert p.stdout.startswith("refused EBUSY") and "(pid %d, " % pid in p.stdout, (p.stdout, p.stderr)
+            assert digest(layer) == before, "a refused write changed %s" % layer
+        p = lcloudctl("write", img, "--offset", "0", "--length", "4096", "--pattern", "0x5a")
+        assert p.returncode == 0, p.stderr
+
+
+def test_torture_run_on_an_overlay_file_stops_when_its_layer_file_gains_a_user():
+    """torture run writes merged/img; a loop device is set up over upper/img, the layer file that holds those
+    bytes (no open of the overlay file: its lease does not break), and then a program opens upper/img by
+    its own name: each time the run stops saying why (exit 7), and a file system made on the loop device
+    is intact."""
+    need_root()
+    with scratch_dir() as d, overlay(d) as (lower, upper, merged):
+        img, layer, record = os.path.join(merged, "img"), os.path.join(upper, "img"), os.path.join(d, "rec")
+        with open(img, "wb") as f:
+            f.truncate(32 << 20)
+        with running([LCLOUDCTL, "torture", "run", img, "--path", "plain_direct", "--pages", "2048",
+                      "--duration", "60", "--record", record]) as p:
+            wait_for_records(record, 10, p)
+            with extra_loop(layer) as dev:
+                rc = p.wait(30)
+                err = p.stderr.read()
+                assert rc == 7 and "gained a user" in err, (rc, err)
+                new_file_system_is_intact(dev, os.path.join(d, "mnt"))
+        os.unlink(record)
+        with running([LCLOUDCTL, "torture", "run", img, "--path", "plain_direct", "--pages", "2048",
+                      "--duration", "60", "--record", record]) as p:
+            wait_for_records(record, 10, p)
+            with held_by_a_program(layer) as pid:
+                rc = p.wait(30)
+                err = p.stderr.read()
+                assert rc == 7 and "gained a user" in err and "(pid %d, " % pid in err, (rc, err)
+
+
+def test_fuse2fs_image_renamed_with_a_decoy_at_its_name():
+    """fuse2fs serves a file system from an image that is then renamed, and a new file takes its old name (the
+    mount's source): the queue opened with own_file, which takes no lease and trusts the guard for file
+    systems mounted from the file, refuses the image under its new name, naming the server. (The decoy,
+    the file the source names, stays refused too: a server may read its image by that name.)"""
+    need_root()
+    need_tool("fuse2fs", "fuse2fs")
+    with scratch_dir() as d:
+        img, moved, mnt = os.path.join(d, "fs.img"), os.path.join(d, "moved.img"), os.path.join(d, "mnt")
+        with open(img, "wb") as f:
+            f.truncate(32 << 20)
+        run(["mkfs.ext4", "-q", "-F", img], check=True)
+        os.mkdir(mnt)
+        run(["fuse2fs", img, mnt, "-o", "ro,fakeroot"], check=True)
+        try:
+            server = int(run(["pgrep", "-f", "^fuse2fs %s" % img], check=True).stdout.split()[0])
+            os.rename(img, moved)
+            with open(img, "wb") as f:
+                f.truncate(1 << 20)
+            before = digest(moved)
+            p = python_queue(QUEUE_OPEN, moved, "own")
+            assert p.stdout.startswith("refused EBUSY") and "FUSE server (pid %d)" % server in p.stdout, \
+                (p.stdout, p.stderr)
+            assert digest(moved) == before
+        finally:
+            run(["umount", mnt], check=True)
+
+
 if __name__ == "__main__":
     main([test_a_file_another_program_holds, test_mariadbd_data_files,
           test_torture_run_stops_when_its_file_gains_a_loop_and_a_mount,
           test_torture_run_on_a_device_stops_at_a_loop_at_an_offset,
-          test_target_namespace_gains_a_loop_and_a_mount])
+          test_target_namespace_gains_a_loop_and_a_mount,
+          test_overlay_file_whose_layer_file_a_program_holds,
+          test_torture_run_on_an_overlay_file_stops_when_its_layer_file_gains_a_user,
+          test_fuse2fs_image_renamed_with_a_decoy_at_its_name])

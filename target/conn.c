@@ -8,6 +8,9 @@
  * a handler sees the command: a PDU that breaks the transport's rules makes
  * conn_feed() fail with a reason and the caller closes the connection, so no
  * handler runs, and nothing reaches a backing file, on a malformed PDU.
+ * With a cloud back end (backend.c), I/O commands are answered from its
+ * thread (conn_complete): each PDU is sent whole under the send lock, and a
+ * slot's state is read and changed under the slot lock.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -51,6 +54,8 @@ int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsign
 	c->id = id;
 	c->rx_cap = rx_limit();
 	c->rx = malloc(c->rx_cap);
+	pthread_mutex_init(&c->send_lock, NULL);
+	pthread_mutex_init(&c->slot_lock, NULL);
 	return c->rx ? 0 : -ENOMEM;
 }
 
@@ -65,18 +70,33 @@ static uint32_t r2t_bytes(const struct target *t)
 #define TTAG_INDEX_MASK 0x1ffu
 _Static_assert(TARGET_QUEUE_ENTRIES <= 1u << TTAG_SLOT_BITS, "a slot fits its transfer tag bits");
 
-static void command_release(struct conn *c, struct command *cmd)
+/* Frees CMD's slot, and its command ID with it; RET_COPY (if given) keeps the command. Returns its data to free. */
+static uint8_t *slot_free(struct conn *c, struct command *cmd, struct command *ret_copy)
 {
+	uint8_t *data;
+
 	/* a write still in flight when its connection goes is aborted: it never reaches the medium */
 	power_inflight_remove(c->t, cmd);
-	free(cmd->data);
+	pthread_mutex_lock(&c->slot_lock);
+	if (ret_copy)
+		*ret_copy = *cmd;
+	data = cmd->data;
 	memset(cmd, 0, sizeof(*cmd));
+	pthread_mutex_unlock(&c->slot_lock);
+	return data;
+}
+
+static void command_release(struct conn *c, struct command *cmd)
+{
+	free(slot_free(c, cmd, NULL));
 }
 
 void conn_destroy(struct conn *c)
 {
 	if (!c)
 		return;
+	/* the back end lets go of this connection's commands first: nothing answers them after this */
+	backend_cancel(c->t, c);
 	for (unsigned int i = 0; i < TARGET_QUEUE_ENTRIES; i++)
 		command_release(c, &c->cmds[i]);
 	free(c->rx);
@@ -86,13 +106,19 @@ void conn_destroy(struct conn *c)
 		controller_put(c->t, c->ctrl);
 	}
 	c->ctrl = NULL;
+	pthread_mutex_destroy(&c->send_lock);
+	pthread_mutex_destroy(&c->slot_lock);
 }
 
-static int send_bytes(struct conn *c, const struct iovec *iov, int n)
+/* One PDU. RECORD: a failure is the connection's reason (its own thread), else the reader finds out. */
+static int send_bytes(struct conn *c, const struct iovec *iov, int n, bool record)
 {
-	int r = c->io.send(c->io.ctx, iov, n);
+	int r;
 
-	if (r < 0)
+	pthread_mutex_lock(&c->send_lock);
+	r = c->io.send(c->io.ctx, iov, n);
+	pthread_mutex_unlock(&c->send_lock);
+	if (r < 0 && record)
 		conn_fail(c, "send failed: %s", strerror(-r));
 	return r;
 }
@@ -106,24 +132,28 @@ static void common_header(uint8_t *h, uint8_t type, uint8_t flags, uint8_t hlen,
 	put32(h + 4, plen);
 }
 
-static int send_response(struct conn *c, const struct command *cmd, uint16_t status)
+static int send_response(struct conn *c, const struct command *cmd, uint16_t status, bool record)
 {
 	uint8_t pdu[TCP_CAPSULE_RESP_LEN] = {0};
 	uint8_t *cqe = pdu + TCP_CH_LEN;
 	struct iovec iov = {pdu, sizeof(pdu)};
+	uint16_t sqhd;
 
+	pthread_mutex_lock(&c->slot_lock);
+	sqhd = c->sqhd;
+	pthread_mutex_unlock(&c->slot_lock);
 	common_header(pdu, TCP_CAPSULE_RESP, 0, TCP_CAPSULE_RESP_LEN, 0, TCP_CAPSULE_RESP_LEN);
 	put32(cqe + 0, cmd->result0);
 	put32(cqe + 4, cmd->result1);
-	put16(cqe + 8, c->sqhd);
+	put16(cqe + 8, sqhd);
 	put16(cqe + 10, c->qid);
 	put16(cqe + 12, cmd->cid);
 	put16(cqe + 14, (uint16_t)(status << 1)); /* phase 0: fabrics have no phase */
-	return send_bytes(c, &iov, 1);
+	return send_bytes(c, &iov, 1, record);
 }
 
 /* The data of a completed read-like command, then (unless SUCCESS said it) its response. */
-static int send_data(struct conn *c, const struct command *cmd)
+static int send_data(struct conn *c, const struct command *cmd, bool record)
 {
 	uint32_t done = 0;
 
@@ -146,11 +176,36 @@ static int send_data(struct conn *c, const struct command *cmd)
 		put32(hdr + DATA_LENGTH, chunk);
 		iov[0] = (struct iovec){hdr, sizeof(hdr)};
 		iov[1] = (struct iovec){cmd->data + done, chunk};
-		if (send_bytes(c, iov, 2) < 0)
+		if (send_bytes(c, iov, 2, record) < 0)
 			return -EIO;
 		done += chunk;
 	}
-	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS);
+	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS, record);
+}
+
+/* A completed command's answer: its data, or its status (with Do Not Retry when it failed). */
+static int answer(struct conn *c, const struct command *cmd, int status, bool record)
+{
+	if (status == SC_SUCCESS && cmd->dir == DIR_TO_HOST && cmd->data_len)
+		return send_data(c, cmd, record);
+	return send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0), record);
+}
+
+void conn_complete(struct conn *c, struct command *cmd, int status)
+{
+	struct command done;
+
+	if (status < 0)
+		return; /* the power is off: the cut decides it and no answer ever comes */
+	/*
+	 * The slot is free before the answer goes: the host may send a command with the same ID as soon as
+	 * it has the answer, and the reader must not find this one still in flight. The copy answers.
+	 */
+	done.data = slot_free(c, cmd, &done);
+	/* a send that fails leaves the host waiting: end the connection, whose reader then says why */
+	if (answer(c, &done, status, false) < 0 && c->io.shutdown)
+		c->io.shutdown(c->io.ctx);
+	free(done.data);
 }
 
 static int execute(struct conn *c, struct command *cmd)
@@ -165,6 +220,8 @@ static int execute(struct conn *c, struct command *cmd)
 		status = io_execute(c, cmd);
 	if (status < 0)
 		return status; /* the handler closed the connection (c->reason) */
+	if (status == CMD_QUEUED)
+		return 0; /* the back end answers it and frees its slot */
 	if (status == CMD_HELD) {
 		/* answered later, or never (an Asynchronous Event Request): keep its slot */
 		free(cmd->data);
@@ -172,10 +229,7 @@ static int execute(struct conn *c, struct command *cmd)
 		cmd->data_len = 0;
 		return 0;
 	}
-	if (status == SC_SUCCESS && cmd->dir == DIR_TO_HOST && cmd->data_len)
-		r = send_data(c, cmd);
-	else
-		r = send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0));
+	r = answer(c, cmd, status, true);
 	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
 }
@@ -183,7 +237,7 @@ static int execute(struct conn *c, struct command *cmd)
 /* A command refused before its handler: the response carries STATUS. */
 static int refuse(struct conn *c, struct command *cmd, uint16_t status)
 {
-	int r = send_response(c, cmd, status | SC_DNR);
+	int r = send_response(c, cmd, status | SC_DNR, true);
 
 	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
@@ -229,7 +283,7 @@ static int send_r2ts(struct conn *c, struct command *cmd)
 		put16(pdu + DATA_TTAG, (uint16_t)(slot | (index & TTAG_INDEX_MASK) << TTAG_SLOT_BITS));
 		put32(pdu + DATA_OFFSET, cmd->requested);
 		put32(pdu + DATA_LENGTH, end - cmd->requested);
-		if (send_bytes(c, &iov, 1) < 0)
+		if (send_bytes(c, &iov, 1, true) < 0)
 			return -EIO;
 		cmd->requested = end;
 	}
@@ -269,8 +323,10 @@ static int handle_capsule(struct conn *c)
 		conn_fail(c, "capsule: opcode 0x%02x before Fabrics Connect", sqe[SQE_OPC]);
 		return -EPROTO;
 	}
+	pthread_mutex_lock(&c->slot_lock);
 	for (unsigned int slot = 0; slot < TARGET_QUEUE_ENTRIES; slot++) {
 		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
+			pthread_mutex_unlock(&c->slot_lock);
 			conn_fail(c, "capsule: command id %u is already in flight", cid);
 			return -EPROTO;
 		}
@@ -278,6 +334,7 @@ static int handle_capsule(struct conn *c)
 			cmd = &c->cmds[slot];
 	}
 	if (!cmd || (c->connected && (unsigned int)(cmd - c->cmds) > c->sqsize)) {
+		pthread_mutex_unlock(&c->slot_lock);
 		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
 		return -EPROTO;
 	}
@@ -287,6 +344,7 @@ static int handle_capsule(struct conn *c)
 	cmd->dir = command_direction(sqe);
 	if (c->connected)
 		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
+	pthread_mutex_unlock(&c->slot_lock);
 	if (c->connected && c->qid == 0) {
 		/* any command on the admin queue restarts the keep alive timer */
 		pthread_mutex_lock(&c->t->lock);
@@ -377,11 +435,15 @@ static int handle_h2c_data(struct conn *c)
 		conn_fail(c, "H2CData: data offset %u, length %u in a PDU of %u bytes", pdo, len, plen);
 		return -EPROTO;
 	}
+	/* a slot the back end holds has all its data: it fails this, and nothing else changes it meanwhile */
+	pthread_mutex_lock(&c->slot_lock);
 	if (!c->cmds[slot].used || c->cmds[slot].cid != cccid || c->cmds[slot].dir != DIR_TO_CTRL ||
 	    c->cmds[slot].received >= c->cmds[slot].requested) {
+		pthread_mutex_unlock(&c->slot_lock);
 		conn_fail(c, "H2CData: transfer tag %u, command id %u: no R2T is waiting for it", ttag, cccid);
 		return -EPROTO;
 	}
+	pthread_mutex_unlock(&c->slot_lock);
 	cmd = &c->cmds[slot];
 	/* in order: the data answers the oldest outstanding R2T, from where its data stopped */
 	index = cmd->received / r2t_bytes(c->t);
@@ -432,7 +494,7 @@ static int handle_icreq(struct conn *c)
 	pdu[ICRESP_DGST] = 0;
 	put32(pdu + ICRESP_MAXDATA, TARGET_MAX_H2C_DATA);
 	c->ready = true;
-	return send_bytes(c, &iov, 1) < 0 ? -EIO : 0;
+	return send_bytes(c, &iov, 1, true) < 0 ? -EIO : 0;
 }
 
 /* The common header is in: is this PDU one a host may send now, of a length it may have? */

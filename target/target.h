@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <sys/uio.h>
 
+#include "backend.h"
+
 #define TARGET_MAX_NAMESPACES 16
 #define TARGET_QUEUE_ENTRIES 128      /* CAP.MQES + 1, the deepest queue a host may connect */
 #define TARGET_ADMIN_INLINE 8192      /* in-capsule data on the admin queue (Linux sends up to 8 KiB) */
@@ -59,7 +61,9 @@ struct target_config {
 	/* Flexible Data Placement (fdp.c): 0 off, else the placement handles offered */
 	unsigned int fdp_handles;
 	uint8_t placement_use[TARGET_FDP_MAX_HANDLES]; /* what each handle is for (nvme_lcloud_ext.h) */
+	uint8_t namespace_use[TARGET_MAX_NAMESPACES];  /* what a namespace's writes without a handle are for */
 	uint32_t max_r2t_bytes; /* the most one R2T asks for */
+	struct backend_config backend; /* the cloud back end (backend.c); off unless an option of it is given */
 };
 
 /* An FDP event as the events log (0x23) reports it. */
@@ -104,6 +108,7 @@ struct target {
 	struct target_wlog wlog[TARGET_MAX_NAMESPACES];
 	FILE *trace;
 	uint64_t trace_seq, started_us;
+	struct backend *backend; /* the cloud back end, or NULL: commands run as they arrive */
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */
@@ -155,6 +160,7 @@ struct command {
 	uint32_t nlb;
 	bool cut_pending;     /* the cut after N commands fell on it: the power goes once CUT_AT bytes arrived */
 	uint32_t cut_at;
+	struct backend_item be; /* its place in the back end, while it is there */
 };
 
 struct conn {
@@ -174,6 +180,9 @@ struct conn {
 	uint8_t *rx;
 	uint32_t rx_len, rx_need, rx_cap;
 	struct command cmds[TARGET_QUEUE_ENTRIES];
+	/* with a back end, commands complete on its thread: sends and the slots' state are shared with it */
+	pthread_mutex_t send_lock;  /* one PDU at a time on the socket */
+	pthread_mutex_t slot_lock;  /* cmds[].used, .cid and the data state of a slot's lookup; sqhd */
 	char reason[160];         /* why the connection closes */
 	char killed[160];         /* why another thread closed it (under t->lock); empty if none did */
 };
@@ -185,8 +194,11 @@ int conn_feed(struct conn *c, const uint8_t *data, size_t len);
 void conn_destroy(struct conn *c);
 void conn_fail(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD. */
+/* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD or CMD_QUEUED. */
 #define CMD_HELD 0x10000
+#define CMD_QUEUED 0x20000 /* the back end has it and answers it with conn_complete() */
+/* Answers a command the back end queued (STATUS < 0: the power is off, no answer) and frees its slot. */
+void conn_complete(struct conn *c, struct command *cmd, int status);
 
 /* fabrics.c: Connect, Property Get/Set, the controller list */
 int fabrics_execute(struct conn *c, struct command *cmd);
@@ -221,7 +233,10 @@ void fdp_count_write(struct target *t, unsigned int handle, uint64_t bytes);
 /* io.c */
 /* An I/O command's capsule arrived, its data buffer set up: a write joins the writes in flight. */
 void io_arrives(struct conn *c, struct command *cmd);
+/* Runs CMD now, or hands it to the back end (CMD_QUEUED). */
 int io_execute(struct conn *c, struct command *cmd);
+/* Runs CMD on the backing file and traces it; BE is its place in the back end, or NULL. */
+int io_run(struct conn *c, struct command *cmd, const struct backend_item *be);
 /* The namespace NSID names, or NULL. */
 struct target_namespace *target_namespace(struct target *t, uint32_t nsid);
 

@@ -88,9 +88,10 @@ n=0
 start() {
     tag=$1 count=$2; shift 2
     n=$((n + 1))
-    # the device has a processor of its own: the guest's load must not slow the target down
-    nice -n -20 "$LCLOUD_TARGET" --nqn $NQN --listen 127.0.0.1:4440 --serial hints$n --trace /out/trace-$tag "$@" \
-        > /tmp/listen 2> /out/target-$tag.log &
+    # the device has a processor of its own: the guest's load must not slow the target down (nice -20 for
+    # it and every thread it makes; busybox has renice, not nice)
+    sh -c 'renice -n -20 -p $$ > /dev/null && exec "$@"' sh "$LCLOUD_TARGET" --nqn $NQN --listen 127.0.0.1:4440 \
+        --serial hints$n --trace /out/trace-$tag "$@" > /tmp/listen 2> /out/target-$tag.log &
     pid=$!
     i=0; until grep -q '^listening' /tmp/listen 2>/dev/null; do
         i=$((i + 1)); [ $i -gt 200 ] && { fail "target $tag did not listen"; break; }; sleep 0.05; done

@@ -67,7 +67,8 @@ struct backend {
 	struct caps caps;
 	struct readahead ra[TARGET_MAX_NAMESPACES];
 	struct backend_item *service; /* dispatched, by the time they are ready */
-	struct backend_item *executing;
+	/* the connection of the command being completed: its slot is freed on the way, so it is kept here */
+	struct conn *executing;
 	unsigned int held;            /* queued, in service or executing */
 	struct backend_stats stats;
 };
@@ -277,7 +278,7 @@ static void *serve(void *arg)
 
 			b->service = it->service_next;
 			it->state = BACKEND_EXECUTING;
-			b->executing = it;
+			b->executing = it->conn;
 			pthread_mutex_unlock(&b->lock);
 			complete(b, it);
 			pthread_mutex_lock(&b->lock);
@@ -388,7 +389,7 @@ void backend_cancel(struct target *t, struct conn *c)
 			pos = &(*pos)->service_next;
 		}
 	}
-	while (b->executing && b->executing->conn == c)
+	while (b->executing == c)
 		pthread_cond_wait(&b->idle, &b->lock);
 	pthread_cond_broadcast(&b->room);
 	pthread_mutex_unlock(&b->lock);

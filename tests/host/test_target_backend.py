@@ -317,6 +317,25 @@ def test_a_command_id_is_free_once_answered():
         assert "closing" not in log_text(log), log_text(log)
 
 
+def test_a_connection_closing_while_answers_go():
+    """A host that closes its connection while the back end answers its commands: the back end lets go of
+    them before the connection is freed (under the sanitizers a use after free would end the target), 300
+    times, and the target serves on."""
+    with target("--hints", "use", size=8 << 20) as (port, path, p, log):
+        a, cntlid = admin(port)
+        for i in range(300):
+            q = pipe(port, cntlid)
+            for k in range(48):
+                q.send(0x02, slba=16 * k, nlb=16, read=True)
+            if i % 2:
+                q.collect(1 + i % 7)  # some answers in, the rest on their way
+            q.s.close()
+            assert p.poll() is None, "the target ended at round %d:\n%s" % (i, log_text(log)[-2000:])
+        q = pipe(port, cntlid)
+        q.send(0x02, slba=0, read=True)
+        assert q.collect(1)[0][1] == 0
+
+
 def test_bad_back_end_options():
     with scratch_dir() as d:
         path = os.path.join(d, "ns")
@@ -335,4 +354,4 @@ if __name__ == "__main__":
     main([test_caps_hold_the_rates, test_placement_hint_orders_writes, test_namespace_use_is_a_journal,
           test_read_ahead_hint_orders_reads, test_device_read_ahead_and_the_hint,
           test_a_cut_with_writes_waiting_in_the_back_end, test_a_command_id_is_free_once_answered,
-          test_bad_back_end_options])
+          test_a_connection_closing_while_answers_go, test_bad_back_end_options])

@@ -336,6 +336,32 @@ def test_a_connection_closing_while_answers_go():
         assert q.collect(1)[0][1] == 0
 
 
+def test_the_back_end_holds_a_bounded_queue():
+    """9 I/O queues of 128 commands each, all sent at once to a back end whose latency is 1.5 s: at most 1024
+    are held at once (queued or in service; a queue with one more waits before it reads on), by the trace's
+    submission and completion times, and every command is answered."""
+    with scratch_dir() as d:
+        trace = os.path.join(d, "trace")
+        with target("--trace", trace, "--latency", "1500000", size=4 << 20) as (port, path, p, log):
+            a, cntlid = admin(port)
+            assert a.command(0x09, cdw=(0x07, 8 | 8 << 16))[0] == 0  # 9 I/O queues
+            queues = [pipe(port, cntlid, qid=i + 1) for i in range(9)]
+            for q in queues:
+                for k in range(128):
+                    q.send(0x02, slba=k, read=True)
+            for q in queues:
+                got = q.collect(128)
+                assert all(st == 0 for _, st, _, _ in got), [st for _, st, _, _ in got]
+        rows = trace_rows(trace)
+    assert len(rows) == 9 * 128, len(rows)
+    events = sorted([(int(r["sub"]), 1) for r in rows] + [(int(r["comp"]), -1) for r in rows])
+    held = most = 0
+    for _, change in events:
+        held += change
+        most = max(most, held)
+    assert 1000 <= most <= 1024, most  # it filled up to the bound, and no further
+
+
 def test_bad_back_end_options():
     with scratch_dir() as d:
         path = os.path.join(d, "ns")
@@ -354,4 +380,5 @@ if __name__ == "__main__":
     main([test_caps_hold_the_rates, test_placement_hint_orders_writes, test_namespace_use_is_a_journal,
           test_read_ahead_hint_orders_reads, test_device_read_ahead_and_the_hint,
           test_a_cut_with_writes_waiting_in_the_back_end, test_a_command_id_is_free_once_answered,
-          test_a_connection_closing_while_answers_go, test_bad_back_end_options])
+          test_a_connection_closing_while_answers_go, test_the_back_end_holds_a_bounded_queue,
+          test_bad_back_end_options])

@@ -21,6 +21,11 @@
  * connection with nothing buffered may always take one command's, so a
  * well-behaved host is never starved by others' stalled writes. A PDU begun
  * and the data an R2T asked for must arrive within --data-timeout (conn_tick).
+ *
+ * With a cloud back end (backend.c), I/O commands are answered from its
+ * thread (conn_complete): each PDU is sent whole under the send lock, a
+ * slot's state is read and changed under the slot lock, and the budgets'
+ * counts change atomically.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -71,6 +76,8 @@ int conn_init(struct conn *c, struct target *t, const struct conn_io *io, unsign
 	c->started_us = trace_now_us();
 	c->rx_cap = TCP_ICREQ_LEN;
 	c->rx = malloc(c->rx_cap);
+	pthread_mutex_init(&c->send_lock, NULL);
+	pthread_mutex_init(&c->slot_lock, NULL);
 	c->n_cmds = 1; /* Connect's, until the queue is established */
 	c->cmds = calloc(1, sizeof(*c->cmds));
 	if (!c->rx || !c->cmds) {
@@ -103,42 +110,71 @@ static bool budget_take(struct conn *c, uint64_t len)
 {
 	const struct target_config *cfg = &c->t->cfg;
 	uint64_t all = __atomic_load_n(&c->t->buffered, __ATOMIC_RELAXED);
+	/* only this connection's reader takes; the back end's thread may give back meanwhile */
+	uint64_t mine = __atomic_load_n(&c->buffered, __ATOMIC_RELAXED);
 
-	if (c->buffered && cfg->conn_data_buffer && c->buffered + len > cfg->conn_data_buffer)
+	if (mine && cfg->conn_data_buffer && mine + len > cfg->conn_data_buffer)
 		return false;
 	do {
-		if (c->buffered && cfg->data_buffer && all + len > cfg->data_buffer)
+		if (mine && cfg->data_buffer && all + len > cfg->data_buffer)
 			return false;
 	} while (!__atomic_compare_exchange_n(&c->t->buffered, &all, all + len, true, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	c->buffered += len;
+	__atomic_add_fetch(&c->buffered, len, __ATOMIC_RELAXED);
 	return true;
+}
+
+/* CMD's bytes given back to the budgets; its data itself is the caller's to free. */
+static void budget_give(struct conn *c, const struct command *cmd)
+{
+	if (!cmd->buffered)
+		return;
+	__atomic_sub_fetch(&c->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&c->t->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
 }
 
 /* CMD's data buffer freed and its bytes given back to the budgets. */
 static void drop_data(struct conn *c, struct command *cmd)
 {
-	if (cmd->buffered) {
-		c->buffered -= cmd->data_len;
-		__atomic_sub_fetch(&c->t->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
-		cmd->buffered = false;
-	}
+	budget_give(c, cmd);
+	cmd->buffered = false;
 	free(cmd->data);
 	cmd->data = NULL;
 }
 
-static void command_release(struct conn *c, struct command *cmd)
+/*
+ * Frees CMD's slot, and its command ID with it. RET_COPY (if given) keeps the command, and its bytes
+ * stay counted until the caller gives them back (budget_give) once the answer is sent. Returns its data
+ * to free.
+ */
+static uint8_t *slot_free(struct conn *c, struct command *cmd, struct command *ret_copy)
 {
+	uint8_t *data;
+
 	/* a write still in flight when its connection goes is aborted: it never reaches the medium */
 	power_inflight_remove(c->t, cmd);
-	drop_data(c, cmd);
+	pthread_mutex_lock(&c->slot_lock);
+	if (ret_copy)
+		*ret_copy = *cmd;
+	else
+		budget_give(c, cmd);
+	data = cmd->data;
 	memset(cmd, 0, sizeof(*cmd));
+	pthread_mutex_unlock(&c->slot_lock);
+	return data;
+}
+
+static void command_release(struct conn *c, struct command *cmd)
+{
+	free(slot_free(c, cmd, NULL));
 }
 
 void conn_destroy(struct conn *c)
 {
 	if (!c)
 		return;
+	/* the back end lets go of this connection's commands first: nothing answers them after this */
+	backend_cancel(c->t, c);
 	for (unsigned int i = 0; c->cmds && i < c->n_cmds; i++)
 		command_release(c, &c->cmds[i]);
 	free(c->cmds);
@@ -151,13 +187,19 @@ void conn_destroy(struct conn *c)
 		controller_put(c->t, c->ctrl);
 	}
 	c->ctrl = NULL;
+	pthread_mutex_destroy(&c->send_lock);
+	pthread_mutex_destroy(&c->slot_lock);
 }
 
-static int send_bytes(struct conn *c, const struct iovec *iov, int n)
+/* One PDU. RECORD: a failure is the connection's reason (its own thread), else the reader finds out. */
+static int send_bytes(struct conn *c, const struct iovec *iov, int n, bool record)
 {
-	int r = c->io.send(c->io.ctx, iov, n);
+	int r;
 
-	if (r < 0)
+	pthread_mutex_lock(&c->send_lock);
+	r = c->io.send(c->io.ctx, iov, n);
+	pthread_mutex_unlock(&c->send_lock);
+	if (r < 0 && record)
 		conn_fail(c, "send failed: %s", strerror(-r));
 	return r;
 }
@@ -171,24 +213,28 @@ static void common_header(uint8_t *h, uint8_t type, uint8_t flags, uint8_t hlen,
 	put32(h + 4, plen);
 }
 
-static int send_response(struct conn *c, const struct command *cmd, uint16_t status)
+static int send_response(struct conn *c, const struct command *cmd, uint16_t status, bool record)
 {
 	uint8_t pdu[TCP_CAPSULE_RESP_LEN] = {0};
 	uint8_t *cqe = pdu + TCP_CH_LEN;
 	struct iovec iov = {pdu, sizeof(pdu)};
+	uint16_t sqhd;
 
+	pthread_mutex_lock(&c->slot_lock);
+	sqhd = c->sqhd;
+	pthread_mutex_unlock(&c->slot_lock);
 	common_header(pdu, TCP_CAPSULE_RESP, 0, TCP_CAPSULE_RESP_LEN, 0, TCP_CAPSULE_RESP_LEN);
 	put32(cqe + 0, cmd->result0);
 	put32(cqe + 4, cmd->result1);
-	put16(cqe + 8, c->sqhd);
+	put16(cqe + 8, sqhd);
 	put16(cqe + 10, c->qid);
 	put16(cqe + 12, cmd->cid);
 	put16(cqe + 14, (uint16_t)(status << 1)); /* phase 0: fabrics have no phase */
-	return send_bytes(c, &iov, 1);
+	return send_bytes(c, &iov, 1, record);
 }
 
 /* The data of a completed read-like command, then (unless SUCCESS said it) its response. */
-static int send_data(struct conn *c, const struct command *cmd)
+static int send_data(struct conn *c, const struct command *cmd, bool record)
 {
 	uint32_t done = 0;
 
@@ -211,11 +257,38 @@ static int send_data(struct conn *c, const struct command *cmd)
 		put32(hdr + DATA_LENGTH, chunk);
 		iov[0] = (struct iovec){hdr, sizeof(hdr)};
 		iov[1] = (struct iovec){cmd->data + done, chunk};
-		if (send_bytes(c, iov, 2) < 0)
+		if (send_bytes(c, iov, 2, record) < 0)
 			return -EIO;
 		done += chunk;
 	}
-	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS);
+	return c->sqflow_disabled ? 0 : send_response(c, cmd, SC_SUCCESS, record);
+}
+
+/* A completed command's answer: its data, or its status (with Do Not Retry when it failed). */
+static int answer(struct conn *c, const struct command *cmd, int status, bool record)
+{
+	if (status == SC_SUCCESS && cmd->dir == DIR_TO_HOST && cmd->data_len)
+		return send_data(c, cmd, record);
+	return send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0), record);
+}
+
+void conn_complete(struct conn *c, struct command *cmd, int status)
+{
+	struct command done;
+
+	if (status < 0)
+		return; /* the power is off: the cut decides it and no answer ever comes */
+	/*
+	 * The slot is free before the answer goes: the host may send a command with the same ID as soon as
+	 * it has the answer, and the reader must not find this one still in flight. The copy answers.
+	 */
+	done.data = slot_free(c, cmd, &done);
+	/* a send that fails leaves the host waiting: end the connection, whose reader then says why */
+	if (answer(c, &done, status, false) < 0 && c->io.shutdown)
+		c->io.shutdown(c->io.ctx);
+	free(done.data);
+	/* its bytes back to the budgets only now: the reader's held commands find them at its next tick */
+	budget_give(c, &done);
 }
 
 /*
@@ -260,16 +333,15 @@ static int execute(struct conn *c, struct command *cmd)
 		status = io_execute(c, cmd);
 	if (status < 0)
 		return status; /* the handler closed the connection (c->reason) */
+	if (status == CMD_QUEUED)
+		return 0; /* the back end answers it and frees its slot */
 	if (status == CMD_HELD) {
 		/* answered later, or never (an Asynchronous Event Request): keep its slot */
 		drop_data(c, cmd);
 		cmd->data_len = 0;
 		return 0;
 	}
-	if (status == SC_SUCCESS && cmd->dir == DIR_TO_HOST && cmd->data_len)
-		r = send_data(c, cmd);
-	else
-		r = send_response(c, cmd, (uint16_t)(status ? status | SC_DNR : 0));
+	r = answer(c, cmd, status, true);
 	command_release(c, cmd);
 	if (r < 0)
 		return -EIO;
@@ -281,7 +353,7 @@ static int execute(struct conn *c, struct command *cmd)
 /* A command refused before its handler: the response carries STATUS. */
 static int refuse(struct conn *c, struct command *cmd, uint16_t status)
 {
-	int r = send_response(c, cmd, status | SC_DNR);
+	int r = send_response(c, cmd, status | SC_DNR, true);
 
 	command_release(c, cmd);
 	return r < 0 ? -EIO : 0;
@@ -371,7 +443,7 @@ static int send_r2ts(struct conn *c, struct command *cmd)
 		put16(pdu + DATA_TTAG, (uint16_t)(slot | (index & TTAG_INDEX_MASK) << TTAG_SLOT_BITS));
 		put32(pdu + DATA_OFFSET, cmd->requested);
 		put32(pdu + DATA_LENGTH, end - cmd->requested);
-		if (send_bytes(c, &iov, 1) < 0)
+		if (send_bytes(c, &iov, 1, true) < 0)
 			return -EIO;
 		cmd->requested = end;
 		if (!cmd->data_deadline_us)
@@ -404,7 +476,7 @@ static int refuse_unkept(struct conn *c, uint16_t cid, uint16_t status)
 {
 	struct command tmp = {.cid = cid};
 
-	return send_response(c, &tmp, status | SC_DNR) < 0 ? -EIO : 0;
+	return send_response(c, &tmp, status | SC_DNR, true) < 0 ? -EIO : 0;
 }
 
 static int handle_capsule(struct conn *c)
@@ -434,8 +506,10 @@ static int handle_capsule(struct conn *c)
 			  "(Connect and authentication carry theirs in the capsule)", sqe[SQE_OPC]);
 		return -EPROTO;
 	}
+	pthread_mutex_lock(&c->slot_lock);
 	for (unsigned int slot = 0; slot < c->n_cmds; slot++) {
 		if (c->cmds[slot].used && c->cmds[slot].cid == cid) {
+			pthread_mutex_unlock(&c->slot_lock);
 			conn_fail(c, "capsule: command id %u is already in flight", cid);
 			return -EPROTO;
 		}
@@ -446,9 +520,12 @@ static int handle_capsule(struct conn *c)
 		c->sqhd = (uint16_t)((c->sqhd + 1) % (c->sqsize + 1u));
 	if (c->connected && !c->established) {
 		/* a queue still authenticating does one command at a time, and only authentication */
-		if (!authentication_command(sqe) || !cmd)
+		if (!authentication_command(sqe) || !cmd) {
+			pthread_mutex_unlock(&c->slot_lock);
 			return refuse_unkept(c, cid, SC_AUTH_REQUIRED);
+		}
 	} else if (!cmd || (c->connected && (unsigned int)(cmd - c->cmds) > c->sqsize)) {
+		pthread_mutex_unlock(&c->slot_lock);
 		conn_fail(c, "capsule: more commands in flight than the queue's %u entries", c->sqsize + 1u);
 		return -EPROTO;
 	}
@@ -456,6 +533,7 @@ static int handle_capsule(struct conn *c)
 	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
 	cmd->cid = cid;
 	cmd->dir = command_direction(sqe);
+	pthread_mutex_unlock(&c->slot_lock);
 	if (c->connected && c->qid == 0) {
 		/* any command on the admin queue restarts the keep alive timer */
 		pthread_mutex_lock(&c->t->lock);
@@ -544,11 +622,15 @@ static int handle_h2c_data(struct conn *c)
 		conn_fail(c, "H2CData: data offset %u, length %u in a PDU of %u bytes", pdo, len, plen);
 		return -EPROTO;
 	}
+	/* a slot the back end holds has all its data: it fails this, and nothing else changes it meanwhile */
+	pthread_mutex_lock(&c->slot_lock);
 	if (slot >= c->n_cmds || !c->cmds[slot].used || c->cmds[slot].cid != cccid || c->cmds[slot].dir != DIR_TO_CTRL ||
 	    c->cmds[slot].received >= c->cmds[slot].requested) {
+		pthread_mutex_unlock(&c->slot_lock);
 		conn_fail(c, "H2CData: transfer tag %u, command id %u: no R2T is waiting for it", ttag, cccid);
 		return -EPROTO;
 	}
+	pthread_mutex_unlock(&c->slot_lock);
 	cmd = &c->cmds[slot];
 	/* in order: the data answers the oldest outstanding R2T, from where its data stopped */
 	index = cmd->received / r2t_bytes(c->t);
@@ -603,7 +685,7 @@ static int handle_icreq(struct conn *c)
 	pdu[ICRESP_DGST] = 0;
 	put32(pdu + ICRESP_MAXDATA, TARGET_MAX_H2C_DATA);
 	c->ready = true;
-	return send_bytes(c, &iov, 1) < 0 ? -EIO : 0;
+	return send_bytes(c, &iov, 1, true) < 0 ? -EIO : 0;
 }
 
 /* The common header is in: is this PDU one a host may send now, of a length it may have? */

@@ -28,9 +28,10 @@ static uint16_t zero_based_blocks(uint32_t bytes, uint32_t lba)
  * The Linux cloud extension (man/lcloud-extension.7): the promise in bytes,
  * as the power-fail model keeps it (power.c), for every namespace; with the
  * cache too, since the model keeps it for cached writes. A liar states the
- * same: the extension is a claim, and the liar's is false. No read-ahead
- * hint is used; the placement handles FDP offers are described, each with the
- * use --placement-use gave it.
+ * same: the extension is a claim, and the liar's is false. The read-ahead
+ * hint flag is set when the cloud back end acts on it (--hints, backend.c);
+ * the placement handles FDP offers are described, each with the use
+ * --placement-use gave it.
  */
 static void linux_cloud_extension(const struct target_config *cfg, uint8_t *ext)
 {
@@ -51,6 +52,8 @@ static void linux_cloud_extension(const struct target_config *cfg, uint8_t *ext)
 			put32(ext + LCLOUD_EXT_BOUNDARY_OFFSET_AT, cfg->nabo);
 		}
 	}
+	if (cfg->backend.on && (cfg->backend.hints & SCHED_HINT_READ_AHEAD))
+		flags |= LCLOUD_EXT_READ_AHEAD_HINT;
 	if (cfg->fdp_handles) {
 		flags |= LCLOUD_EXT_PLACEMENT;
 		put16(ext + LCLOUD_EXT_HANDLES_AT, (uint16_t)cfg->fdp_handles);

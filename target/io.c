@@ -15,9 +15,13 @@
  * says, so the log's DISCARD entry is what deallocate and Write Zeroes both
  * did. With FDP on, I/O Management Receive and Send answer for the
  * placement handles (fdp.c) and each Write is counted on its handle.
+ * With a cloud back end (backend.c) a command waits there for its turn and
+ * runs here when the back end completes it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -303,13 +307,37 @@ static int execute_command(struct conn *c, struct command *cmd);
 
 int io_execute(struct conn *c, struct command *cmd)
 {
-	uint64_t submitted;
+	if (c->t->backend)
+		return backend_submit(c->t, c, cmd);
+	return io_run(c, cmd, NULL);
+}
+
+/* The bytes a Read or Write moves to or from the medium. */
+static uint64_t medium_bytes(const struct target *t, const uint8_t *sqe)
+{
+	uint8_t opc = sqe[SQE_OPC];
+
+	return opc == IO_READ || opc == IO_WRITE ? ((uint64_t)get16(sqe + SQE_CDW12) + 1) * t->cfg.lba_size : 0;
+}
+
+int io_run(struct conn *c, struct command *cmd, const struct backend_item *be)
+{
+	uint64_t submitted = 0;
+	char extra[96];
 	int status;
 
-	submitted = c->t->trace ? trace_now_us() : 0;
-	status = execute_command(c, cmd);
 	if (c->t->trace)
-		trace_command(c->t, cmd->sqe, submitted, trace_now_us(), status);
+		submitted = be ? be->arrived_us : trace_now_us();
+	status = execute_command(c, cmd);
+	if (c->t->trace) {
+		/* the class the back end sees, when it started the command, and what it moved at the back end */
+		snprintf(extra, sizeof(extra), "%s %" PRIu64 " %" PRIu64 " %u",
+			 sched_class_name(be ? (enum sched_class)be->cls : backend_classify(c->t, cmd->sqe)),
+			 (be ? be->dispatched_us : submitted) - c->t->started_us,
+			 be ? be->backend_bytes : medium_bytes(c->t, cmd->sqe),
+			 be ? be->backend_ops : medium_bytes(c->t, cmd->sqe) ? 1u : 0u);
+		trace_command(c->t, cmd->sqe, submitted, trace_now_us(), status, extra);
+	}
 	return status;
 }
 

@@ -11,6 +11,9 @@
  * unless --listen names another address, and then only with a DH-HMAC-CHAP
  * secret, which every host must prove it has; on loopback without one only
  * root (the kernel's host) and the target's own user may connect (server.c).
+ * With any option of the cloud back end (backend.c) its namespaces are a
+ * cloud volume: caps, latency, the device's own read-ahead and a scheduler
+ * that may use hints.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +66,18 @@ static void usage(FILE *f)
 		"  --fdp N                   Flexible Data Placement with N placement handles, 1..16 (default off)\n"
 		"  --placement-use H=USE[,H=USE...]  what handle H is for: data, metadata, journal, background\n"
 		"                            or unspecified (the default), in the Linux cloud extension\n"
+		"  --namespace-use N=USE[,N=USE...]  what namespace N's writes without a placement handle are for\n"
+		"A cloud back end (any of these turns it on; the namespaces share it):\n"
+		"  --disk-model NAME         the caps a provider publishes: gp3, hyperdisk-balanced, ops-bound, bw-bound\n"
+		"  --disk-model-scale F      a volume F times as fast: caps times F, latency and wait limit divided by F\n"
+		"  --iops N, --bandwidth BYTES  operations and bytes per second at most (0: no cap)\n"
+		"  --iops-size BYTES         an I/O up to this counts as one operation (default 256K)\n"
+		"  --latency USEC            each command's time at the back end (default 0)\n"
+		"  --device-read-ahead BYTES the device's own sequential read-ahead, up to BYTES ahead (default 0: none)\n"
+		"  --read-ahead-cache BYTES  its cache (default 8M)\n"
+		"  --hints use|ignore|read-ahead|placement  the hints the scheduler acts on (default ignore)\n"
+		"  --max-wait MSEC           past this wait a command is served in turns with the levels above (default 1000;\n"
+		"                            0 never)\n"
 		"Power cuts (cached and in-flight writes; SIGUSR1 cuts the power now):\n"
 		"  --cache-size BYTES        the cache's size (default 64M): past it the oldest write goes to the file\n"
 		"  --cut-after N             cut the power when I/O command N + 1 arrives (a write: while its data does)\n"
@@ -89,6 +104,42 @@ static void usage(FILE *f)
 		"  -q, --quiet               no log lines\n"
 		"  -h, --help, --version\n", DEFAULT_MAX_CONNECTIONS, DEFAULT_TIMEOUT_MS / 1000.0,
 		DEFAULT_TIMEOUT_MS / 1000.0, DEFAULT_DATA_BUFFER >> 20, DEFAULT_CONN_DATA_BUFFER >> 20);
+}
+
+/* A factor: a positive number, at most 1000. */
+static int parse_factor(const char *s, double *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtod(s, &end);
+	return errno || end == s || *end || !(*ret > 0 && *ret <= 1000) ? -EINVAL : 0;
+}
+
+/* --hints: use (every hint), ignore (none), or a list of read-ahead and placement. */
+static int parse_hints(const char *s, unsigned int *ret)
+{
+	*ret = 0;
+	if (strcmp(s, "use") == 0) {
+		*ret = SCHED_HINT_READ_AHEAD | SCHED_HINT_PLACEMENT;
+		return 0;
+	}
+	if (strcmp(s, "ignore") == 0)
+		return 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (len == 10 && strncmp(s, "read-ahead", len) == 0)
+			*ret |= SCHED_HINT_READ_AHEAD;
+		else if (len == 9 && strncmp(s, "placement", len) == 0)
+			*ret |= SCHED_HINT_PLACEMENT;
+		else
+			return -EINVAL;
+		s += len;
+		if (*s == ',' && *++s == '\0')
+			return -EINVAL;
+	}
+	return 0;
 }
 
 /* BYTES with an optional K or M suffix. */
@@ -169,6 +220,15 @@ static int wlog_path_check(const char *pattern, unsigned int n_ns)
 	return 0;
 }
 
+/* The long name of option VAL. */
+static const char *option_name(const struct option *opts, int val)
+{
+	for (; opts->name; opts++)
+		if (opts->val == val)
+			return opts->name;
+	return "?";
+}
+
 static int parse_u64(const char *s, uint64_t *ret)
 {
 	char *end;
@@ -178,21 +238,36 @@ static int parse_u64(const char *s, uint64_t *ret)
 	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
 }
 
-/* SIGUSR1 is the power switch: one thread waits for it, the others never see it. */
+/* The signals one thread waits for: SIGUSR1, and with a back end SIGTERM and SIGINT. */
+static void switch_signals(const struct target *t, sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGUSR1);
+	if (t->cfg.backend.on) {
+		sigaddset(set, SIGTERM);
+		sigaddset(set, SIGINT);
+	}
+}
+
+/* SIGUSR1 is the power switch; SIGTERM and SIGINT end a back end's target with its counters. */
 static void *power_switch(void *arg)
 {
+	struct target *t = arg;
 	sigset_t set;
 	int sig;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
+	switch_signals(t, &set);
 	while (sigwait(&set, &sig) != 0)
 		;
-	power_cut(arg, "SIGUSR1");
+	if (sig == SIGUSR1)
+		power_cut(t, "SIGUSR1");
+	backend_report(t);
+	tlog(t, "%s: the target ends", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	_exit(0);
 }
 
-/* H=USE[,H=USE...]: each handle's use, as the Linux cloud extension numbers them. */
-static int parse_placement_use(const char *s, uint8_t *use, unsigned int *ret_highest)
+/* KEY=USE[,KEY=USE...], KEY from FIRST to FIRST + COUNT - 1: each one's use, as the Linux cloud extension numbers them. */
+static int parse_use_list(const char *s, uint8_t *use, unsigned int first, unsigned int count, unsigned int *ret_highest)
 {
 	static const char *const names[] = {
 		[LCLOUD_EXT_USE_UNSPECIFIED] = "unspecified", [LCLOUD_EXT_USE_DATA] = "data",
@@ -207,8 +282,9 @@ static int parse_placement_use(const char *s, uint8_t *use, unsigned int *ret_hi
 
 		errno = 0;
 		h = strtoul(s, &end, 10);
-		if (errno || end == s || *end != '=' || h >= TARGET_FDP_MAX_HANDLES || *s == '-')
+		if (errno || end == s || *end != '=' || h < first || h - first >= count || *s == '-')
 			return -EINVAL;
+		h -= first;
 		s = end + 1;
 		len = strcspn(s, ",");
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -404,7 +480,9 @@ int main(int argc, char **argv)
 	enum { O_NS = 256, O_NQN, O_LISTEN, O_LBA, O_MDTS, O_VWC, O_NAWUN, O_NAWUPF, O_NABSN, O_NABSPF, O_NABO,
 	       O_AWUN, O_AWUPF, O_SERIAL, O_MODEL, O_CACHE, O_CUT, O_SEED, O_LIAR, O_REPORT, O_WLOG, O_TRACE, O_FDP,
 	       O_PLACEMENT_USE, O_VERSION, O_MAX_R2T, O_WLOG_LIMIT, O_ALLOW_HOST, O_DHCHAP, O_DHCHAP_CTRL,
-	       O_MAX_CONNS, O_HANDSHAKE_TIMEOUT, O_DATA_TIMEOUT, O_DATA_BUFFER, O_CONN_DATA_BUFFER };
+	       O_MAX_CONNS, O_HANDSHAKE_TIMEOUT, O_DATA_TIMEOUT, O_DATA_BUFFER, O_CONN_DATA_BUFFER,
+	       O_NAMESPACE_USE, O_DISK_MODEL, O_DISK_SCALE, O_IOPS, O_BANDWIDTH, O_IOPS_SIZE, O_LATENCY, O_DEVICE_RA,
+	       O_RA_CACHE, O_HINTS, O_MAX_WAIT };
 	static const struct option opts[] = {
 		{"ns", required_argument, NULL, O_NS},
 		{"nqn", required_argument, NULL, O_NQN},
@@ -443,12 +521,26 @@ int main(int argc, char **argv)
 		{"data-timeout", required_argument, NULL, O_DATA_TIMEOUT},
 		{"data-buffer", required_argument, NULL, O_DATA_BUFFER},
 		{"connection-data-buffer", required_argument, NULL, O_CONN_DATA_BUFFER},
+		{"namespace-use", required_argument, NULL, O_NAMESPACE_USE},
+		{"disk-model", required_argument, NULL, O_DISK_MODEL},
+		{"disk-model-scale", required_argument, NULL, O_DISK_SCALE},
+		{"iops", required_argument, NULL, O_IOPS},
+		{"bandwidth", required_argument, NULL, O_BANDWIDTH},
+		{"iops-size", required_argument, NULL, O_IOPS_SIZE},
+		{"latency", required_argument, NULL, O_LATENCY},
+		{"device-read-ahead", required_argument, NULL, O_DEVICE_RA},
+		{"read-ahead-cache", required_argument, NULL, O_RA_CACHE},
+		{"hints", required_argument, NULL, O_HINTS},
+		{"max-wait", required_argument, NULL, O_MAX_WAIT},
 		{0},
 	};
 	static struct target t;
 	const char *ns_paths[TARGET_MAX_NAMESPACES], *wlog_path = NULL, *trace_path = NULL;
 	const char *host_secret = NULL, *ctrl_secret = NULL;
-	unsigned int n_paths = 0, uses_given = 0;
+		unsigned int n_paths = 0, uses_given = 0, ns_uses_given = 0;
+	struct backend_config *be = &t.cfg.backend;
+	uint64_t iops = UINT64_MAX, bandwidth = UINT64_MAX; /* not given */
+	uint64_t model_iops = 0, model_bandwidth = 0;      /* --disk-model's, which --iops and --bandwidth replace */
 	char listen_arg[300] = DEFAULT_LISTEN, name[300], *host, *port;
 	struct target_config *cfg = &t.cfg;
 	struct lcloud_ctx *ctx;
@@ -467,6 +559,10 @@ int main(int argc, char **argv)
 	cfg->data_buffer = DEFAULT_DATA_BUFFER;
 	cfg->conn_data_buffer = DEFAULT_CONN_DATA_BUFFER;
 	t.report_fd = -1;
+	be->scale = 1;
+	be->iops_size = 256u << 10;
+	be->read_ahead_cache = 8u << 20;
+	be->max_wait_us = 1000000;
 	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		uint32_t v = 0;
 		int bad = 0;
@@ -541,7 +637,62 @@ int main(int argc, char **argv)
 			cfg->fdp_handles = v;
 			break;
 		case O_PLACEMENT_USE:
-			bad = parse_placement_use(optarg, cfg->placement_use, &uses_given) < 0;
+			bad = parse_use_list(optarg, cfg->placement_use, 0, TARGET_FDP_MAX_HANDLES, &uses_given) < 0;
+			break;
+		case O_NAMESPACE_USE:
+			bad = parse_use_list(optarg, cfg->namespace_use, 1, TARGET_MAX_NAMESPACES, &ns_uses_given) < 0;
+			break;
+		case O_DISK_MODEL: {
+			uint32_t size;
+
+			bad = strlen(optarg) >= sizeof(be->model) ||
+			      backend_model(optarg, &model_iops, &model_bandwidth, &size) < 0;
+			if (!bad)
+				snprintf(be->model, sizeof(be->model), "%s", optarg);
+			be->on = true;
+			break;
+		}
+		case O_DISK_SCALE:
+			bad = parse_factor(optarg, &be->scale);
+			be->on = true;
+			break;
+		case O_IOPS:
+		case O_LATENCY:
+		case O_MAX_WAIT: {
+			uint64_t n;
+
+			bad = parse_u64(optarg, &n) || n > (opt == O_IOPS ? 100000000u : 3600000000u);
+			if (opt == O_IOPS)
+				iops = n;
+			else if (opt == O_LATENCY)
+				be->latency_us = n;
+			else
+				be->max_wait_us = n * 1000;
+			be->on = true;
+			break;
+		}
+		case O_BANDWIDTH:
+			bad = parse_bytes(optarg, &v);
+			bandwidth = v;
+			be->on = true;
+			break;
+		case O_IOPS_SIZE:
+			bad = parse_bytes(optarg, &be->iops_size) || be->iops_size < 512;
+			be->on = true;
+			break;
+		case O_DEVICE_RA:
+			bad = parse_bytes(optarg, &v) || v > (64u << 20);
+			be->read_ahead_bytes = v;
+			be->on = true;
+			break;
+		case O_RA_CACHE:
+			bad = parse_bytes(optarg, &v) || v > (1u << 30);
+			be->read_ahead_cache = v;
+			be->on = true;
+			break;
+		case O_HINTS:
+			bad = parse_hints(optarg, &be->hints) < 0;
+			be->on = true;
 			break;
 		case 'q':
 			t.quiet = true;
@@ -594,8 +745,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (bad) {
-			fprintf(stderr, "lcloud-target: --%s %s: not a value it takes (see --help)\n",
-				opts[opt - O_NS].name, optarg);
+			fprintf(stderr, "lcloud-target: --%s %s: not a value it takes (see --help)\n", option_name(opts, opt),
+				optarg);
 			return 2;
 		}
 	}
@@ -612,6 +763,24 @@ int main(int argc, char **argv)
 	if (uses_given > cfg->fdp_handles) {
 		fprintf(stderr, "lcloud-target: --placement-use names handle %u, and --fdp offers %u\n", uses_given - 1,
 			cfg->fdp_handles);
+		return 2;
+	}
+	if (ns_uses_given > n_paths) {
+		fprintf(stderr, "lcloud-target: --namespace-use names namespace %u, and there are %u\n", ns_uses_given,
+			n_paths);
+		return 2;
+	}
+	if (iops == UINT64_MAX)
+		iops = model_iops;
+	if (bandwidth == UINT64_MAX)
+		bandwidth = model_bandwidth;
+	be->iops = (uint64_t)((double)iops * be->scale + 0.5);
+	be->bytes_per_s = (uint64_t)((double)bandwidth * be->scale + 0.5);
+	/* a volume F times as fast: its caps times F, its times (latency, wait limit) divided by F */
+	be->latency_us = (uint64_t)((double)be->latency_us / be->scale + 0.5);
+	be->max_wait_us = (uint64_t)((double)be->max_wait_us / be->scale + 0.5);
+	if ((iops && !be->iops) || (bandwidth && !be->bytes_per_s)) {
+		fprintf(stderr, "lcloud-target: --disk-model-scale %g leaves a cap of 0\n", be->scale);
 		return 2;
 	}
 	if (split_listen(listen_arg, &host, &port) < 0) {
@@ -637,8 +806,7 @@ int main(int argc, char **argv)
 		pthread_t thread;
 
 		/* blocked here, so every thread made after inherits it and only power_switch takes it */
-		sigemptyset(&set);
-		sigaddset(&set, SIGUSR1);
+		switch_signals(&t, &set);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 		if (pthread_create(&thread, NULL, power_switch, &t) != 0)
 			return 1;
@@ -670,6 +838,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "lcloud-target: --power-report %s: %s\n", cfg->report_path, err);
 			goto fail;
 		}
+	}
+	if ((r = backend_start(&t)) < 0) {
+		fprintf(stderr, "lcloud-target: the cloud back end: %s\n", strerror(-r));
+		goto fail;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	r = ns_watch_start(&t);

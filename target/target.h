@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "auth.h"
+#include "backend.h"
 
 #define TARGET_MAX_NAMESPACES 16
 #define TARGET_QUEUE_ENTRIES 128      /* CAP.MQES + 1, the deepest queue a host may connect */
@@ -68,6 +69,7 @@ struct target_config {
 	/* Flexible Data Placement (fdp.c): 0 off, else the placement handles offered */
 	unsigned int fdp_handles;
 	uint8_t placement_use[TARGET_FDP_MAX_HANDLES]; /* what each handle is for (nvme_lcloud_ext.h) */
+	uint8_t namespace_use[TARGET_MAX_NAMESPACES];  /* what a namespace's writes without a handle are for */
 	uint32_t max_r2t_bytes; /* the most one R2T asks for */
 	/* bounds (server.c, conn.c): what any peer can make the target hold */
 	unsigned int max_connections;   /* open connections; at the limit the oldest not yet established goes */
@@ -83,6 +85,7 @@ struct target_config {
 	struct dhchap_key host_key, ctrl_key;
 	bool loopback;                  /* listening on loopback only: the peer socket's owner is checked */
 	uid_t own_uid;                  /* besides root, the user who may connect on loopback without a secret */
+	struct backend_config backend; /* the cloud back end (backend.c); off unless an option of it is given */
 };
 
 /* An FDP event as the events log (0x23) reports it. */
@@ -133,6 +136,7 @@ struct target {
 	uint64_t buffered;    /* bytes of command data all connections hold (atomic; conn.c) */
 	/* is namespace NS's storage still the target's own? 0, or < 0 to write protect it (ns_watch.c); NULL: yes */
 	int (*storage_check)(struct target *t, unsigned int ns);
+	struct backend *backend; /* the cloud back end, or NULL: commands run as they arrive */
 };
 
 /* One controller: made by an admin queue's Connect, joined by its I/O queues. */
@@ -189,6 +193,7 @@ struct command {
 	bool held;            /* waiting for its data buffer: no R2T sent, not executed */
 	uint64_t held_seq;    /* held commands go in the order they arrived */
 	uint64_t data_deadline_us; /* the R2Ts sent so far must be answered by then (0: none outstanding) */
+	struct backend_item be; /* its place in the back end, while it is there */
 };
 
 struct conn {
@@ -220,6 +225,9 @@ struct conn {
 	bool established;         /* connected, and authenticated if asked: it may hold full buffers */
 	bool close_after_reply;   /* the answer is sent, then the connection closes (c->reason says why) */
 	struct auth_state auth;
+	/* with a back end, commands complete on its thread: sends and the slots' state are shared with it */
+	pthread_mutex_t send_lock;  /* one PDU at a time on the socket */
+	pthread_mutex_t slot_lock;  /* cmds[].used, .cid and the data state of a slot's lookup; sqhd */
 	char reason[160];         /* why the connection closes */
 	char killed[160];         /* why another thread closed it (under t->lock); empty if none did */
 };
@@ -238,8 +246,11 @@ int conn_tick(struct conn *c, uint64_t now_us, int *ret_wait_ms);
 void conn_destroy(struct conn *c);
 void conn_fail(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD. */
+/* The status a handler returns (SCT << 8 | SC, SC_DNR added by the caller), or CMD_HELD or CMD_QUEUED. */
 #define CMD_HELD 0x10000
+#define CMD_QUEUED 0x20000 /* the back end has it and answers it with conn_complete() */
+/* Answers a command the back end queued (STATUS < 0: the power is off, no answer) and frees its slot. */
+void conn_complete(struct conn *c, struct command *cmd, int status);
 
 /* fabrics.c: Connect, Property Get/Set, Authentication Send/Receive, the controller list */
 int fabrics_execute(struct conn *c, struct command *cmd);
@@ -274,7 +285,10 @@ void fdp_count_write(struct target *t, unsigned int handle, uint64_t bytes);
 /* io.c */
 /* An I/O command's capsule arrived, its data buffer set up: a write joins the writes in flight. */
 void io_arrives(struct conn *c, struct command *cmd);
+/* Runs CMD now, or hands it to the back end (CMD_QUEUED). */
 int io_execute(struct conn *c, struct command *cmd);
+/* Runs CMD on the backing file and traces it; BE is its place in the back end, or NULL. */
+int io_run(struct conn *c, struct command *cmd, const struct backend_item *be);
 /* The namespace NSID names, or NULL. */
 struct target_namespace *target_namespace(struct target *t, uint32_t nsid);
 

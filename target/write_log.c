@@ -23,7 +23,10 @@
  * (access frequency, latency, sequential, incompressible), the directive type
  * and specific (an FDP placement handle or a stream), and when it was
  * submitted and completed, in microseconds from the target's start, whose
- * CLOCK_MONOTONIC reading the second comment line gives.
+ * CLOCK_MONOTONIC reading the second comment line gives; then what the
+ * cloud back end (backend.c) made of it: its class, when it left the queue,
+ * and the bytes it moved at the back end. With a back end, its counters
+ * close the trace as '# backend' lines.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -312,7 +315,8 @@ int trace_open(struct target *t, const char *path)
 		close(fd);
 		return -ENOMEM;
 	}
-	fprintf(t->trace, "# seq opcode nsid slba nlb fua lr dsm dtype dspec submitted_us completed_us status\n");
+	fprintf(t->trace, "# seq opcode nsid slba nlb fua lr dsm dtype dspec submitted_us completed_us status class "
+		"dispatched_us backend_bytes backend_ops\n");
 	/* the times' zero on CLOCK_MONOTONIC: a program on the same host can line its own events up with them */
 	fprintf(t->trace, "# clock monotonic start_us %" PRIu64 "\n", t->started_us);
 	fflush(t->trace);
@@ -327,7 +331,8 @@ uint64_t trace_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, uint64_t completed_us, int status)
+void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, uint64_t completed_us, int status,
+		   const char *extra)
 {
 	uint32_t cdw12 = get32(sqe + SQE_CDW12), cdw13 = get32(sqe + SQE_CDW13);
 	uint8_t opc = sqe[SQE_OPC];
@@ -336,11 +341,11 @@ void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, 
 	if (!t->trace)
 		return;
 	pthread_mutex_lock(&t->wlog_lock);
-	fprintf(t->trace, "%" PRIu64 " 0x%02x %u %" PRIu64 " %u %u %u 0x%02x %u %u %" PRIu64 " %" PRIu64 " 0x%03x\n",
+	fprintf(t->trace, "%" PRIu64 " 0x%02x %u %" PRIu64 " %u %u %u 0x%02x %u %u %" PRIu64 " %" PRIu64 " 0x%03x %s\n",
 		++t->trace_seq, opc, get32(sqe + SQE_NSID), rw ? get64(sqe + SQE_CDW10) : 0,
 		rw ? (cdw12 & 0xffff) + 1 : 0, rw ? cdw12 >> 30 & 1 : 0, rw ? cdw12 >> 31 : 0,
 		rw ? cdw13 & 0xff : 0, rw ? cdw12 >> 20 & 0xf : 0, rw ? cdw13 >> 16 : 0,
-		submitted_us - t->started_us, completed_us - t->started_us, status < 0 ? 0xfff : status & 0x7ff);
+		submitted_us - t->started_us, completed_us - t->started_us, status < 0 ? 0xfff : status & 0x7ff, extra);
 	fflush(t->trace);
 	pthread_mutex_unlock(&t->wlog_lock);
 }

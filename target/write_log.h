@@ -47,8 +47,12 @@ int wlog_status(int r);
 
 /* Creates PATH (a new file) for the trace. 0 or -errno. */
 int trace_open(struct target *t, const char *path);
-/* One I/O command's line: its fields and hints, submission and completion in µs since the target started. */
-void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, uint64_t completed_us, int status);
+/*
+ * One I/O command's line: its fields and hints, submission and completion in µs since the target started,
+ * then EXTRA (the back end's columns: class, dispatched_us, backend_bytes, backend_ops).
+ */
+void trace_command(struct target *t, const uint8_t *sqe, uint64_t submitted_us, uint64_t completed_us, int status,
+		   const char *extra);
 uint64_t trace_now_us(void);
 
 #endif

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Every exported symbol is declared in the public header, listed in the
 symbol map and has a man page that renders cleanly; every lcloudctl command
-and option that --help shows is in lcloudctl(1)."""
+and option that --help shows is in lcloudctl(1), and every lcloud-target
+option in lcloud-target(8)."""
 import os
 import re
 import subprocess
@@ -110,6 +111,15 @@ def test_cli_help_matches_manual():
     assert not problems, "\n".join(sorted(set(problems)))
 
 
+def test_target_help_matches_manual():
+    manual = roff_text(os.path.join(MAN, "lcloud-target.8"))
+    text = subprocess.run([os.environ["LCLOUD_TARGET"], "--help"], capture_output=True, text=True, check=True).stdout
+    options = set(re.findall(r"(--[a-z][a-z0-9-]+)", text))
+    assert len(options) > 30, text
+    missing = sorted(o for o in options if not re.search(r"(^|[^a-z-])%s([^a-z-]|$)" % re.escape(o), manual, re.M))
+    assert not missing, "in lcloud-target --help, not in lcloud-target(8): %s" % missing
+
+
 if __name__ == "__main__":
     main([test_exports_declared_mapped_and_documented, test_pages_name_this_version, test_pages_render_without_warnings,
-          test_cli_help_matches_manual])
+          test_cli_help_matches_manual, test_target_help_matches_manual])

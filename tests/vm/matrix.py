@@ -483,7 +483,8 @@ def ctl(*args, ok=(0,)):
     if p.returncode not in ok:
         raise AssertionError("lcloudctl %s: exit %d\n%s%s" % (" ".join(map(str, args)), p.returncode,
                                                              p.stdout[-2000:], p.stderr[-2000:]))
-    return p.returncode, (json.loads(p.stdout) if "-o" in args and p.stdout.strip() else p.stdout)
+    as_json = ("-o" in args or "--format" in args) and p.stdout.strip()
+    return p.returncode, (json.loads(p.stdout) if as_json else p.stdout)
 
 
 def rtext(path, default=""):

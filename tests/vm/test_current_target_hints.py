@@ -31,14 +31,17 @@ def short_run():
     if not target:
         raise AssertionError("LCLOUD_TARGET is not set (meson sets it)")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "run-hints-vm.py")
-    figures = os.path.join(tempfile.mkdtemp(prefix="lcloud-hints-"), "short.json")
-    p = subprocess.run([script, os.path.dirname(os.path.dirname(os.path.realpath(target)))], capture_output=True,
-                       text=True, env=dict(os.environ, SHORT="1", BENCH="journal", SECONDS="15", FIGURES=figures,
-                                           NO_README="1"))
-    print(p.stdout, end="")
-    assert p.returncode in (0, 2) and os.path.exists(figures), "exit %d\n%s\n%s" % (
-        p.returncode, p.stdout, p.stderr[-3000:])
-    return json.load(open(figures))["journal"]
+    with tempfile.TemporaryDirectory(prefix="lcloud-hints-") as d:
+        figures = os.path.join(d, "short.json")
+        p = subprocess.run([script, os.path.dirname(os.path.dirname(os.path.realpath(target)))],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, SHORT="1", BENCH="journal", SECONDS="15", FIGURES=figures,
+                                    NO_README="1"))
+        print(p.stdout, end="")
+        assert p.returncode in (0, 2) and os.path.exists(figures), "exit %d\n%s\n%s" % (
+            p.returncode, p.stdout, p.stderr[-3000:])
+        with open(figures) as f:
+            return json.load(f)["journal"]
 
 
 def test_caps_bind_every_load():

@@ -18,6 +18,7 @@ control: the log shows nothing tearable, the cut files show torn pages.
 The verdict and the oracle are then compared row by row (see RULE below).
 `tests/vm/matrix.py --write` runs it and rewrites matrix.md and matrix.json
 beside this file; test_matrix.py runs it and enforces the rule."""
+import concurrent.futures
 import datetime
 import json
 import os
@@ -724,9 +725,57 @@ def judge(row, res):
            "and the oracle finds every page write atomic" % res["check_why"], False
 
 
+def run_boot(boot, rows, cuts, partimg, tmp):
+    """Boot BOOT's ROWS once and analyse them on the host (in TMP, its own): (rows, boot entry,
+    kernel)."""
+    t0 = datetime.datetime.now()
+    devices = devices_for(boot, rows, partimg)
+    for row in rows:
+        row.setdefault("log_names", [])
+    reuse = os.environ.get("LCLOUD_MATRIX_REUSE_" + boot.upper())
+    if reuse:  # analyse a kept guest result again (debugging the host side)
+        import vmlib
+        g = vmlib.GuestRun(reuse)
+    else:
+        g = run_guest(guest_script(boot, rows, cuts), devices, timeout=900, lane="current")
+    t1 = datetime.datetime.now()
+    if os.environ.get("LCLOUD_MATRIX_KEEP"):  # also when the analysis fails
+        print("matrix.py: the %s boot's results are kept in %s" % (boot, g.outdir), file=sys.stderr)
+        keep(g)
+    kernel = rtext(os.path.join(g.files, "uname-r")).strip()
+    logs = os.path.join(g.outdir, "logs")
+    entries = []
+    for row in rows:
+        entry = {"name": row["name"], "what": row["what"], "boot": boot, "logs": row["log_names"], "paths": []}
+        try:
+            probe = json.load(open(os.path.join(g.files, row["name"], "probe.json")))
+            entry["verdict"] = {p: probe["probes"][0]["verdict"].get(p, {}).get("max_untorn_bytes")
+                                for p in row["paths"]}
+        except (OSError, ValueError, KeyError, IndexError):
+            entry["verdict"] = None
+            entry["probe_error"] = rtext(os.path.join(g.files, row["name"], "probe.err"))[-400:]
+        if row.get("scsi_debug"):
+            entry["statx"] = rtext(os.path.join(g.files, row["name"], "statx")).strip()
+        if rtext(os.path.join(g.files, row["name"], "loop-dio")):
+            # what the kernel says the loop device does: direct I/O to its file (1) or not (0)
+            entry["loop_dio"] = rtext(os.path.join(g.files, row["name"], "loop-dio")).strip()
+        for p in row["paths"]:
+            res = analyse_path(row, p, g.files, logs, tmp)
+            res["status"], res["breaks_rule"] = judge(row, res)
+            entry["paths"].append(res)
+        entries.append(entry)
+    done = {"boot": boot, "rows": len(rows), "guest_seconds": (t1 - t0).seconds,
+            "host_seconds": (datetime.datetime.now() - t1).seconds}
+    if not os.environ.get("LCLOUD_MATRIX_KEEP") and not reuse:
+        shutil.rmtree(os.path.dirname(g.outdir), ignore_errors=True)
+    return entries, done, kernel
+
+
 def run_matrix(boots=None, cuts=CUTS_CI, ci=False):
     """Boot each group of rows once, analyse on the host: the matrix as a dict. CUTS: the
-    power cuts of lcloud-target per row and path; CI: without the rows marked ci=False."""
+    power cuts of lcloud-target per row and path; CI: without the rows marked ci=False. Two boots
+    run at a time (a guest and the host's analysis of another each keep one core busy), the
+    longest first; the rows keep BOOTS' order."""
     tmp = tempfile.mkdtemp(prefix="lcloud-matrix-")
     started = datetime.datetime.now(datetime.timezone.utc)
     out = {"schema": 1, "date": started.strftime("%Y-%m-%d"), "page_size": PAGE_BYTES, "pages": PAGES,
@@ -734,52 +783,24 @@ def run_matrix(boots=None, cuts=CUTS_CI, ci=False):
     try:
         partimg = os.path.join(tmp, "pd-partition.img")
         make_partition_image(partimg)
+        only = os.environ.get("LCLOUD_MATRIX_ROWS")  # a few rows by name, for a rule's work in progress
+        todo = []
         for boot in boots or list(BOOTS):
-            only = os.environ.get("LCLOUD_MATRIX_ROWS")  # a few rows by name, for a rule's work in progress
             rows = [dict(r) for r in BOOTS[boot]["rows"] if (not ci or r.get("ci", True)) and
                     (not only or r["name"] in only.split(","))]
-            if not rows:
-                continue
-            t0 = datetime.datetime.now()
-            devices = devices_for(boot, rows, partimg)
-            for row in rows:
-                row.setdefault("log_names", [])
-            reuse = os.environ.get("LCLOUD_MATRIX_REUSE_" + boot.upper())
-            if reuse:  # analyse a kept guest result again (debugging the host side)
-                import vmlib
-                g = vmlib.GuestRun(reuse)
-            else:
-                g = run_guest(guest_script(boot, rows, cuts), devices, timeout=900, lane="current")
-            t1 = datetime.datetime.now()
-            out["kernel"] = rtext(os.path.join(g.files, "uname-r")).strip()
-            logs = os.path.join(g.outdir, "logs")
-            for row in rows:
-                entry = {"name": row["name"], "what": row["what"], "boot": boot, "logs": row["log_names"],
-                         "paths": []}
-                try:
-                    probe = json.load(open(os.path.join(g.files, row["name"], "probe.json")))
-                    entry["verdict"] = {p: probe["probes"][0]["verdict"].get(p, {}).get("max_untorn_bytes")
-                                        for p in row["paths"]}
-                except (OSError, ValueError, KeyError, IndexError):
-                    entry["verdict"] = None
-                    entry["probe_error"] = rtext(os.path.join(g.files, row["name"], "probe.err"))[-400:]
-                if row.get("scsi_debug"):
-                    entry["statx"] = rtext(os.path.join(g.files, row["name"], "statx")).strip()
-                if rtext(os.path.join(g.files, row["name"], "loop-dio")):
-                    # what the kernel says the loop device does: direct I/O to its file (1) or not (0)
-                    entry["loop_dio"] = rtext(os.path.join(g.files, row["name"], "loop-dio")).strip()
-                for p in row["paths"]:
-                    res = analyse_path(row, p, g.files, logs, tmp)
-                    res["status"], res["breaks_rule"] = judge(row, res)
-                    entry["paths"].append(res)
-                out["rows"].append(entry)
-            out["boots"].append({"boot": boot, "rows": len(rows), "guest_seconds": (t1 - t0).seconds,
-                                 "host_seconds": (datetime.datetime.now() - t1).seconds})
-            if os.environ.get("LCLOUD_MATRIX_KEEP"):
-                print("matrix.py: the %s boot's results are kept in %s" % (boot, g.outdir), file=sys.stderr)
-                keep(g)
-            elif not reuse:
-                shutil.rmtree(os.path.dirname(g.outdir), ignore_errors=True)
+            if rows:
+                os.mkdir(os.path.join(tmp, boot))
+                todo.append((boot, rows))
+        # the target boot's guest runs longest (its power cuts): started first, the others beside it
+        order = sorted(todo, key=lambda t: t[0] != "target")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {boot: pool.submit(run_boot, boot, rows, cuts, partimg, os.path.join(tmp, boot))
+                       for boot, rows in order}
+            for boot, _ in todo:
+                entries, done, kernel = futures[boot].result()
+                out["rows"] += entries
+                out["boots"].append(done)
+                out["kernel"] = kernel
         out["qemu"] = qemu_version()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -69,19 +69,36 @@ CAP16 = "echo 16 > /sys/block/{0}/queue/max_sectors_kb; echo 0 > /sys/block/{0}/
 MERGES_ON = "echo 0 > /sys/block/{0}/queue/nomerges"
 
 
-def striped_on_two(chunk_sectors, name):
-    """Setup shell: namespaces N0 and N1 merging up to 16 KiB, dm-striped over both with chunks of
-    CHUNK_SECTORS, as /dev/mapper/NAME."""
-    return (CAP16.format("${N0##*/}n1") + "; " + CAP16.format("${N1##*/}n1") + "; "
-            'echo "0 32768 striped 2 %d ${N0}n1 0 ${N1}n1 0" | dmsetup create --noudevsync %s '
-            '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes %s' % (chunk_sectors, name, name))
+def sysname(dev):
+    """The shell for DEV's name in /sys/block: DEV is a shell word, "${N0}n1" or "$TDEV"."""
+    if dev.startswith("${"):
+        var, rest = dev[2:].split("}", 1)
+        return "${%s##*/}%s" % (var, rest)
+    return "${%s##*/}" % dev[1:]
 
 
-def loop_on_xfs(direct_io):
-    """Setup shell: XFS on namespace N0 (merges on), an 8 MiB file on it, a loop device over the file
-    with direct I/O "on" or "off" in $LOOPDEV, and what the kernel says it does in loop-dio."""
-    return (MERGES_ON.format("${N0##*/}n1") + "; /usr/sbin/mkfs.xfs -q -f ${N0}n1 >/out/@ROW@/setup.log 2>&1; "
-            "modprobe loop; mkdir -p /mnt/@ROW@; mount -t xfs ${N0}n1 /mnt/@ROW@; "
+def striped_on_two(chunk_sectors, name, dev0="${N0}n1", dev1="${N1}n1"):
+    """Setup shell: namespaces DEV0 and DEV1 merging up to 16 KiB, dm-striped over both with chunks
+    of CHUNK_SECTORS, as /dev/mapper/NAME."""
+    return (CAP16.format(sysname(dev0)) + "; " + CAP16.format(sysname(dev1)) + "; "
+            'echo "0 32768 striped 2 %d %s 0 %s 0" | dmsetup create --noudevsync %s '
+            '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes %s' % (chunk_sectors, dev0, dev1, name, name))
+
+
+def crypt_nomerges(name, dev="${N0}n1"):
+    """Setup shell: DEV with queue/nomerges 2, dm-crypt with the null cipher over it as
+    /dev/mapper/NAME."""
+    return ("echo 2 > /sys/block/%s/queue/nomerges; " % sysname(dev) +
+            'echo "0 32768 crypt cipher_null-ecb - 0 %s 0" | dmsetup create --noudevsync %s '
+            '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes %s' % (dev, name, name))
+
+
+def loop_on_xfs(direct_io, dev="${N0}n1"):
+    """Setup shell: XFS on DEV (merges on), an 8 MiB file on it, a loop device over the file with
+    direct I/O "on" or "off" in $LOOPDEV, and what the kernel says it does in loop-dio."""
+    return (MERGES_ON.format(sysname(dev)) + "; /usr/sbin/mkfs.xfs -q -f " + dev +
+            " >/out/@ROW@/setup.log 2>&1; "
+            "modprobe loop; mkdir -p /mnt/@ROW@; mount -t xfs " + dev + " /mnt/@ROW@; "
             "dd if=/dev/zero of=/mnt/@ROW@/img bs=1M count=8 2>/dev/null; sync; "
             "LOOPDEV=$(/usr/sbin/losetup --find --show --direct-io=" + direct_io + " /mnt/@ROW@/img); "
             "cat /sys/block/${LOOPDEV##*/}/loop/dio > /out/@ROW@/loop-dio")
@@ -238,9 +255,7 @@ BOOTS = {
             dict(name="dm-crypt-nomerges", what="dm-crypt (cipher_null-ecb, 512-byte sectors) over a NAWUPF-16K, "
                  "32 KiB-boundary namespace with queue/nomerges 2", kind="raw",
                  nvme=["lbs=4096,size=16M," + ATOMIC16 + B32 + LOG4K],
-                 setup="echo 2 > /sys/block/${N0##*/}n1/queue/nomerges; "
-                       'echo "0 32768 crypt cipher_null-ecb - 0 ${N0}n1 0" | dmsetup create --noudevsync mxcr '
-                       '>/out/@ROW@/setup.log 2>&1; dmsetup mknodes mxcr',
+                 setup=crypt_nomerges("mxcr"),
                  target="/dev/mapper/mxcr", model="${N0}n1", logs=["N0"], paths=["plain_direct"]),
             dict(name="loop-dio-xfs", what="loop device with direct I/O over a file on XFS (4 KiB blocks) on a "
                  "NAWUPF-16K, 32 KiB-boundary namespace with merges on, 4 KiB pages", kind="raw", page=4096,
@@ -266,8 +281,14 @@ BOOTS = {
     },
     "target": {
         # kind target: lcloud-target on a file in the guest, connected over nvme-tcp loopback; the
-        # paths write regions of its namespace at REGION offsets, its own --write-log is the log
-        "extra": ["--module", "nvme-tcp", "--mem", "1536", "--out-size", "512M"],
+        # paths write regions of its namespace at REGION offsets, its own --write-log is the log; a row
+        # with tsetup may stack a device above the namespace ($TT, the device the paths write) and with
+        # namespaces 2 serves a second ($TDEV2), tteardown undoes tsetup before the target stops; cuts
+        # False: no power cuts where the files they leave would have to be read through the stack (torture
+        # verify reads the backing file as it is): the oracle and its crash images judge
+        "extra": ["--module", "nvme-tcp", "--mem", "1536", "--out-size", "512M", "--module", "xfs",
+                  "--module", "dm_crypt", "--module", "crypto_null", "--module", "loop",
+                  "--copy", "/usr/sbin/mkfs.xfs", "--copy", "/usr/sbin/losetup"],
         "rows": [
             dict(name="target-honest", what="lcloud-target 4 KiB LBA, NAWUN=NAWUPF 16 KiB, volatile cache on",
                  kind="target", target_opts=TARGET_PROMISE + " --volatile-write-cache on", paths=NVME_PATHS),
@@ -287,6 +308,43 @@ BOOTS = {
                  ci=False, page=8192, control=True,
                  target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
                  tsetup=CAP16.format("${TDEV##*/}"), paths=["plain_direct"]),
+            dict(name="target-b32k-cap8", what="lcloud-target NAWUN=NAWUPF 16 KiB, 32 KiB boundary, volatile cache "
+                 "on, the host's merges on and max_sectors_kb 8, 8 KiB pages: each is max_sectors_kb itself",
+                 kind="target", ci=False, page=8192,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=CAP16.format("${TDEV##*/}").replace("echo 16", "echo 8"), paths=["plain_direct"]),
+            dict(name="target-dm-striped-16k", what="dm-striped, 16 KiB chunks, over the two namespaces of one "
+                 "lcloud-target (NAWUN=NAWUPF 16 KiB, 32 KiB boundary, volatile cache on), each with merges on "
+                 "and max_sectors_kb 16", kind="target", ci=False, namespaces=2, cuts=False,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=striped_on_two(32, "tgst16", "$TDEV", "$TDEV2") + "; TT=/dev/mapper/tgst16",
+                 tteardown="dmsetup remove tgst16", paths=["plain_direct"]),
+            dict(name="target-dm-striped-8k", what="the same with 8 KiB chunks: a 16 KiB page reaches two members "
+                 "(negative control)", kind="target", ci=False, namespaces=2, cuts=False, control=True,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=striped_on_two(16, "tgst8", "$TDEV", "$TDEV2") + "; TT=/dev/mapper/tgst8",
+                 tteardown="dmsetup remove tgst8", paths=["plain_direct"]),
+            # its power cuts' files are read as they are: the null cipher and no offset keep the bytes; the
+            # kernel's look at the new dm device (its partition scan) reads some 40 commands more before the
+            # run writes, so the cuts come that much later (the first one still in the fill)
+            dict(name="target-dm-crypt-nomerges", what="dm-crypt (cipher_null-ecb, 512-byte sectors) over "
+                 "lcloud-target (NAWUN=NAWUPF 16 KiB, 32 KiB boundary, volatile cache on) with queue/nomerges 2",
+                 kind="target", ci=False, cut_later=40,
+                 target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=crypt_nomerges("tgcr", "$TDEV") + "; TT=/dev/mapper/tgcr",
+                 tteardown="dmsetup remove tgcr", paths=["plain_direct"]),
+            dict(name="target-loop-dio-xfs", what="loop device with direct I/O over a file on XFS (4 KiB blocks) "
+                 "on lcloud-target (NAWUN=NAWUPF 16 KiB, 32 KiB boundary, volatile cache on) with merges on, "
+                 "4 KiB pages", kind="target", ci=False, cuts=False, page=4096, fs="xfs", file="img",
+                 target_size=320 << 20, target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=loop_on_xfs("on", "$TDEV") + "; TT=$LOOPDEV",
+                 tteardown="/usr/sbin/losetup -d $LOOPDEV; umount /mnt/@ROW@; sync", paths=["plain_direct"]),
+            dict(name="target-loop-buffered-xfs", what="the same loop device without direct I/O, 16 KiB pages: "
+                 "writes go through the file's page cache (negative control)", kind="target", ci=False,
+                 cuts=False, control=True, fs="xfs", file="img",
+                 target_size=320 << 20, target_opts=TARGET_PROMISE + " --nabspf 32K --volatile-write-cache on",
+                 tsetup=loop_on_xfs("off", "$TDEV") + "; TT=$LOOPDEV",
+                 tteardown="/usr/sbin/losetup -d $LOOPDEV; umount /mnt/@ROW@; sync", paths=["plain_direct"]),
         ],
     },
 }
@@ -310,7 +368,7 @@ tstart() { # serial port lcloud-target options... : starts the target on /srv/SE
         --reconnect-delay=1 --hostnqn=nqn.2014-08.org.nvmexpress:uuid:$HOSTID --hostid=$HOSTID > /dev/null 2>&1
     TDEV=
     i=0; while [ -z "$TDEV" ] && [ $i -lt 100 ]; do
-        for d in /sys/block/nvme*n*; do
+        for d in /sys/block/nvme*n1; do
             # quoted: a namespace appearing between the glob and the read must not match by a glob
             [ -e "$d" ] || continue
             case ${d##*/} in *c*) continue ;; esac
@@ -318,6 +376,7 @@ tstart() { # serial port lcloud-target options... : starts the target on /srv/SE
         done
         i=$((i+1)); sleep 0.05
     done
+    TDEV2=${TDEV%n1}n2 TT=$TDEV  # a second namespace's device, if served; the device the paths write
 }
 tstop() { # serial: disconnect, then stop the target (at once, if no cut stopped it)
     nvme disconnect -n nqn.2026-12.org.liblcloud:$1 > /dev/null 2>&1
@@ -327,13 +386,14 @@ tcut() { # row serial path n seed cut-after options... : one power cut of a fres
     r=$1; s=$2; p=$3; n=$4; seed=$5; after=$6; shift 6
     rm -f /srv/$s.img; truncate -s ''' + str(TARGET_SIZE) + r''' /srv/$s.img
     tstart $s 4499 --seed $seed --cut-after $after --power-report /out/$r/cut-$p-$n.report "$@"
-    eval "$TSETUP" # the row's host side, once the namespace is there (TPAGE: its page size)
-    "$LCLOUDCTL" torture run "$TDEV" --page-size $TPAGE --pages $PAGES --path $p --depth $DEPTH --writes 1000000 \
+    eval "$TSETUP" # the row's host side, once the namespace is there (TPAGE: its page size; TT: the device)
+    "$LCLOUDCTL" torture run "$TT" --page-size $TPAGE --pages $PAGES --path $p --depth $DEPTH --writes 1000000 \
         --seed $seed --force --record /out/$r/cut-$p-$n.rec > /dev/null 2>> /out/$r/cut-run.log
     echo "$p $n run $?" >> /out/$r/cut.rcs
     # a run that ended before the count was reached (it failed) leaves the power on: cut it here
     if kill -0 $TPID 2>/dev/null; then kill -USR1 $TPID; echo "$p $n cut-by-signal" >> /out/$r/cut.rcs; fi
     wait $TPID; echo "$p $n target $?" >> /out/$r/cut.rcs
+    eval "$TTEARDOWN"
     tstop $s
     "$LCLOUDCTL" torture verify /srv/$s.img --record /out/$r/cut-$p-$n.rec --format json \
         > /out/$r/cut-$p-$n.verify.json 2>> /out/$r/cut-verify.log
@@ -359,21 +419,31 @@ def target_rows_script(rows, cuts):
     for i, row in enumerate(rows):
         r, serial = row["name"], "mx-t%d" % i
         sh.append("mkdir -p /out/%s" % r)
-        sh.append("truncate -s %d /srv/%s.img" % (TARGET_SIZE, serial))
-        sh.append("tstart %s %d --write-log /out/%s/ns1.log %s" % (serial, 4440 + i, r, row["target_opts"]))
-        sh.append("TSETUP='%s'; TPAGE=%d; eval \"$TSETUP\"" % (row.get("tsetup", ""), row.get("page", PAGE_BYTES)))
+        size, ns = row.get("target_size", TARGET_SIZE), row.get("namespaces", 1)
+        files = ["/srv/%s%s.img" % (serial, "-%d" % n if n else "") for n in range(ns)]
+        sh.append("truncate -s %d %s" % (size, " ".join(files)))
+        log = "ns%n.log" if ns > 1 else "ns1.log"
+        sh.append("tstart %s %d --write-log /out/%s/%s %s %s" % (serial, 4440 + i, r, log, row["target_opts"],
+                                                              " ".join("--ns " + f for f in files[1:])))
+        if ns > 1:  # the second namespace appears after the first
+            sh.append("i=0; while [ ! -b $TDEV2 ] && [ $i -lt 100 ]; do i=$((i+1)); sleep 0.05; done")
+        sh.append("TSETUP='%s'; TTEARDOWN='%s'; TPAGE=%d; eval \"$TSETUP\"" % (
+            row.get("tsetup", "").replace("@ROW@", r), row.get("tteardown", "").replace("@ROW@", r),
+            row.get("page", PAGE_BYTES)))
         sh.append('echo "$TDEV" > /out/%s/dev' % r)
         sh.append('ls /dev/ng* > /out/%s/generic-nodes 2>&1' % r)  # passthrough needs the char device
-        sh.append('stamp started %s; probe2 %s "$TDEV" "$TDEV"; stamp probed %s' % (r, r, r))
+        sh.append('stamp started %s; probe2 %s "$TT" "$TDEV"; stamp probed %s' % (r, r, r))
         for j, p in enumerate(row["paths"]):
-            sh.append('path1 %s "$TDEV" %s %d %d "$TDEV" %d; stamp ran %s %s' % (r, p, j * REGION, 100 + j,
-                                                                                row.get("page", PAGE_BYTES), r, p))
-        sh.append("tstop %s; rm -f /srv/%s.img; stamp stopped %s" % (serial, serial, r))
-        for p in (p for p in row["paths"] if p in CUT_PATHS):
+            sh.append('path1 %s "$TT" %s %d %d "$TT" %d; stamp ran %s %s' % (r, p, j * REGION, 100 + j,
+                                                                            row.get("page", PAGE_BYTES), r, p))
+        sh.append('eval "$TTEARDOWN"')
+        sh.append("tstop %s; rm -f %s; stamp stopped %s" % (serial, " ".join(files), r))
+        for p in (p for p in row["paths"] if p in CUT_PATHS and row.get("cuts", True)):
             # a path refused before writing (exit 7) writes nothing a cut could tear
             sh.append('if [ "$(cat /out/%s/run-%s.rc)" != 7 ]; then' % (r, p))
             for n, (seed, after) in enumerate(cut_points(cuts)):
-                sh.append("  tcut %s %sc %s %d %d %d %s" % (r, serial, p, n, seed, after, row["target_opts"]))
+                sh.append("  tcut %s %sc %s %d %d %d %s" % (r, serial, p, n, seed, after + row.get("cut_later", 0),
+                                                          row["target_opts"]))
             sh.append("fi")
         sh.append("echo %s >> /out/done" % r)
     return sh
@@ -462,8 +532,8 @@ def devices_for(boot, rows, partimg):
         target = os.path.realpath(LCLOUD_TARGET)
         args += ["--copy", target, "--env", "LCLOUD_TARGET=" + target]
         for row in rows:
-            if row["kind"] == "target":
-                row["log_names"] = ["ns1"]  # the target's own write log, /out/ROW/ns1.log
+            if row["kind"] == "target":  # the target's own write logs, /out/ROW/nsN.log
+                row["log_names"] = ["ns%d" % (n + 1) for n in range(row.get("namespaces", 1))]
     if STATX_READER:
         reader = os.path.realpath(STATX_READER)
         args += ["--copy", reader, "--env", "STATX_READER=" + reader]
@@ -593,7 +663,7 @@ def analyse_path(row, path, files, logs, tmp):
                             % len(log_files))
         return res
     if row["kind"] == "target":  # its backing file started as zeros
-        desc = {"start_image": None, "image_size": TARGET_SIZE}
+        desc = {"start_image": None, "image_size": row.get("target_size", TARGET_SIZE)}
     else:
         desc = json.load(open(os.path.join(logs, row["log_names"][0] + ".json")))
     base = os.path.join(logs, desc["start_image"]) if desc["start_image"] else None

@@ -70,6 +70,32 @@ static void claim_name(const struct lcloud_ctx *ctx, const struct lcloud_queue *
 	snprintf(buf, size, "a device");
 }
 
+/*
+ * The claimed loop device right over the queue's file (its loop/backing_file is the file), which a chain
+ * of loops over that one may precede among the claims; else the first claimed device.
+ */
+static void direct_loop_name(const struct lcloud_ctx *ctx, const struct lcloud_queue *q, char *buf, size_t size)
+{
+	char dir[SYSFS_PATH_MAX], backing[SYSFS_PATH_MAX];
+	struct stat file, st;
+
+	if (fstat(q->fd, &file) == 0)
+		for (unsigned int i = 0; i < q->guard->claims.n; i++) {
+			dev_t dev = q->guard->claims.devs[i];
+
+			if (q->guard->claims.may_share[i] ||
+			    sysfs_dev_dir(ctx, "block", major(dev), minor(dev), dir, sizeof(dir)) < 0 ||
+			    sysfs_read_attr(ctx, dir, "loop/backing_file", backing, sizeof(backing)) <= 0)
+				continue;
+			backing[strcspn(backing, "\n")] = '\0';
+			if (stat(backing, &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino) {
+				snprintf(buf, size, "/dev/%s", path_basename(dir));
+				return;
+			}
+		}
+	claim_name(ctx, q, 0, buf, size);
+}
+
 /* Is FD a file on overlayfs, whose write lease is the overlay inode's and not its layer file's? */
 static bool on_overlay(int fd)
 {
@@ -128,7 +154,7 @@ int queue_watch_open(struct lcloud_ctx *ctx, struct lcloud_queue *q, const char 
 	if (!q->watch_name)
 		return -ENOMEM;
 	if (regular && n_claims(q)) {
-		claim_name(ctx, q, 0, loop, sizeof(loop));
+		direct_loop_name(ctx, q, loop, sizeof(loop));
 		return queue_fail(q, -EBUSY, "%s is the backing file of %s%s: the loop device keeps it open, and a "
 				  "write here goes under whatever reads or mounts that device; --force does not override "
 				  "this, nor does LCLOUD_QUEUE_OWN_FILE: detach it first (losetup -d)", q->watch_name, loop,

@@ -651,8 +651,11 @@ static int handle_h2c_data(struct conn *c)
 		return -EPROTO;
 	}
 	power_data_arrives(c->t, cmd, c->rx + TCP_DATA_HLEN, len);
-	if (cmd->received == cmd->data_len)
+	if (cmd->received == cmd->data_len) {
+		/* every byte is here: however long the back end keeps it queued, no data is late */
+		cmd->data_deadline_us = 0;
 		return execute(c, cmd);
+	}
 	if (!last)
 		return 0;
 	/* an R2T answered whole: the clock starts again for the next one outstanding, if any */

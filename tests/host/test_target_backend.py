@@ -366,6 +366,41 @@ def test_the_back_end_holds_a_bounded_queue():
     assert 1000 <= most <= 1024, most  # it filled up to the bound, and no further
 
 
+def test_a_write_waiting_longer_than_the_data_timeout():
+    """8 writes of 16 KiB (their data asked for with R2Ts) at 4 IOPS and a --data-timeout of 1 s: the last
+    waits in the back end about 1.7 s after its data came, and the connection stays: a command with all its
+    data is not late however long the scheduler keeps it (a background write waits up to --max-wait)."""
+    with scratch_dir() as d:
+        trace = os.path.join(d, "trace")
+        with target("--trace", trace, "--iops", "4", "--data-timeout", "1", size=4 << 20) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = pipe(port, cntlid)
+            cids = []
+            for k in range(8):
+                q.capsule(q.sqe(0x01, 1, (4 * k, 0, 3), 0x5A, 16384))
+                cids.append(q.cid)
+            answers = {}
+            q.s.settimeout(10)
+            while len(answers) < len(cids):
+                t, flags, hlen, pdo, plen, body = q.pdu()
+                if t == 0x09:  # R2T: the data, in one H2CData PDU with LAST_PDU
+                    cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
+                    q.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0x04, 24, 24, 24 + ln, cccid, ttag, off, ln)
+                                + bytes(4) + bytes([cids.index(cccid) + 1]) * ln)
+                    continue
+                assert t == 0x05, "PDU type 0x%02x" % t
+                _, _, _, _, cid, status = struct.unpack_from("<IIHHHH", body, 0)
+                answers[cid] = status >> 1
+            assert all(st == 0 for st in answers.values()), answers
+            assert "stopped arriving" not in log_text(log), log_text(log)
+            with open(path, "rb") as f:  # after the last write: the target may write protect it now
+                data = f.read(8 * 16384)
+        rows = trace_rows(trace)
+    waited = max(int(r["dispatched"]) - int(r["sub"]) for r in rows)
+    assert waited > 1200000, ("no write waited past the data timeout: the test proves nothing", rows)
+    assert all(data[k * 16384:(k + 1) * 16384] == bytes([k + 1]) * 16384 for k in range(8))
+
+
 def test_bad_back_end_options():
     with scratch_dir() as d:
         path = os.path.join(d, "ns")
@@ -385,4 +420,4 @@ if __name__ == "__main__":
           test_read_ahead_hint_orders_reads, test_device_read_ahead_and_the_hint,
           test_a_cut_with_writes_waiting_in_the_back_end, test_a_command_id_is_free_once_answered,
           test_a_connection_closing_while_answers_go, test_the_back_end_holds_a_bounded_queue,
-          test_bad_back_end_options])
+          test_a_write_waiting_longer_than_the_data_timeout, test_bad_back_end_options])

@@ -17,15 +17,17 @@
  * R2T data, a read's) comes out of two budgets, the connection's and all
  * connections' (--connection-data-buffer, --data-buffer): a command that
  * does not fit waits, held, with no R2T sent (the transport lets the target
- * ask for data when it chooses), and goes when buffers are given back; a
- * connection with nothing buffered may always take one command's, so a
- * well-behaved host is never starved by others' stalled writes. A PDU begun
- * and the data an R2T asked for must arrive within --data-timeout (conn_tick).
+ * ask for data when it chooses), and goes when buffers are given back, in
+ * the back end's scheduler's order (retry_held); a connection with nothing
+ * buffered may always take one command's, so a well-behaved host is never
+ * starved by others' stalled writes. A PDU begun and the data an R2T asked
+ * for must arrive within --data-timeout (conn_tick).
  *
  * With a cloud back end (backend.c), I/O commands are answered from its
  * thread (conn_complete): each PDU is sent whole under the send lock, a
- * slot's state is read and changed under the slot lock, and the budgets'
- * counts change atomically.
+ * slot's state is read and changed under the slot lock, the budgets'
+ * counts change atomically, and the back end wakes the reader (conn_io's
+ * wake) when it gives back buffers that held commands wait for.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -101,27 +103,81 @@ static uint32_t r2t_bytes(const struct target *t)
 #define TTAG_INDEX_MASK 0x1ffu
 _Static_assert(TARGET_QUEUE_ENTRIES <= 1u << TTAG_SLOT_BITS, "a slot fits its transfer tag bits");
 
+/* Why a command did not get its data buffer, or that it did. */
+enum take {
+	TAKE_OK,
+	TAKE_NO_SHARE, /* the commands served last hold their half: the others may still go */
+	TAKE_NO_ROOM,  /* the budget is full: every command waits */
+};
+
 /*
- * LEN bytes of data buffer from the connection's budget and everyone's.
- * A connection that holds none may always take one command's: it cannot
- * be starved by the buffers others hold.
+ * The scheduler's level for CMD (scheduler.h), so that commands waiting
+ * for a buffer go in the order the back end would serve them; level 1 for
+ * every command without the back end's hints, and on the admin queue.
  */
-static bool budget_take(struct conn *c, uint64_t len)
+static uint8_t command_level(const struct conn *c, const struct command *cmd)
+{
+	const struct backend_config *be = &c->t->cfg.backend;
+
+	if (!be->on || !be->hints || c->qid == 0 || cmd->sqe[SQE_OPC] == NVME_FABRICS)
+		return 1;
+	return (uint8_t)sched_level(backend_classify(c->t, cmd->sqe), be->hints);
+}
+
+/* Read-ahead and background commands (levels 2 and 3): the back end serves them after the others. */
+static bool served_last(const struct command *cmd)
+{
+	return cmd->level >= 2;
+}
+
+/* Adds LEN to the shared *COUNT unless that passes LIMIT (0: none) and the taker is not EXEMPT. */
+static bool count_take(uint64_t *count, uint64_t len, uint64_t limit, bool exempt)
+{
+	uint64_t now = __atomic_load_n(count, __ATOMIC_RELAXED);
+
+	do {
+		if (!exempt && limit && now + len > limit)
+			return false;
+	} while (!__atomic_compare_exchange_n(count, &now, now + len, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/*
+ * CMD's DATA_LEN bytes of data buffer from the connection's budget and
+ * everyone's. A connection that holds none may always take one command's:
+ * it cannot be starved by the buffers others hold. The commands the
+ * scheduler serves last may hold at most half of each budget (but one of
+ * them always may go), so that while they wait their turn at the back end
+ * the commands served first still find buffers: otherwise a backup's large
+ * writes, waiting behind a database's, would hold every buffer and keep the
+ * database's next commands from ever reaching the scheduler.
+ */
+static enum take budget_take(struct conn *c, struct command *cmd)
 {
 	const struct target_config *cfg = &c->t->cfg;
-	uint64_t all = __atomic_load_n(&c->t->buffered, __ATOMIC_RELAXED);
+	uint64_t len = cmd->data_len;
 	/* only this connection's reader takes; the back end's thread may give back meanwhile */
 	uint64_t mine = __atomic_load_n(&c->buffered, __ATOMIC_RELAXED);
+	uint64_t mine_last = __atomic_load_n(&c->buffered_last, __ATOMIC_RELAXED);
+	bool last = served_last(cmd);
 
 	if (mine && cfg->conn_data_buffer && mine + len > cfg->conn_data_buffer)
-		return false;
-	do {
-		if (mine && cfg->data_buffer && all + len > cfg->data_buffer)
-			return false;
-	} while (!__atomic_compare_exchange_n(&c->t->buffered, &all, all + len, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+		return TAKE_NO_ROOM;
+	if (last && mine_last && cfg->conn_data_buffer && mine_last + len > cfg->conn_data_buffer / 2)
+		return TAKE_NO_SHARE;
+	if (last && !count_take(&c->t->buffered_last, len, cfg->data_buffer / 2, !mine_last))
+		return TAKE_NO_SHARE;
+	if (!count_take(&c->t->buffered, len, cfg->data_buffer, !mine)) {
+		if (last)
+			__atomic_sub_fetch(&c->t->buffered_last, len, __ATOMIC_RELAXED);
+		return TAKE_NO_ROOM;
+	}
 	__atomic_add_fetch(&c->buffered, len, __ATOMIC_RELAXED);
-	return true;
+	if (last)
+		__atomic_add_fetch(&c->buffered_last, len, __ATOMIC_RELAXED);
+	cmd->buffered = true;
+	cmd->buffered_last = last;
+	return TAKE_OK;
 }
 
 /* CMD's bytes given back to the budgets; its data itself is the caller's to free. */
@@ -131,6 +187,10 @@ static void budget_give(struct conn *c, const struct command *cmd)
 		return;
 	__atomic_sub_fetch(&c->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&c->t->buffered, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
+	if (cmd->buffered_last) {
+		__atomic_sub_fetch(&c->buffered_last, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&c->t->buffered_last, (uint64_t)cmd->data_len, __ATOMIC_RELAXED);
+	}
 }
 
 /* CMD's data buffer freed and its bytes given back to the budgets. */
@@ -138,6 +198,7 @@ static void drop_data(struct conn *c, struct command *cmd)
 {
 	budget_give(c, cmd);
 	cmd->buffered = false;
+	cmd->buffered_last = false;
 	free(cmd->data);
 	cmd->data = NULL;
 }
@@ -158,6 +219,8 @@ static uint8_t *slot_free(struct conn *c, struct command *cmd, struct command *r
 		*ret_copy = *cmd;
 	else
 		budget_give(c, cmd);
+	if (cmd->held)
+		__atomic_sub_fetch(&c->held, 1, __ATOMIC_SEQ_CST);
 	data = cmd->data;
 	memset(cmd, 0, sizeof(*cmd));
 	pthread_mutex_unlock(&c->slot_lock);
@@ -287,8 +350,12 @@ void conn_complete(struct conn *c, struct command *cmd, int status)
 	if (answer(c, &done, status, false) < 0 && c->io.shutdown)
 		c->io.shutdown(c->io.ctx);
 	free(done.data);
-	/* its bytes back to the budgets only now: the reader's held commands find them at its next tick */
+	/* its bytes back to the budgets only now; then a reader whose commands wait for them starts them */
 	budget_give(c, &done);
+	/* pairs with start_data(): either the reader sees these bytes or this thread sees its held command */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (done.buffered && __atomic_load_n(&c->held, __ATOMIC_RELAXED) && c->io.wake)
+		c->io.wake(c->io.ctx);
 }
 
 /*
@@ -361,45 +428,84 @@ static int refuse(struct conn *c, struct command *cmd, uint16_t status)
 
 static int send_r2ts(struct conn *c, struct command *cmd);
 
-/*
- * CMD's data buffer, when the budgets give it: then a read-like command
- * executes and a write's R2Ts go. Otherwise it waits, held, and
- * retry_held() starts it when buffers are given back.
- */
-static int start_data(struct conn *c, struct command *cmd)
+/* CMD waits for its data buffer, in line with the others that wait (retry_held). */
+static void hold(struct conn *c, struct command *cmd)
 {
-	if (!budget_take(c, cmd->data_len)) {
-		if (!cmd->held) {
-			cmd->held = true;
-			cmd->held_seq = ++c->held_seq;
-		}
+	cmd->held = true;
+	cmd->level = command_level(c, cmd);
+	cmd->held_seq = ++c->held_seq;
+	cmd->held_us = trace_now_us();
+	/* counted before the budgets are looked at: a back end that gives back meanwhile wakes the reader */
+	__atomic_add_fetch(&c->held, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * Held CMD's data buffer, when the budgets give it: then a read-like command
+ * executes and a write's R2Ts go. Otherwise it waits, held, and
+ * retry_held() starts it when buffers are given back; *RET_TAKE says which.
+ */
+static int start_data(struct conn *c, struct command *cmd, enum take *ret_take)
+{
+	*ret_take = budget_take(c, cmd);
+	if (*ret_take != TAKE_OK)
 		return 0;
-	}
 	cmd->held = false;
-	cmd->buffered = true;
+	__atomic_sub_fetch(&c->held, 1, __ATOMIC_SEQ_CST);
 	cmd->data = cmd->dir == DIR_TO_HOST ? calloc(1, cmd->data_len ? cmd->data_len : 1) : malloc(cmd->data_len);
 	if (!cmd->data)
 		return refuse(c, cmd, SC_INTERNAL);
 	return cmd->dir == DIR_TO_HOST ? execute(c, cmd) : send_r2ts(c, cmd);
 }
 
-/* Starts held commands, oldest first, while the budgets give them buffers. */
+/* Does held command A go before held command B? */
+static bool held_before(const struct command *a, const struct command *b, uint64_t now, uint64_t max_wait)
+{
+	bool a_over = max_wait && now - a->held_us > max_wait, b_over = max_wait && now - b->held_us > max_wait;
+
+	if (a_over != b_over)
+		return a_over;
+	if (!a_over && a->level != b->level)
+		return a->level < b->level;
+	return a->held_seq < b->held_seq;
+}
+
+/*
+ * Starts held commands while the budgets give them buffers, in the order
+ * the back end's scheduler would serve them: one held past its wait limit
+ * first, then by level, each level oldest first; hint-blind, oldest first.
+ * A command that finds no room stops the rest (a large one is not passed by
+ * small ones for ever); one of those served last that finds their share
+ * full stops only the others served last.
+ */
 static int retry_held(struct conn *c)
 {
+	uint64_t now = trace_now_us(), max_wait = c->t->cfg.backend.max_wait_us;
+	bool share_full = false;
+
+	if (!__atomic_load_n(&c->held, __ATOMIC_RELAXED))
+		return 0;
 	for (;;) {
 		struct command *next = NULL;
+		enum take take;
 		int r;
 
-		for (unsigned int i = 0; i < c->n_cmds; i++)
-			if (c->cmds[i].used && c->cmds[i].held && (!next || c->cmds[i].held_seq < next->held_seq))
-				next = &c->cmds[i];
+		for (unsigned int i = 0; i < c->n_cmds; i++) {
+			struct command *cmd = &c->cmds[i];
+
+			if (cmd->used && cmd->held && !(share_full && served_last(cmd)) &&
+			    (!next || held_before(cmd, next, now, max_wait)))
+				next = cmd;
+		}
 		if (!next)
 			return 0;
-		r = start_data(c, next);
+		r = start_data(c, next, &take);
 		if (r < 0)
 			return r;
-		if (next->used && next->held)
-			return 0; /* still no room: the rest wait behind it */
+		if (take == TAKE_NO_ROOM)
+			return 0;
+		if (take == TAKE_NO_SHARE)
+			share_full = true;
 	}
 }
 
@@ -568,7 +674,8 @@ static int handle_capsule(struct conn *c)
 		cmd->data_len = sgl_len;
 		if (io_command_arrives(c, cmd) < 0)
 			return -EIO;
-		return start_data(c, cmd); /* executes once its buffer is there */
+		hold(c, cmd);
+		return retry_held(c); /* it executes once its buffer is there and no command before it waits */
 	case DIR_TO_CTRL:
 		if (sgl_type == SGL_INCAPSULE) {
 			if (get64(sqe + SQE_SGL_ADDR) != 0 || sgl_len != inline_len || inline_len > inline_max) {
@@ -603,7 +710,8 @@ static int handle_capsule(struct conn *c)
 		}
 		if (io_command_arrives(c, cmd) < 0)
 			return -EIO;
-		return start_data(c, cmd); /* its R2Ts go once its buffer is there */
+		hold(c, cmd);
+		return retry_held(c); /* its R2Ts go once its buffer is there and no command before it waits */
 	}
 	return -EPROTO;
 }

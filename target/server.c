@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@
 struct worker {
 	struct target *t;
 	int fd;
+	int wake_fd;      /* an eventfd: the back end wakes the thread when buffers its commands wait for are free */
 	unsigned int id;
 	bool established; /* under server.lock: it finished its handshake, and is never evicted */
 	bool evicted;
@@ -61,7 +63,7 @@ static int socket_send(void *ctx, const struct iovec *iov, int iovcnt)
 {
 	struct iovec local[4];
 	struct msghdr msg = {0};
-	int fd = *(int *)ctx;
+	int fd = ((struct worker *)ctx)->fd;
 
 	if (iovcnt > 4)
 		return -EINVAL;
@@ -92,7 +94,20 @@ static int socket_send(void *ctx, const struct iovec *iov, int iovcnt)
 static void socket_shutdown(void *ctx)
 {
 	/* the reading thread sees the end of the stream and closes: the fd stays its to close */
-	shutdown(*(int *)ctx, SHUT_RDWR);
+	shutdown(((struct worker *)ctx)->fd, SHUT_RDWR);
+}
+
+/* The back end gave buffers back: the connection's thread starts the commands that wait for them. */
+static void worker_wake(void *ctx)
+{
+	int fd = __atomic_load_n(&((struct worker *)ctx)->wake_fd, __ATOMIC_ACQUIRE);
+	uint64_t one = 1;
+	ssize_t n = 0;
+
+	/* no eventfd yet: its next tick finds the buffers; a full counter (EAGAIN) has woken it already */
+	if (fd >= 0)
+		n = write(fd, &one, sizeof(one));
+	(void)n;
 }
 
 /* Says what happened at most once a second, with how often it happened since it last said. */
@@ -195,7 +210,7 @@ static void worker_leave(struct worker *w)
 static void *serve(void *arg)
 {
 	struct worker *w = arg;
-	struct conn_io io = {socket_send, socket_shutdown, &w->fd};
+	struct conn_io io = {socket_send, socket_shutdown, worker_wake, w};
 	struct conn *c = NULL;
 	uint8_t buf[READ_BUFFER];
 	bool established = false;
@@ -208,21 +223,29 @@ static void *serve(void *arg)
 		goto out;
 	}
 	for (;;) {
-		struct pollfd p = {w->fd, POLLIN, 0};
+		/* a negative descriptor (no eventfd yet) is one poll() passes over */
+		struct pollfd p[2] = {{w->fd, POLLIN, 0}, {w->wake_fd, POLLIN, 0}};
 		int wait_ms, n_ready;
+		uint64_t woken;
 		ssize_t n;
 
 		if (conn_tick(c, trace_now_us(), &wait_ms) < 0) {
 			tlog(w->t, "conn %u: closing: %s", w->id, c->reason);
 			break;
 		}
-		n_ready = poll(&p, 1, wait_ms);
+		n_ready = poll(p, 2, wait_ms);
 		if (n_ready < 0 && errno != EINTR) {
 			tlog(w->t, "conn %u: closing: poll: %s", w->id, strerror(errno));
 			break;
 		}
 		if (n_ready <= 0)
 			continue; /* a timer is due: conn_tick decides */
+		if (p[1].revents && read(w->wake_fd, &woken, sizeof(woken)) < 0 && errno != EAGAIN) {
+			tlog(w->t, "conn %u: closing: eventfd: %s", w->id, strerror(errno));
+			break;
+		}
+		if (!p[0].revents)
+			continue; /* buffers were given back: conn_tick starts the commands that wait for them */
 		n = read(w->fd, buf, sizeof(buf));
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
@@ -239,6 +262,12 @@ static void *serve(void *arg)
 		}
 		if (c->established != established) {
 			established = c->established;
+			/* only an established queue's commands go to the back end, which wakes it */
+			__atomic_store_n(&w->wake_fd, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), __ATOMIC_RELEASE);
+			if (w->wake_fd < 0) {
+				tlog(w->t, "conn %u: closing: eventfd: %s", w->id, strerror(errno));
+				break;
+			}
 			pthread_mutex_lock(&server.lock);
 			w->established = established;
 			pthread_mutex_unlock(&server.lock);
@@ -248,6 +277,8 @@ static void *serve(void *arg)
 out:
 	free(c);
 	worker_leave(w);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
 	close(w->fd);
 	free(w);
 	return NULL;
@@ -266,8 +297,9 @@ static unsigned int connection_limit(struct target *t)
 			setrlimit(RLIMIT_NOFILE, &rl);
 			getrlimit(RLIMIT_NOFILE, &rl);
 		}
-		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)limit + FD_RESERVE) {
-			unsigned int fit = rl.rlim_cur > FD_RESERVE + 1 ? (unsigned int)(rl.rlim_cur - FD_RESERVE) : 1;
+		/* two to a connection: its socket, and its eventfd once it is established */
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)limit * 2 + FD_RESERVE) {
+			unsigned int fit = rl.rlim_cur > FD_RESERVE + 2 ? (unsigned int)((rl.rlim_cur - FD_RESERVE) / 2) : 1;
 
 			tlog(t, "at most %u connections, not %u: RLIMIT_NOFILE is %llu descriptors", fit, limit,
 			     (unsigned long long)rl.rlim_cur);
@@ -428,7 +460,7 @@ int server_run(struct target *t, int listen_fd)
 		open_now = server.count;
 		w = room ? calloc(1, sizeof(*w)) : NULL;
 		if (w) {
-			*w = (struct worker){t, fd, next_id++, false, false, server.tail, NULL};
+			*w = (struct worker){t, fd, -1, next_id++, false, false, server.tail, NULL};
 			if (server.tail)
 				server.tail->next = w;
 			else

@@ -134,6 +134,7 @@ struct target {
 	uint64_t trace_seq, started_us;
 	int report_fd;        /* --power-report's file, made at start (power_report.c); -1 none */
 	uint64_t buffered;    /* bytes of command data all connections hold (atomic; conn.c) */
+	uint64_t buffered_last; /* ... those of commands the scheduler serves last (atomic) */
 	/* is namespace NS's storage still the target's own? 0, or < 0 to write protect it (ns_watch.c); NULL: yes */
 	int (*storage_check)(struct target *t, unsigned int ns);
 	struct backend *backend; /* the cloud back end, or NULL: commands run as they arrive */
@@ -163,6 +164,11 @@ struct conn_io {
 	int (*send)(void *ctx, const struct iovec *iov, int iovcnt);
 	/* Ends the connection from another thread (the keep alive timer); NULL: it cannot be. */
 	void (*shutdown)(void *ctx);
+	/*
+	 * Wakes the connection's reader from another thread (the back end gave buffers back while commands
+	 * wait, held); NULL: the reader finds them at its next tick.
+	 */
+	void (*wake)(void *ctx);
 	void *ctx;
 };
 
@@ -190,8 +196,11 @@ struct command {
 	uint32_t cut_at;
 	/* its data buffer (conn.c): none until the budget allows it, and until then it waits, held */
 	bool buffered;        /* DATA_LEN bytes of the budgets are its */
+	bool buffered_last;   /* ... and of the share of the commands the scheduler serves last */
 	bool held;            /* waiting for its data buffer: no R2T sent, not executed */
-	uint64_t held_seq;    /* held commands go in the order they arrived */
+	uint8_t level;        /* the scheduler's level for it (scheduler.h): held commands go by it */
+	uint64_t held_seq;    /* held commands go in the order they arrived within a level */
+	uint64_t held_us;     /* when it was first held: one held past the wait limit goes first */
 	uint64_t data_deadline_us; /* the R2Ts sent so far must be answered by then (0: none outstanding) */
 	struct backend_item be; /* its place in the back end, while it is there */
 };
@@ -217,7 +226,9 @@ struct conn {
 	struct command *cmds;
 	unsigned int n_cmds;
 	uint64_t buffered;        /* bytes of data buffers its commands hold */
+	uint64_t buffered_last;   /* ... those of commands the scheduler serves last */
 	uint64_t held_seq;
+	unsigned int held;        /* commands waiting for a buffer (atomic: the back end wakes the reader) */
 	uint64_t started_us;      /* accepted (the handshake timeout) */
 	/* who it is (fabrics.c, auth.c) */
 	bool auth_required;       /* DH-HMAC-CHAP before any command but authentication */

@@ -119,7 +119,7 @@ static void admin_setup(struct conn *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ns_fd = -1;
-	struct conn_io io = {check_send, NULL, NULL}; /* no shutdown: nothing closes it from outside */
+	struct conn_io io = {check_send, NULL, NULL, NULL}; /* no shutdown or wake: no other thread */
 	struct conn admin, c;
 	size_t piece;
 

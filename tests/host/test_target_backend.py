@@ -401,6 +401,52 @@ def test_a_write_waiting_longer_than_the_data_timeout():
     assert all(data[k * 16384:(k + 1) * 16384] == bytes([k + 1]) * 16384 for k in range(8))
 
 
+def answer_r2ts(q, cids, fill):
+    """Answers R2Ts with FILL(cid) bytes until every command of CIDS is answered: the cids in the order of
+    their answers, each checked successful."""
+    order = []
+    q.s.settimeout(20)
+    while len(order) < len(cids):
+        t, flags, hlen, pdo, plen, body = q.pdu()
+        if t == 0x09:  # R2T: the data, in one H2CData PDU with LAST_PDU
+            cccid, ttag, off, ln = struct.unpack_from("<HHII", body, 0)
+            q.s.sendall(struct.pack("<BBBBIHHII", 0x06, 0x04, 24, 24, 24 + ln, cccid, ttag, off, ln) + bytes(4)
+                        + fill(cccid) * ln)
+            continue
+        assert t == 0x05, "PDU type 0x%02x" % t
+        _, _, _, _, cid, status = struct.unpack_from("<IIHHHH", body, 0)
+        assert status >> 1 == 0, (cid, hex(status >> 1))
+        order.append(cid)
+    return order
+
+
+def test_background_writes_leave_buffers_for_a_journal_write():
+    """A connection's data buffer (64 KiB here) is shared by every command on it. 20 writes of data wait for
+    the caps (20 IOPS), then 4 background writes of 16 KiB and a journal write of 16 KiB come, all through
+    R2Ts. Hint-aware, the background writes, served last, may hold at most half of the buffer, so the journal
+    write gets its buffer at once and goes first; were they to hold all of it, the journal write would wait
+    for the first of them to complete, after every write of data. Hint-blind, arrival order."""
+    def run(hints):
+        with target("--iops", "20", "--hints", hints, "--connection-data-buffer", "64K", *FDP_USES,
+                    size=4 << 20) as (port, path, p, log):
+            a, cntlid = admin(port)
+            q = pipe(port, cntlid)
+            data = [q.send(0x01, slba=200 + i, write=b"d" * 4096) for i in range(20)]
+            background = []
+            for k in range(4):
+                q.capsule(q.sqe(0x01, 1, (8 * k, 0, 3 | 2 << 20, BACKGROUND << 16), 0x5A, 16384))
+                background.append(q.cid)
+            q.capsule(q.sqe(0x01, 1, (100, 0, 3 | 2 << 20, JOURNAL << 16), 0x5A, 16384))
+            journal = q.cid
+            return answer_r2ts(q, data + background + [journal], lambda cid: b"x"), data, background, journal
+    order, data, background, journal = run("use")
+    # the caps' burst lets the first 2 or 3 writes of data go before it arrives
+    assert order.index(journal) <= 4, order
+    assert all(order.index(b) > order.index(d) for b in background for d in data), order
+    order, data, background, journal = run("ignore")
+    assert order == data + background + [journal], order
+
+
 def test_bad_back_end_options():
     with scratch_dir() as d:
         path = os.path.join(d, "ns")
@@ -420,4 +466,5 @@ if __name__ == "__main__":
           test_read_ahead_hint_orders_reads, test_device_read_ahead_and_the_hint,
           test_a_cut_with_writes_waiting_in_the_back_end, test_a_command_id_is_free_once_answered,
           test_a_connection_closing_while_answers_go, test_the_back_end_holds_a_bounded_queue,
-          test_a_write_waiting_longer_than_the_data_timeout, test_bad_back_end_options])
+          test_a_write_waiting_longer_than_the_data_timeout, test_background_writes_leave_buffers_for_a_journal_write,
+          test_bad_back_end_options])

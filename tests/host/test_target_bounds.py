@@ -104,7 +104,7 @@ def test_idle_connections_at_nofile_1024_and_emfile():
     raise_nofile(8192)
     limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # noqa: E731
     with target("--handshake-timeout", "60", "--max-connections", "4096", preexec_fn=limit) as (port, path, p, log):
-        assert "at most 960 connections, not 4096: RLIMIT_NOFILE is 1024" in log_text(log), log_text(log)
+        assert "at most 480 connections, not 4096: RLIMIT_NOFILE is 1024" in log_text(log), log_text(log)
         idle = open_idle(port, 2000)
         try:
             settled(p.pid)

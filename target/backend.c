@@ -349,7 +349,8 @@ int backend_submit(struct target *t, struct conn *c, struct command *cmd)
 		pthread_cond_wait(&b->room, &b->lock);
 	*it = (struct backend_item){.conn = c, .arrived_us = now_us(), .state = BACKEND_QUEUED};
 	it->cls = (uint8_t)backend_classify(t, cmd->sqe);
-	it->entry.arrived_us = it->arrived_us;
+	/* the wait limit counts the time it waited for a data buffer too: the host's clock started then */
+	it->entry.arrived_us = cmd->arrived_us && cmd->arrived_us < it->arrived_us ? cmd->arrived_us : it->arrived_us;
 	it->entry.level = (uint8_t)sched_level((enum sched_class)it->cls, b->cfg->hints);
 	sched_push(&b->sched, &it->entry);
 	b->held++;

@@ -434,7 +434,6 @@ static void hold(struct conn *c, struct command *cmd)
 	cmd->held = true;
 	cmd->level = command_level(c, cmd);
 	cmd->held_seq = ++c->held_seq;
-	cmd->held_us = trace_now_us();
 	/* counted before the budgets are looked at: a back end that gives back meanwhile wakes the reader */
 	__atomic_add_fetch(&c->held, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -461,7 +460,7 @@ static int start_data(struct conn *c, struct command *cmd, enum take *ret_take)
 /* Does held command A go before held command B? */
 static bool held_before(const struct command *a, const struct command *b, uint64_t now, uint64_t max_wait)
 {
-	bool a_over = max_wait && now - a->held_us > max_wait, b_over = max_wait && now - b->held_us > max_wait;
+	bool a_over = max_wait && now - a->arrived_us > max_wait, b_over = max_wait && now - b->arrived_us > max_wait;
 
 	if (a_over != b_over)
 		return a_over;
@@ -636,6 +635,7 @@ static int handle_capsule(struct conn *c)
 		return -EPROTO;
 	}
 	cmd->used = true;
+	cmd->arrived_us = trace_now_us();
 	memcpy(cmd->sqe, sqe, sizeof(cmd->sqe));
 	cmd->cid = cid;
 	cmd->dir = command_direction(sqe);

@@ -83,14 +83,22 @@ void sched_push(struct scheduler *s, struct sched_entry *e)
 {
 	unsigned int l = e->level < SCHED_LEVELS ? e->level : SCHED_LEVELS - 1;
 
+	struct sched_entry *after = s->tail[l];
+
+	/* in the order they arrived: one that waited for a data buffer may come after a later one */
+	while (after && after->arrived_us > e->arrived_us)
+		after = after->prev;
 	e->level = (uint8_t)l;
-	e->next = NULL;
-	e->prev = s->tail[l];
-	if (s->tail[l])
-		s->tail[l]->next = e;
+	e->prev = after;
+	e->next = after ? after->next : s->head[l];
+	if (e->next)
+		e->next->prev = e;
+	else
+		s->tail[l] = e;
+	if (after)
+		after->next = e;
 	else
 		s->head[l] = e;
-	s->tail[l] = e;
 	s->count++;
 }
 

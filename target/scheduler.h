@@ -51,7 +51,7 @@ enum sched_class sched_classify(uint8_t opcode, bool fua, bool read_ahead, unsig
 /* The level (0 first) of a class when the scheduler acts on HINTS. */
 unsigned int sched_level(enum sched_class cls, unsigned int hints);
 void sched_init(struct scheduler *s, uint64_t max_wait_us);
-/* Queues E at its level (set by the caller), arrived at E->arrived_us. */
+/* Queues E at its level (set by the caller), among them in the order of E->arrived_us. */
 void sched_push(struct scheduler *s, struct sched_entry *e);
 /*
  * The command to serve at NOW_US: the first of the first level, except that every other command served

@@ -200,7 +200,7 @@ struct command {
 	bool held;            /* waiting for its data buffer: no R2T sent, not executed */
 	uint8_t level;        /* the scheduler's level for it (scheduler.h): held commands go by it */
 	uint64_t held_seq;    /* held commands go in the order they arrived within a level */
-	uint64_t held_us;     /* when it was first held: one held past the wait limit goes first */
+	uint64_t arrived_us;  /* its capsule's arrival: the scheduler's wait limit counts from it */
 	uint64_t data_deadline_us; /* the R2Ts sent so far must be answered by then (0: none outstanding) */
 	struct backend_item be; /* its place in the back end, while it is there */
 };

@@ -257,6 +257,23 @@ static void test_order(void **state)
 	sched_push(&s, &e[0]);
 	sched_push(&s, &e[1]);
 	assert_ptr_equal(sched_pop(&s, UINT64_MAX), &e[1]);
+	/* a level stays in arrival order when a command that waited for a buffer is queued after later ones */
+	sched_init(&s, 1000);
+	e[0] = (struct sched_entry){.arrived_us = 300, .level = 3};
+	e[1] = (struct sched_entry){.arrived_us = 400, .level = 3};
+	e[2] = (struct sched_entry){.arrived_us = 100, .level = 3};
+	e[3] = (struct sched_entry){.arrived_us = 350, .level = 3};
+	e[4] = (struct sched_entry){.arrived_us = 500, .level = 0};
+	for (unsigned int i = 0; i < 5; i++)
+		sched_push(&s, &e[i]);
+	/* at 1200 the level-3 command that arrived at 100 is past the limit: it goes first, then level 0 */
+	assert_ptr_equal(sched_pop(&s, 1200), &e[2]);
+	assert_ptr_equal(sched_pop(&s, 1200), &e[4]);
+	assert_ptr_equal(sched_pop(&s, 1200), &e[0]);
+	assert_ptr_equal(sched_pop(&s, 1200), &e[3]);
+	assert_ptr_equal(sched_pop(&s, 1200), &e[1]);
+	assert_null(sched_pop(&s, 1200));
+	assert_int_equal(s.count, 0);
 }
 
 /* ---- counters ---- */

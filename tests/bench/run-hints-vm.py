@@ -5,7 +5,9 @@
 the current VM lane's guest (Linux 7, its own nvme-tcp host connected to
 lcloud-target over loopback). The model is gp3 (3,000 IOPS, 125 MiB/s, 256
 KiB to the operation, 1 ms latency) with its rates multiplied and its
-latency divided by SCALE, so that the caps and not the emulated CPU bind.
+latency divided by SCALE, so that the caps and not the emulated CPU bind;
+the guest's NVMe I/O timeout is scaled alike (30 s / SCALE), and a run in
+which the guest's host gave up on a command and reset the controller fails.
 One guest per table; the modes alternate (ignore use use ignore ... for
 ROUNDS rounds) so that a drift in the guest's life weighs on both alike.
 
@@ -73,6 +75,7 @@ ROUNDS = int(os.environ.get("ROUNDS", "1" if SHORT else "2"))
 READ_AHEAD_KB = int(os.environ.get("READ_AHEAD_KB", "1024"))
 THREADS = int(os.environ.get("THREADS", "8"))
 LATENCY_US = 1000  # gp3: "single-digit millisecond" latency; the back end divides it by SCALE
+IO_TIMEOUT = round(30 / float(SCALE))  # Linux's NVMe I/O timeout (30 s), scaled as the device's times are
 MODES = []
 for r in range(ROUNDS):
     MODES += ["ignore", "use"] if r % 2 == 0 else ["use", "ignore"]
@@ -89,6 +92,9 @@ set -u
 fail() { echo "$*" >> /out/fail; }
 ip link set lo up
 modprobe nvme-tcp || fail "modprobe nvme-tcp failed"
+# the host's I/O timeout scaled as the device's times are: Linux's 30 s at SCALE 0.02 is 1500 s, else a
+# command the scheduler keeps waiting (up to its wait limit, 1 s / SCALE) makes the host reset the controller
+echo $IO_TIMEOUT > /sys/module/nvme_core/parameters/io_timeout || fail "cannot set nvme_core io_timeout"
 HOSTID=5e6f7081-92a3-44b5-86c7-d8e9fa0b1c2d
 NQN=nqn.2026-12.org.liblcloud:hints
 n=0
@@ -115,10 +121,18 @@ start() {
     done
     devs=$(echo $devs)
     for d in $devs; do echo 2 > /sys/block/${d#/dev/}/queue/nomerges; done
+    first=${devs%% *}
+    cat /sys/block/${first#/dev/}/queue/io_timeout > /out/io_timeout_ms
 }
 stop() {
     nvme disconnect -n $NQN > /dev/null 2>&1
     kill -TERM $pid; wait $pid; echo "$tag $?" >> /out/target-rcs
+}
+# the guest's load, and whether its NVMe host ever gave up on a command (a reset: nothing served for 10 s)
+finish() {
+    cat /proc/loadavg > /out/guest-loadavg
+    dmesg | grep -E 'nvme nvme[0-9]+: (I/O tag .*timeout|starting error recovery|Reconnecting)' > /out/nvme-resets
+    true  # none found is what grep says with its status
 }
 '''
 
@@ -148,7 +162,7 @@ for mode in $MODES; do
     umount /mnt/fs
     stop
 done
-cat /proc/loadavg > /out/guest-loadavg
+finish
 '''
 
 JOURNAL = COMMON + r'''
@@ -167,7 +181,7 @@ for mode in $MODES; do
     wait $c
     stop
 done
-cat /proc/loadavg > /out/guest-loadavg
+finish
 '''
 
 MARIADB = COMMON + r'''
@@ -214,7 +228,7 @@ for mode in $MODES; do
     umount $R/mnt/data $R/mnt/redo $R/mnt/backup
     stop
 done
-cat /proc/loadavg > /out/guest-loadavg
+finish
 '''
 
 
@@ -303,12 +317,15 @@ def window(run, tag, t0, t1):
 def guest(script, devices, env, timeout):
     args = ["--copy", TARGET, "--env", "LCLOUD_TARGET=" + TARGET, "--copy", HINT_LOAD, "--env", "HINT_LOAD=" + HINT_LOAD,
             "--module", "nvme-tcp", "--env", "MODES=" + " ".join(MODES), "--env", "MODEL=" + " ".join(MODEL),
-            "--env", "SECONDS=%d" % SECONDS] + devices
+            "--env", "SECONDS=%d" % SECONDS, "--env", "IO_TIMEOUT=%d" % IO_TIMEOUT] + devices
     for k, v in env.items():
         args += ["--env", "%s=%s" % (k, v)]
     run = vmlib.run_guest(script, args, timeout=timeout, lane="current")
     if run.exists("fail"):
         raise AssertionError("guest failures:\n" + run.text("fail"))
+    resets = run.text("nvme-resets").strip()
+    assert not resets, "the guest's NVMe host gave up on commands and reset the controller:\n" + resets
+    assert run.text("io_timeout_ms").strip() == str(IO_TIMEOUT * 1000), run.text("io_timeout_ms")
     rcs = run.text("target-rcs").split("\n")
     # a back end's target ends on SIGTERM with status 0; the set-up's, without one, is killed by it
     assert all(l.split()[1] == "0" for l in rcs if l.strip() and l.split()[0] != "setup"), \
@@ -463,10 +480,12 @@ def header(f, what):
     return ("Command (root, after a build): `tests/bench/run-hints-vm.py build` (BENCH=%s, SCALE=%s, %d s per load, "
             "modes %s), %s UTC, one guest of the current VM lane (Linux 7 under TCG, its nvme-tcp host connected to "
             "lcloud-target over loopback, %.0f min). Model: `%s` (gp3 scaled: %s IOPS, %.2f MiB/s, 256 KiB to the "
-            "operation, latency %.0f ms). Load average of the host before / after the run: %s / %s." % (
+            "operation, latency %.0f ms; the guest's NVMe I/O timeout %s s, Linux's 30 s scaled alike). Load "
+            "average of the host before / after the run: %s / %s." % (
                 what, f["scale"], f["mariadb_seconds"] if what == "mariadb" else f["seconds"], " ".join(f["order"]),
                 f["date"], f["minutes"], " ".join("%g" % f["scale"] if a == SCALE else a for a in MODEL),
-                f["iops"], f["bps"] / 1048576, f["latency_ms"], f["loadavg_before"], f["loadavg_after"]))
+                f["iops"], f["bps"] / 1048576, f["latency_ms"], f.get("io_timeout", 30), f["loadavg_before"],
+                f["loadavg_after"]))
 
 
 def caps_line(loads):
@@ -563,7 +582,7 @@ def main():
                      minutes=(time.time() - t0) / 60, date=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
                      loadavg_before=before, loadavg_after=" ".join(open("/proc/loadavg").read().split()[:3]),
                      iops=int(3000 * scale + 0.5), bps=int((125 << 20) * scale + 0.5),
-                     latency_ms=LATENCY_US / scale / 1000)
+                     latency_ms=LATENCY_US / scale / 1000, io_timeout=IO_TIMEOUT)
             figures[b] = f
     if os.environ.get("FIGURES"):
         json.dump(figures, open(os.environ["FIGURES"], "w"), indent=1)

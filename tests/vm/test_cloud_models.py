@@ -30,13 +30,15 @@ def short_run():
         if not PAGE_FLUSH:
             raise AssertionError("PAGE_FLUSH is not set (meson sets it)")
         build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(PAGE_FLUSH))))
-        out = os.path.join(tempfile.mkdtemp(prefix="lcloud-models-"), "short.json")
-        p = subprocess.run([SCRIPT, "--short", "--json", out, build], capture_output=True, text=True,
-                           env=dict(os.environ, PAGE_FLUSH=PAGE_FLUSH))
-        print(p.stdout, end="")
-        assert p.returncode in (0, 2), "exit %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr[-3000:])
-        _result["report"] = json.load(open(out))
-        _result["rc"] = p.returncode
+        with tempfile.TemporaryDirectory(prefix="lcloud-models-") as tmp:
+            out = os.path.join(tmp, "short.json")
+            p = subprocess.run([SCRIPT, "--short", "--json", out, build], capture_output=True, text=True,
+                               env=dict(os.environ, PAGE_FLUSH=PAGE_FLUSH))
+            print(p.stdout, end="")
+            assert p.returncode in (0, 2), "exit %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr[-3000:])
+            with open(out) as f:
+                _result["report"] = json.load(f)
+            _result["rc"] = p.returncode
     return _result["report"]
 
 

@@ -11,7 +11,10 @@ times agree), the device's own read-ahead fetches ahead for a stream of
 reads but not for reads Linux marked as read-ahead, the extension says so
 (flag bit 2), and a power cut with commands waiting in the back end leaves
 exactly the writes the host saw completed, each whole, with every other
-write in flight in the report. SIGTERM prints the counters."""
+write in flight in the report. A write whose data has all come is not late
+however long it waits in the back end, and the commands served last leave
+half of a connection's data buffer to the others (a journal write is not
+held behind background writes' buffers). SIGTERM prints the counters."""
 import os
 import signal
 import struct

@@ -229,6 +229,8 @@ static unsigned int transform(const struct dhchap_key *key, const char *nqn, uin
 		memcpy(out, key->key, key->len);
 		return key->len;
 	}
+	if (n > TARGET_NQN_MAX)
+		return 0; /* a peer's NQN longer than any NQN: no key, and the response fails */
 	memcpy(msg, nqn, n);
 	memcpy(msg + n, "NVMe-over-Fabrics", 17);
 	if (!HMAC(hash_md(key->hash), key->key, key->len, msg, n + 17, out, &len))

@@ -3,10 +3,12 @@
 """Writes the fuzz harnesses' seed corpora into OUT/HARNESS/ from the captured
 data in tests/vm/captures and tests/unit/fixtures, in each harness's input
 format (see the harnesses' opening comments and fuzz_common.h)."""
+import base64
 import hashlib
 import os
 import struct
 import sys
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, '..', 'unit', 'fixtures')
@@ -281,6 +283,9 @@ def seeds_target_pdu():
           + tcp_capsule(0x09, 7, (0, 4), nsid=1, data=struct.pack('<IIQ', 0, 2, 50)))
     yield bytes([0x04, 0]) + io
     yield bytes([0x0C, 0]) + io
+    # the session that once overflowed auth.c's transform(): DH-HMAC-CHAP with a host NQN of 256 bytes
+    yield zlib.decompress(base64.b64decode(
+        "eNpzYGBgaADCgQMsDB4eHiwMDPUOjAyM+BWCAFiJPBZpQTTw/z/DiAJ5hXl6RgZGZrqGRnr5Rel6OZlJOck5+aUpVmmlVVXYw2gUjAKqgwEsRyYwgMoRJgZWPOo8GKDlCCPjSw8catiB8owMzGyMTMz4rARKs7DicQ/YrnoHZgY2fKYIgMkokHugbAx/zQCbw4LXXwFI/grA6liQvxTABaiJEMz1bOwcnFzcPLx8/AKCQsIiomLiEpJS0jKycvIKikrKKqpq6hqaWto6unr6BoZGxiamZuYWFlbWNrZ29gj/sVLsvwiwOWx4/SeA5D8BbP5jAccbHAAA1yhQtA=="))
     yield bytes([0x06, 100]) + io
     # FDP (byte 0 bit 4): its feature and four logs on an admin queue of its own, then I/O Management and
     # placed writes, a valid handle, one past the four, and a directive type it does not offer

@@ -82,7 +82,6 @@ void sched_init(struct scheduler *s, uint64_t max_wait_us)
 void sched_push(struct scheduler *s, struct sched_entry *e)
 {
 	unsigned int l = e->level < SCHED_LEVELS ? e->level : SCHED_LEVELS - 1;
-
 	struct sched_entry *after = s->tail[l];
 
 	/* in the order they arrived: one that waited for a data buffer may come after a later one */
